@@ -1,0 +1,75 @@
+import { z } from 'zod'
+
+/** Raised when the environment does not describe a runnable service; main() prints it and exits. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
+
+/** Settings every process shares: where the data lives and what the deployment charges in. */
+export const commonEnv = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATABASE_URL: z.string().url().default('postgres://root@127.0.0.1:5432/courier'),
+  // Tests point each file at its own schema; production leaves it at public.
+  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier').default('public'),
+  DATABASE_POOL_MAX: positiveInt(10),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  // The hash tag keeps every BullMQ key of the deployment in one Redis Cluster slot.
+  QUEUE_PREFIX: z.string().min(1).default('{courier}'),
+  CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HOST: z.string().default('0.0.0.0'),
+})
+
+export const pricingEnv = commonEnv.extend({
+  PRICING_PORT: port(3001),
+  PRICING_OPS_PORT: port(9465),
+  GEOCODER: z.enum(['gazetteer', 'nominatim']).default('gazetteer'),
+  NOMINATIM_URL: z.string().url().default('https://nominatim.openstreetmap.org'),
+  GEOCODER_TIMEOUT_MS: positiveInt(2000),
+  GEOCODE_CACHE_TTL_S: positiveInt(7 * 24 * 3600),
+  ROUTING_URL: z.string().url().optional(),
+  ROUTING_TIMEOUT_MS: positiveInt(2000),
+  RATE_CARD_CACHE_TTL_S: positiveInt(300),
+})
+
+export const gatewayEnv = commonEnv.extend({
+  GATEWAY_PORT: port(3000),
+  GATEWAY_OPS_PORT: port(9464),
+  PRICING_URL: z.string().url().default('http://127.0.0.1:3001'),
+  PRICING_CONNECTIONS: positiveInt(64),
+  PRICING_TIMEOUT_MS: positiveInt(10000),
+  BODY_LIMIT_BYTES: positiveInt(1048576),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(1200),
+  RATE_LIMIT_WINDOW_MS: positiveInt(60000),
+  PLACEMENT_TIMEOUT_MS: positiveInt(30000),
+  API_KEY_CACHE_TTL_S: positiveInt(300),
+})
+
+export const workerEnv = pricingEnv.extend({
+  WORKER_PORT: port(3002),
+  WORKER_OPS_PORT: port(9466),
+  WORKER_CONCURRENCY: positiveInt(8),
+  IDEMPOTENCY_TTL_H: positiveInt(24),
+})
+
+export type CommonConfig = z.infer<typeof commonEnv>
+export type PricingConfig = z.infer<typeof pricingEnv>
+export type GatewayConfig = z.infer<typeof gatewayEnv>
+export type WorkerConfig = z.infer<typeof workerEnv>
+
+/**
+ * Parses the environment once. Empty strings count as unset, so `FOO=` in a compose file
+ * falls back to the default instead of failing a number check.
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''))
+  const parsed = schema.safeParse(cleaned)
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`)
+  }
+  return parsed.data
+}

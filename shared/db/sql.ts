@@ -1,0 +1,37 @@
+import postgres from 'postgres'
+import type { CommonConfig } from '../config.js'
+
+export type Sql = postgres.Sql<{}>
+export type Tx = postgres.TransactionSql<{}>
+/** Either the pool or an open transaction: repositories accept both. */
+export type Db = Sql | Tx
+
+/**
+ * Opens the one connection pool of a process. `bigint` columns hold kobo, far below 2^53,
+ * so they are read as plain numbers; the schema is pinned through `search_path` so every
+ * test file can own a schema of its own.
+ */
+export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>, options: { max?: number } = {}): Sql {
+  return postgres(config.DATABASE_URL, {
+    max: options.max ?? config.DATABASE_POOL_MAX,
+    onnotice: () => {},
+    connection: { search_path: config.DATABASE_SCHEMA, application_name: 'courier' },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
+    },
+    connect_timeout: 5,
+  }) as unknown as Sql
+}
+
+/** SQLSTATE codes this service branches on. */
+export const PG = {
+  uniqueViolation: '23505',
+  checkViolation: '23514',
+  lockNotAvailable: '55P03',
+} as const
+
+/** True for errors that mean the database is out of reach rather than that the query is wrong. */
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code ?? ''
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03', '08006', '08001'].includes(code)
+}

@@ -1,0 +1,29 @@
+/**
+ * Money is held as integer minor units (kobo). These helpers are the only place that converts
+ * between the API's major-unit numbers and the stored integers.
+ */
+
+/** Rounds half away from zero, the rule for every money and distance figure in this service. */
+export function roundHalfAwayFromZero(value: number, decimals = 0): number {
+  const factor = 10 ** decimals
+  const scaled = Math.abs(value) * factor
+  const whole = Math.floor(scaled)
+  // The tolerance absorbs binary noise such as 1.005 * 100 = 100.49999999999999.
+  const rounded = scaled - whole >= 0.5 - 1e-9 ? whole + 1 : whole
+  return value < 0 ? -rounded / factor : rounded / factor
+}
+
+/** Major units with at most two decimals → integer minor units. */
+export function toMinor(major: number): number {
+  return roundHalfAwayFromZero(major * 100)
+}
+
+/** Integer minor units → major units as a JSON number (`150000` → `1500`, `151250` → `1512.5`). */
+export function toMajor(minor: number): number {
+  return minor / 100
+}
+
+/** True when a major-unit amount has no more than two decimals. */
+export function hasAtMostTwoDecimals(major: number): boolean {
+  return Number.isFinite(major) && Math.abs(toMinor(major) - major * 100) < 1e-6
+}

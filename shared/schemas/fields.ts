@@ -1,0 +1,103 @@
+import { z } from 'zod'
+
+/*
+ * Field builders that speak class-validator's wording, the wording of the spec's one example
+ * (`weight must not be less than 0.1`). Every resource schema is made of these, so a rule and
+ * its message are written once.
+ */
+
+const STRING_MAX = 255
+export const LONG_TEXT_MAX = 500
+
+// JSON `null` counts as omitted.
+const nullAsMissing = (value: unknown) => (value === null ? undefined : value)
+
+function stringBase(field: string, required: boolean) {
+  return z.string({ error: (issue) => (issue.input === undefined && required ? `${field} should not be empty` : `${field} must be a string`) })
+}
+
+interface TextRules {
+  min?: number
+  max?: number
+  pattern?: { regex: RegExp; message: string }
+}
+
+export function requiredText(field: string, rules: TextRules = {}) {
+  let schema = stringBase(field, true).refine((value) => value.trim().length > 0, { error: `${field} should not be empty` })
+  if (rules.min) schema = schema.refine((value) => value.length >= rules.min!, { error: `${field} must be longer than or equal to ${rules.min} characters` })
+  schema = schema.refine((value) => value.length <= (rules.max ?? STRING_MAX), { error: `${field} must be shorter than or equal to ${rules.max ?? STRING_MAX} characters` })
+  return z.preprocess(nullAsMissing, schema)
+}
+
+export function optionalText(field: string, rules: TextRules = {}) {
+  let schema = stringBase(field, false).max(rules.max ?? STRING_MAX, { error: `${field} must be shorter than or equal to ${rules.max ?? STRING_MAX} characters` })
+  if (rules.pattern) schema = schema.regex(rules.pattern.regex, { error: rules.pattern.message })
+  return z.preprocess(nullAsMissing, schema.optional())
+}
+
+interface NumberRules {
+  min?: number
+  max?: number
+  integer?: boolean
+}
+
+function numberBase(field: string, required: boolean, rules: NumberRules) {
+  let schema = z.number({ error: (issue) => (issue.input === undefined && required ? `${field} should not be empty` : `${field} must be a number`) })
+  if (rules.integer) schema = schema.int({ error: `${field} must be an integer number` })
+  if (rules.min !== undefined) schema = schema.min(rules.min, { error: `${field} must not be less than ${rules.min}` })
+  if (rules.max !== undefined) schema = schema.max(rules.max, { error: `${field} must not be greater than ${rules.max}` })
+  return schema
+}
+
+export function requiredNumber(field: string, rules: NumberRules = {}) {
+  return z.preprocess(nullAsMissing, numberBase(field, true, rules))
+}
+
+export function optionalNumber(field: string, rules: NumberRules = {}) {
+  return z.preprocess(nullAsMissing, numberBase(field, false, rules).optional())
+}
+
+export function optionalBoolean(field: string) {
+  return z.preprocess(nullAsMissing, z.boolean({ error: `${field} must be a boolean value` }).optional())
+}
+
+export function optionalEnum<const T extends readonly [string, ...string[]]>(field: string, values: T) {
+  return z.preprocess(nullAsMissing, z.enum(values, { error: `${field} must be one of the following values: ${values.join(', ')}` }).optional())
+}
+
+export const latitude = (field: string) => optionalNumber(field, { min: -90, max: 90 })
+export const longitude = (field: string) => optionalNumber(field, { min: -180, max: 180 })
+
+/** The two ends' coordinates, shared by the quote request and the shipment. */
+export const coordinateFields = {
+  pickup_latitude: latitude('pickup_latitude'),
+  pickup_longitude: longitude('pickup_longitude'),
+  dropoff_latitude: latitude('dropoff_latitude'),
+  dropoff_longitude: longitude('dropoff_longitude'),
+}
+
+interface PricingFields {
+  vehicle_type?: string
+  option_id?: string
+  pickup_latitude?: number
+  pickup_longitude?: number
+  dropoff_latitude?: number
+  dropoff_longitude?: number
+}
+
+/**
+ * Rules that tie fields together and need no rate card: a latitude needs its longitude, and
+ * `option_id` goes with `bus_van` and `truck` only. Shared by quote and shipment.
+ */
+export function checkPricingFields(value: PricingFields, ctx: z.core.$RefinementCtx) {
+  for (const end of ['pickup', 'dropoff'] as const) {
+    const lat = value[`${end}_latitude`]
+    const lng = value[`${end}_longitude`]
+    if (lat !== undefined && lng === undefined) ctx.addIssue({ code: 'custom', path: [`${end}_longitude`], message: `${end}_longitude is required when ${end}_latitude is sent` })
+    if (lng !== undefined && lat === undefined) ctx.addIssue({ code: 'custom', path: [`${end}_latitude`], message: `${end}_latitude is required when ${end}_longitude is sent` })
+  }
+  const { vehicle_type: vehicle, option_id: option } = value
+  if (vehicle === 'bike' && option !== undefined) ctx.addIssue({ code: 'custom', path: ['option_id'], message: 'option_id must be omitted for bike; the band is chosen by weight' })
+  if ((vehicle === 'bus_van' || vehicle === 'truck') && option === undefined) ctx.addIssue({ code: 'custom', path: ['option_id'], message: `option_id is required when vehicle_type is ${vehicle}` })
+  if (vehicle === undefined && option !== undefined) ctx.addIssue({ code: 'custom', path: ['vehicle_type'], message: 'vehicle_type is required when option_id is sent' })
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod'
+import { VEHICLE_TYPES } from '../pricing/types.js'
+import { checkPricingFields, coordinateFields, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
+
+/** Body of `POST /v2/business/order/cost`. The quote's weight is already the billable weight. */
+export const quoteRequestSchema = z
+  .object({
+    pickup_address: requiredText('pickup_address', { min: 3, max: LONG_TEXT_MAX }),
+    dropoff_address: requiredText('dropoff_address', { min: 3, max: LONG_TEXT_MAX }),
+    weight: requiredNumber('weight', { min: 0.1 }),
+    vehicle_type: optionalEnum('vehicle_type', VEHICLE_TYPES),
+    option_id: optionalText('option_id'),
+    pickup_state: optionalText('pickup_state'),
+    dropoff_state: optionalText('dropoff_state'),
+    ...coordinateFields,
+  }, { error: 'body must be a JSON object' })
+  .superRefine(checkPricingFields)
+
+export type QuoteRequest = z.infer<typeof quoteRequestSchema>
+
+/** The quote as the API shows it: money in major units, nulls under distance pricing. */
+export const quoteResponseSchema = z.object({
+  price: z.number(),
+  distance_km: z.number(),
+  currency: z.string(),
+  pricing_model: z.enum(['rate_card', 'distance']),
+  option_id: z.string().nullable(),
+  option_label: z.string().nullable(),
+  delivery_mode: z.enum(['MOTORBIKE', 'BUS_VAN', 'TRUCK']),
+  from_zone_name: z.string().nullable(),
+  to_zone_name: z.string().nullable(),
+})
+
+export type QuoteResponse = z.infer<typeof quoteResponseSchema>
