@@ -1,0 +1,35 @@
+import { PricingError } from '../errors/pricing-error.js'
+import type { Point } from '../pricing/types.js'
+import type { Geocoder } from './geocoder.js'
+
+/** The address and coordinate fields a quote request and a shipment share. */
+export interface ShipmentEnds {
+  pickup_address: string
+  pickup_state?: string
+  dropoff_address: string
+  dropoff_state?: string
+  pickup_latitude?: number
+  pickup_longitude?: number
+  dropoff_latitude?: number
+  dropoff_longitude?: number
+}
+
+/**
+ * Places both ends of a shipment. An end whose latitude and longitude were both sent is used
+ * as sent (so all four skip geocoding); any other end is geocoded from its address and state.
+ * Throws `PricingError` asking for coordinates when an address cannot be placed.
+ */
+export async function resolveEnds(input: ShipmentEnds, geocoder: Geocoder): Promise<{ pickup: Point; dropoff: Point }> {
+  const [pickup, dropoff] = await Promise.all([
+    resolveEnd('pickup', input.pickup_address, input.pickup_state, input.pickup_latitude, input.pickup_longitude, geocoder),
+    resolveEnd('dropoff', input.dropoff_address, input.dropoff_state, input.dropoff_latitude, input.dropoff_longitude, geocoder),
+  ])
+  return { pickup, dropoff }
+}
+
+async function resolveEnd(end: 'pickup' | 'dropoff', address: string, state: string | undefined, lat: number | undefined, lng: number | undefined, geocoder: Geocoder): Promise<Point> {
+  if (lat !== undefined && lng !== undefined) return { lat, lng }
+  const found = await geocoder.locate(address, state)
+  if (!found) throw new PricingError(`${end}_address could not be located; send ${end}_latitude and ${end}_longitude`)
+  return found
+}

@@ -1,0 +1,18 @@
+import { toMajor } from '../money.js'
+import type { QuoteResponse } from '../schemas/quote.js'
+import type { Quote } from './types.js'
+
+/** The quote as the API shows it: snake_case, major units, option and zone fields null under distance pricing. */
+export function toQuoteResponse(quote: Quote): QuoteResponse {
+  return {
+    price: toMajor(quote.price),
+    distance_km: quote.distanceKm,
+    currency: quote.currency,
+    pricing_model: quote.pricingModel,
+    option_id: quote.optionId,
+    option_label: quote.optionLabel,
+    delivery_mode: quote.deliveryMode,
+    from_zone_name: quote.fromZoneName,
+    to_zone_name: quote.toZoneName,
+  }
+}
