@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from './sql.js'
+
+/** A business account as the gateway, the pricing engine and the operator see it. */
+export interface Business {
+  id: string
+  name: string
+  phone: string
+  address: string
+  state: string
+  latitude: number | null
+  longitude: number | null
+  currency: string
+  rateCardId: string | null
+  isDemo: boolean
+}
+
+export interface NewBusiness {
+  name: string
+  phone: string
+  address: string
+  state: string
+  latitude?: number | null
+  longitude?: number | null
+  currency: string
+  isDemo?: boolean
+}
+
+interface BusinessRow {
+  id: string
+  name: string
+  phone: string
+  address: string
+  state: string
+  latitude: number | null
+  longitude: number | null
+  currency: string
+  rate_card_id: string | null
+  is_demo: boolean
+}
+
+function toBusiness(row: BusinessRow): Business {
+  return {
+    id: row.id,
+    name: row.name,
+    phone: row.phone,
+    address: row.address,
+    state: row.state,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    currency: row.currency,
+    rateCardId: row.rate_card_id,
+    isDemo: row.is_demo,
+  }
+}
+
+/** Inserts the business only; its wallet is created by `createWallet` in the same transaction. */
+export async function createBusiness(db: Db, input: NewBusiness): Promise<Business> {
+  const [row] = await db<BusinessRow[]>`
+    insert into businesses (id, name, phone, address, state, latitude, longitude, currency, is_demo)
+    values (${randomUUID()}, ${input.name}, ${input.phone}, ${input.address}, ${input.state},
+            ${input.latitude ?? null}, ${input.longitude ?? null}, ${input.currency}, ${input.isDemo ?? false})
+    returning *`
+  return toBusiness(row)
+}
+
+export async function findBusiness(db: Db, id: string): Promise<Business | null> {
+  const [row] = await db<BusinessRow[]>`select * from businesses where id = ${id}`
+  return row ? toBusiness(row) : null
+}
+
+/** The one demo business (a partial unique index allows only one), if `demo:seed` ran before. */
+export async function findDemoBusiness(db: Db): Promise<Business | null> {
+  const [row] = await db<BusinessRow[]>`select * from businesses where is_demo`
+  return row ? toBusiness(row) : null
+}
+
+/**
+ * Enables a rate card for a business (replacing any earlier one) or, with `null`, disables
+ * rate-card pricing. Returns false when the business does not exist.
+ */
+export async function setBusinessRateCard(db: Db, businessId: string, rateCardId: string | null): Promise<boolean> {
+  const rows = await db`update businesses set rate_card_id = ${rateCardId} where id = ${businessId} returning id`
+  return rows.length === 1
+}
