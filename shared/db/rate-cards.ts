@@ -1,0 +1,121 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { toMinor } from '../money.js'
+import { checkRateCardFile } from '../pricing/rate-card-file.js'
+import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../pricing/types.js'
+import type { RateCardFile } from '../schemas/rate-card.js'
+import type { Db, Sql, Tx } from './sql.js'
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** `opt_` + 12 Crockford base32 characters; 256 is a multiple of 32, so `byte % 32` is unbiased. */
+export function newOptionId(): string {
+  return 'opt_' + Array.from(randomBytes(12), (byte) => CROCKFORD[byte % 32]).join('')
+}
+
+export interface ImportedRateCard {
+  rate_card_id: string
+  version: number
+  options: { id: string; vehicle_type: VehicleType; label: string }[]
+}
+
+/**
+ * Imports a rate-card file: a known `name` becomes the card's next version, a new name a new
+ * card at version 1; every version gets fresh option ids, so ids of older versions stop
+ * working. Throws `RateCardFileError` (nothing written) when the file is wrong. Runs in the
+ * caller's transaction, or in one of its own when given the pool.
+ */
+export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
+  const card = checkRateCardFile(file, currency)
+  return inTransaction(db, (tx) => writeVersion(tx, card))
+}
+
+async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCard> {
+  // Two imports of one name would both read version N (or both create the card) without this.
+  await tx`select pg_advisory_xact_lock(hashtext(${'rate-card:' + card.name}))`
+  const [existing] = await tx<{ id: string }[]>`select id from rate_cards where name = ${card.name}`
+  const rateCardId = existing?.id ?? randomUUID()
+  if (!existing) await tx`insert into rate_cards (id, name, currency) values (${rateCardId}, ${card.name}, ${card.currency})`
+  const [{ version }] = await tx<{ version: number }[]>`
+    select coalesce(max(version), 0) + 1 as version from rate_card_versions where rate_card_id = ${rateCardId}`
+  const versionId = randomUUID()
+  await tx`insert into rate_card_versions (id, rate_card_id, version) values (${versionId}, ${rateCardId}, ${version})`
+
+  for (const [position, zone] of card.zones.entries()) {
+    await tx`insert into zones (version_id, position, name, polygon) values (${versionId}, ${position}, ${zone.name}, ${JSON.stringify(zone.polygon)}::jsonb)`
+  }
+  const options = card.options.map((option, position) => ({
+    id: newOptionId(),
+    version_id: versionId,
+    position,
+    vehicle_type: option.vehicle_type,
+    label: option.label,
+    min_weight_kg: option.min_weight_kg ?? null,
+    max_weight_kg: option.max_weight_kg,
+  }))
+  await tx`insert into options ${tx(options)}`
+  const prices = card.options.flatMap((option, index) =>
+    option.prices.map((price) => ({ option_id: options[index].id, from_zone: price.from, to_zone: price.to, price: toMinor(price.price) })),
+  )
+  // Postgres takes at most 65535 parameters per statement; 4 per row.
+  for (let start = 0; start < prices.length; start += 5000) await tx`insert into zone_prices ${tx(prices.slice(start, start + 5000))}`
+
+  return { rate_card_id: rateCardId, version, options: options.map((option) => ({ id: option.id, vehicle_type: option.vehicle_type, label: option.label })) }
+}
+
+/** The newest version of a card, as the engine reads it, or null for an unknown id. */
+export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard | null> {
+  if (!UUID.test(rateCardId)) return null
+  const [head] = await db<{ version_id: string; version: number; created_at: Date; name: string; currency: string }[]>`
+    select v.id as version_id, v.version, v.created_at, c.name, c.currency
+    from rate_card_versions v join rate_cards c on c.id = v.rate_card_id
+    where v.rate_card_id = ${rateCardId} order by v.version desc limit 1`
+  if (!head) return null
+  const [zones, optionRows, priceRows] = await Promise.all([
+    db<{ name: string; polygon: Zone['polygon'] }[]>`select name, polygon from zones where version_id = ${head.version_id} order by position`,
+    db<{ id: string; vehicle_type: VehicleType; label: string; min_weight_kg: string | null; max_weight_kg: string }[]>`
+      select id, vehicle_type, label, min_weight_kg, max_weight_kg from options where version_id = ${head.version_id} order by position`,
+    db<{ option_id: string; from_zone: string; to_zone: string; price: number }[]>`
+      select p.option_id, p.from_zone, p.to_zone, p.price from zone_prices p join options o on o.id = p.option_id
+      where o.version_id = ${head.version_id}`,
+  ])
+  const options: RateOption[] = optionRows.map((row) => ({
+    id: row.id,
+    vehicleType: row.vehicle_type,
+    label: row.label,
+    minWeightKg: row.min_weight_kg === null ? null : Number(row.min_weight_kg),
+    maxWeightKg: Number(row.max_weight_kg),
+    prices: new Map(),
+  }))
+  const byId = new Map(options.map((option) => [option.id, option]))
+  for (const row of priceRows) byId.get(row.option_id)!.prices.set(priceKey(row.from_zone, row.to_zone), row.price)
+  return {
+    rateCardId,
+    name: head.name,
+    version: head.version,
+    versionId: head.version_id,
+    currency: head.currency,
+    updatedAt: head.created_at,
+    zones: zones.map((zone) => ({ name: zone.name, polygon: zone.polygon })),
+    options,
+  }
+}
+
+/** The card in force for a business (newest version of its enabled card), or null when none is enabled. */
+export async function loadRateCardForBusiness(db: Db, businessId: string): Promise<RateCard | null> {
+  if (!UUID.test(businessId)) return null
+  const [business] = await db<{ rate_card_id: string | null }[]>`select rate_card_id from businesses where id = ${businessId}`
+  return business?.rate_card_id ? loadRateCard(db, business.rate_card_id) : null
+}
+
+export async function rateCardExists(db: Db, rateCardId: string): Promise<boolean> {
+  if (!UUID.test(rateCardId)) return false
+  const [row] = await db`select 1 from rate_cards where id = ${rateCardId}`
+  return row !== undefined
+}
+
+function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  // Only a transaction has `savepoint`; the pool has `begin`.
+  if ('savepoint' in db) return work(db as Tx)
+  return (db as Sql).begin((tx) => work(tx)) as Promise<T>
+}

@@ -1,0 +1,47 @@
+type Position = [number, number]
+
+/**
+ * What is wrong with a polygon ring, or null when it is a simple closed ring. Point-in-polygon
+ * answers nonsense for a bow-tie or an open ring, so the importer refuses them.
+ */
+export function ringProblem(ring: Position[]): string | null {
+  if (ring.length < 4) return 'ring needs at least 4 positions (a triangle plus the closing point)'
+  const first = ring[0]
+  const last = ring[ring.length - 1]
+  if (first[0] !== last[0] || first[1] !== last[1]) return 'ring is not closed: the last position must repeat the first'
+  if (Math.abs(signedArea(ring)) < 1e-12) return 'ring encloses no area'
+  const edges = ring.length - 1
+  for (let i = 0; i < edges; i++) {
+    for (let j = i + 1; j < edges; j++) {
+      // Neighbouring edges share a vertex by construction, the first and last edge included.
+      if (j === i + 1 || (i === 0 && j === edges - 1)) continue
+      if (segmentsTouch(ring[i], ring[i + 1], ring[j], ring[j + 1])) return `ring intersects itself (edges ${i} and ${j})`
+    }
+  }
+  return null
+}
+
+function signedArea(ring: Position[]): number {
+  let sum = 0
+  for (let i = 0; i < ring.length - 1; i++) sum += ring[i][0] * ring[i + 1][1] - ring[i + 1][0] * ring[i][1]
+  return sum / 2
+}
+
+function orientation(a: Position, b: Position, c: Position): number {
+  const value = (b[1] - a[1]) * (c[0] - b[0]) - (b[0] - a[0]) * (c[1] - b[1])
+  return Math.abs(value) < 1e-15 ? 0 : Math.sign(value)
+}
+
+function onSegment(a: Position, b: Position, c: Position): boolean {
+  return Math.min(a[0], c[0]) <= b[0] && b[0] <= Math.max(a[0], c[0]) && Math.min(a[1], c[1]) <= b[1] && b[1] <= Math.max(a[1], c[1])
+}
+
+/** True when segments p1p2 and q1q2 cross or touch, collinear overlaps included. */
+function segmentsTouch(p1: Position, p2: Position, q1: Position, q2: Position): boolean {
+  const o1 = orientation(p1, p2, q1)
+  const o2 = orientation(p1, p2, q2)
+  const o3 = orientation(q1, q2, p1)
+  const o4 = orientation(q1, q2, p2)
+  if (o1 !== o2 && o3 !== o4) return true
+  return (o1 === 0 && onSegment(p1, q1, p2)) || (o2 === 0 && onSegment(p1, q2, p2)) || (o3 === 0 && onSegment(q1, p1, q2)) || (o4 === 0 && onSegment(q1, p2, q2))
+}
