@@ -21,6 +21,8 @@ export const commonEnv = z.object({
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HOST: z.string().default('0.0.0.0'),
+  // How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker).
+  IDEMPOTENCY_TTL_H: positiveInt(24),
 })
 
 export const pricingEnv = commonEnv.extend({
@@ -52,7 +54,9 @@ export const workerEnv = pricingEnv.extend({
   WORKER_PORT: port(3002),
   WORKER_OPS_PORT: port(9466),
   WORKER_CONCURRENCY: positiveInt(8),
-  IDEMPOTENCY_TTL_H: positiveInt(24),
+  // How long a job may run without renewing its lock before BullMQ hands it to another worker.
+  WORKER_LOCK_MS: positiveInt(30000),
+  WORKER_STALLED_INTERVAL_MS: positiveInt(30000),
 })
 
 export type CommonConfig = z.infer<typeof commonEnv>

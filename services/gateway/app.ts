@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
+import type { GatewayConfig } from '../../shared/config.js'
+import { createSql } from '../../shared/db/sql.js'
+import healthRoutes from '../../shared/http/health.js'
+import { listenForInvalidations } from '../../shared/invalidation.js'
+import { createKeyCache, requireScope } from './auth.js'
+import { installErrorBody } from './errors.js'
+import { createPlacementQueue } from './placement-queue.js'
+import { createPricingClient } from './pricing-client.js'
+import placementRoutes from './routes/placement.js'
+import quoteRoutes from './routes/quote.js'
+import rateCardRoutes from './routes/rate-cards.js'
+
+export interface GatewayOptions {
+  config: GatewayConfig
+}
+
+/**
+ * The public API as one plugin. It opens its own clients and closes them in `onClose`, so
+ * `main` only listens and a test builds exactly what production runs.
+ */
+async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
+  installErrorBody(app, config.BODY_LIMIT_BYTES)
+  // JSON is the only body this API takes; anything else is a 415.
+  app.removeContentTypeParser('text/plain')
+
+  const sql = createSql(config)
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+  redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
+  const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS })
+  const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
+  const invalidations = listenForInvalidations(config.REDIS_URL, config.QUEUE_PREFIX, {
+    onMessage: (message) => { if (message.kind === 'api-key') keys.clear() },
+    onReset: () => keys.clear(),
+  })
+
+  const placements = createPlacementQueue(config, sql, app.log)
+
+  // Hooks run in reverse order on close: waiting placements are answered before the pool goes.
+  app.addHook('onClose', async () => {
+    await placements.close()
+    await invalidations.close()
+    await pricing.close()
+    redis.disconnect()
+    await sql.end({ timeout: 5 })
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  await app.register(healthRoutes, { sql, redis })
+  await app.register(async (v2) => {
+    v2.addHook('onRequest', requireScope(keys, 'orders:write'))
+    await v2.register(quoteRoutes, { pricing })
+    await v2.register(rateCardRoutes, { pricing })
+    await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
+  }, { prefix: '/v2' })
+}
+
+export default fp(gatewayApp, { name: 'gateway' })

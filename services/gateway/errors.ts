@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from '../../shared/errors/api-error.js'
+import { errorBody } from '../../shared/errors/error-body.js'
+
+/** Fastify's own errors and the fixed messages DESIGN.md gives them. */
+function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, `Request body is larger than ${bodyLimit} bytes`)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'Content-Type must be application/json')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'Malformed JSON in request body')
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'Content-Length does not match the request body')
+  }
+  // JSON.parse failures surface as SyntaxError with status 400.
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) return new ApiError(400, 'Malformed JSON in request body')
+  if (err.statusCode === 429) return new ApiError(429, err.message)
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError(err.statusCode, err.message)
+  return null
+}
+
+/**
+ * The one place any error becomes the spec's body. A 5xx never shows its cause: it is logged
+ * with the request id the caller also receives.
+ */
+export function installErrorBody(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = err instanceof ApiError ? err : fromFastify(err, bodyLimit)
+    if (!known || known.statusCode >= 500) {
+      if (!known) request.log.error({ err }, 'unhandled error')
+      const status = known?.statusCode ?? 500
+      const message = known?.message ?? 'Internal server error'
+      return reply.code(status).send(errorBody(status, request.url, message, { ...known?.extra, request_id: request.id }))
+    }
+    return reply.code(known.statusCode).send(errorBody(known.statusCode, request.url, known.message, { ...known.extra, request_id: request.id }))
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const message = `Cannot ${request.method} ${request.url.split('?')[0]}`
+    reply.code(404).send(errorBody(404, request.url, message, { request_id: request.id }))
+  })
+}

@@ -1,0 +1,51 @@
+import { context, propagation } from '@opentelemetry/api'
+import { Pool } from 'undici'
+import { ApiError } from '../../shared/errors/api-error.js'
+import type { QuoteRequest } from '../../shared/schemas/quote.js'
+
+export interface PricingAnswer {
+  statusCode: number
+  /** The pricing service's JSON, passed to the caller unparsed on success. */
+  body: string
+}
+
+/**
+ * Talks to the pricing service over one keep-alive pool. Successful answers are relayed as
+ * bytes: the gateway has nothing to add to a quote, so it need not parse and re-serialise it.
+ */
+export function createPricingClient(baseUrl: string, options: { connections: number; timeoutMs: number }) {
+  const pool = new Pool(baseUrl, {
+    connections: options.connections,
+    keepAliveTimeout: 30_000,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  })
+
+  async function call(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<PricingAnswer> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    propagation.inject(context.active(), headers)
+    try {
+      const response = await pool.request({ method, path, headers, body: payload === undefined ? undefined : JSON.stringify(payload) })
+      return { statusCode: response.statusCode, body: await response.body.text() }
+    } catch {
+      throw new ApiError(503, 'Pricing is temporarily unavailable, retry shortly')
+    }
+  }
+
+  return {
+    quote: (businessId: string, request: QuoteRequest) => call('POST', '/internal/quote', { business_id: businessId, request }),
+    catalog: (businessId: string) => call('GET', `/internal/catalog/${encodeURIComponent(businessId)}`),
+    close: () => pool.close(),
+  }
+}
+
+export type PricingClient = ReturnType<typeof createPricingClient>
+
+/** Turns a non-200 answer of the pricing service into the API's error. */
+export function pricingFailure(answer: PricingAnswer): ApiError {
+  if (answer.statusCode === 400) {
+    const { message } = JSON.parse(answer.body) as { message: string }
+    return new ApiError(400, message)
+  }
+  return new ApiError(503, 'Pricing is temporarily unavailable, retry shortly')
+}

@@ -1,0 +1,72 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { createPendingPlacement, findPlacement, findPlacementByKey, releaseKey, type PlacementOutcome } from '../../../shared/db/placements.js'
+import type { Sql } from '../../../shared/db/sql.js'
+import { ApiError } from '../../../shared/errors/api-error.js'
+import { errorBody } from '../../../shared/errors/error-body.js'
+import { parseBody } from '../../../shared/schemas/parse.js'
+import { placementRequestSchema } from '../../../shared/schemas/shipment.js'
+import type { PlacementQueue } from '../placement-queue.js'
+
+const KEY_MAX = 255
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+interface PlacementRouteOptions {
+  sql: Sql
+  placements: PlacementQueue
+  idempotencyTtlHours: number
+}
+
+export default async function placementRoutes(app: FastifyInstance, { sql, placements, idempotencyTtlHours }: PlacementRouteOptions) {
+  app.post('/business/order', async (request, reply) => {
+    const idempotencyKey = readIdempotencyKey(request)
+    const shipments = parseBody(placementRequestSchema, request.body)
+    const businessId = request.caller.businessId
+    // The parsed body is the request: unknown fields were dropped, so they cannot make a replay differ.
+    const requestHash = createHash('sha256').update(JSON.stringify(shipments)).digest('hex')
+    const placementId = randomUUID()
+
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await createPendingPlacement(sql, { id: placementId, businessId, idempotencyKey, requestHash })) {
+        const outcome = await placements.submit({ placementId, businessId, shipments })
+        return sendOutcome(request, reply, outcome)
+      }
+      // Only a held Idempotency-Key makes the insert yield nothing.
+      const earlier = await findPlacementByKey(sql, businessId, idempotencyKey!)
+      if (!earlier) continue
+      if (Date.now() - earlier.createdAt.getTime() > idempotencyTtlHours * 3600_000 && earlier.status !== 'pending') {
+        await releaseKey(sql, earlier.id)
+        continue
+      }
+      if (earlier.requestHash !== requestHash) throw new ApiError(422, 'Idempotency-Key was already used with a different request body')
+      if (!earlier.outcome) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress', { placement_id: earlier.id })
+      reply.header('idempotent-replayed', 'true')
+      return sendOutcome(request, reply, earlier.outcome)
+    }
+    throw new ApiError(409, 'A request with this Idempotency-Key is still in progress')
+  })
+
+  app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', async (request, reply) => {
+    const { placement_id: id } = request.params
+    const placement = UUID.test(id) ? await findPlacement(sql, request.caller.businessId, id) : null
+    if (!placement) throw new ApiError(404, `Placement ${id} was not found`)
+    if (!placement.outcome) return reply.code(202).send({ status: 'pending', placement_id: placement.id })
+    return sendOutcome(request, reply, placement.outcome)
+  })
+}
+
+function readIdempotencyKey(request: FastifyRequest): string | null {
+  const header = request.headers['idempotency-key']
+  if (header === undefined) return null
+  const key = Array.isArray(header) ? header[0] : header
+  if (key.length === 0) throw new ApiError(400, 'Idempotency-Key must not be empty')
+  if (key.length > KEY_MAX) throw new ApiError(400, `Idempotency-Key must be shorter than or equal to ${KEY_MAX} characters`)
+  return key
+}
+
+/** A stored outcome is shown as a success body, or as the error body with this request's path. */
+function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: PlacementOutcome) {
+  if (outcome.statusCode < 400) return reply.code(outcome.statusCode).send(outcome.body)
+  const { message, ...extra } = outcome.body as { message: string }
+  return reply.code(outcome.statusCode).send(errorBody(outcome.statusCode, request.url, message, { ...extra, request_id: request.id }))
+}

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { Redis } from 'ioredis'
+import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
+import { migrate } from '../../shared/db/migrate.js'
+import { createSql } from '../../shared/db/sql.js'
+import { demoSeed } from '../operator-cli/commands/demo-seed.js'
+
+/*
+ * `npm start`: one command for a newcomer. It prepares the database, seeds the demo account,
+ * then runs the three services as separate processes, exactly as their containers run them.
+ */
+
+const SERVICES = [
+  { name: 'pricing', entry: 'dist/services/pricing/main.js' },
+  { name: 'worker', entry: 'dist/services/placement-worker/main.js' },
+  { name: 'gateway', entry: 'dist/services/gateway/main.js' },
+] as const
+
+let config
+try {
+  config = loadConfig(gatewayEnv)
+} catch (err) {
+  console.error(err instanceof ConfigError ? err.message : err)
+  process.exit(1)
+}
+
+await migrate(config)
+const sql = createSql(config, { max: 2 })
+const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true })
+let demo
+try {
+  await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
+  demo = await demoSeed(sql, redis.status === 'ready' ? redis : null, config)
+} finally {
+  redis.disconnect()
+  await sql.end()
+}
+
+const children: ChildProcess[] = []
+let stopping = false
+
+function stopAll(code: number) {
+  if (stopping) return
+  stopping = true
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM')
+  const forced = setTimeout(() => process.exit(code), 35_000)
+  Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null))).then(() => {
+    clearTimeout(forced)
+    process.exit(code)
+  })
+}
+
+for (const service of SERVICES) {
+  const child = spawn(process.execPath, ['--import', './dist/shared/telemetry/register.js', service.entry], {
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => console.log(`[${service.name}] ${line}`))
+  }
+  child.on('exit', (code, signal) => {
+    if (stopping) return
+    console.error(`launcher: ${service.name} exited (${signal ?? code}); stopping the others`)
+    stopAll(code || 1)
+  })
+}
+
+process.once('SIGINT', () => stopAll(0))
+process.once('SIGTERM', () => stopAll(0))
+
+const base = `http://127.0.0.1:${config.GATEWAY_PORT}`
+for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
+  const up = await fetch(`${base}/readyz`).then((response) => response.ok, () => false)
+  if (up) {
+    console.log('')
+    console.log(`Courier API ready at ${base}/v2`)
+    console.log(`Demo business ${demo.business_id}, wallet ${demo.balance} ${demo.currency}`)
+    console.log(`Demo API key: ${demo.api_key}`)
+    console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
+    console.log('')
+    break
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200))
+}

@@ -1,0 +1,131 @@
+import { findBusiness, type Business } from '../../shared/db/businesses.js'
+import { insertOrders, newOrderId, type NewOrder } from '../../shared/db/orders.js'
+import { lockPlacement, settlePlacement, type PlacementOutcome } from '../../shared/db/placements.js'
+import { getPlatformRates } from '../../shared/db/platform-rates.js'
+import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
+import type { Sql } from '../../shared/db/sql.js'
+import { debitWallet, lockWallet } from '../../shared/db/wallets.js'
+import { PricingError } from '../../shared/errors/pricing-error.js'
+import type { ErrorItem } from '../../shared/errors/validation-error.js'
+import type { Geocoder } from '../../shared/geo/geocoder.js'
+import { resolveEnds } from '../../shared/geo/locate.js'
+import { toMajor } from '../../shared/money.js'
+import type { DistanceProvider } from '../../shared/pricing/distance.js'
+import { priceShipment } from '../../shared/pricing/engine.js'
+import type { Point, Quote } from '../../shared/pricing/types.js'
+import type { PlacementJob } from '../../shared/placement-queue.js'
+import type { Shipment } from '../../shared/schemas/shipment.js'
+
+export interface PlaceDeps {
+  sql: Sql
+  geocoder: Geocoder
+  distance: DistanceProvider
+  currency: string
+}
+
+type Ends = { pickup: Point; dropoff: Point } | { error: string }
+
+/** The answer for a job whose placement row is gone: the gateway already gave up on it. */
+const DISCARDED: PlacementOutcome = { statusCode: 410, body: { message: 'Placement was discarded before it ran' } }
+
+/**
+ * Settles one placement in one transaction: re-quote every shipment, check and debit the
+ * wallet, insert the orders, store the outcome. The placement row is locked first, so a job
+ * that BullMQ runs twice finds the stored outcome and moves no money the second time.
+ * Domain failures are returned and stored; only faults throw, to be retried.
+ */
+export async function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
+  const { sql } = deps
+  const business = await findBusiness(sql, job.businessId)
+  if (!business) return DISCARDED
+  // Geocoding may call out over HTTP: done before any row is locked.
+  const ends = await Promise.all(job.shipments.map((shipment) => locateShipment(deps, business, shipment)))
+
+  return sql.begin(async (tx) => {
+    const placement = await lockPlacement(tx, job.placementId)
+    if (!placement) return DISCARDED
+    if (placement.outcome) return placement.outcome
+
+    const card = await loadRateCardForBusiness(tx, job.businessId)
+    const rates = await getPlatformRates(tx)
+    const errors: ErrorItem[] = []
+    const quotes: Quote[] = []
+    for (const [index, shipment] of job.shipments.entries()) {
+      const end = ends[index]
+      if ('error' in end) {
+        errors.push({ index, message: end.error })
+        continue
+      }
+      try {
+        const distanceKm = await deps.distance.measure(end.pickup, end.dropoff, rates.roadFactor)
+        quotes.push(priceShipment({ ...end, weight: billableWeight(shipment), vehicleType: shipment.vehicle_type, optionId: shipment.option_id }, distanceKm, card, rates, deps.currency))
+      } catch (err) {
+        if (!(err instanceof PricingError)) throw err
+        errors.push({ index, message: err.message })
+      }
+    }
+    if (errors.length > 0) {
+      const outcome = { statusCode: 400, body: { message: 'One or more orders could not be placed', errors } }
+      await settlePlacement(tx, job.placementId, 'failed', outcome)
+      return outcome
+    }
+
+    const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
+    const wallet = await lockWallet(tx, job.businessId)
+    if (!wallet || wallet.balance < total) {
+      const outcome = {
+        statusCode: 400,
+        body: { message: 'Insufficient wallet balance', required: toMajor(total), available: toMajor(wallet?.balance ?? 0), currency: deps.currency },
+      }
+      await settlePlacement(tx, job.placementId, 'failed', outcome)
+      return outcome
+    }
+
+    const orders: NewOrder[] = quotes.map((quote, position) => ({ id: newOrderId(), position, quote, shipment: job.shipments[position] }))
+    await insertOrders(tx, job.placementId, job.businessId, orders)
+    await debitWallet(tx, job.businessId, total, job.placementId)
+    const count = orders.length
+    const outcome = {
+      statusCode: 201,
+      body: {
+        status: 'Success',
+        description: `${count} ${count === 1 ? 'order' : 'orders'} placed`,
+        currency: deps.currency,
+        charged_total: toMajor(total),
+        orders: orders.map((order) => ({ order_id: order.id, price: toMajor(order.quote.price) })),
+        placement_id: job.placementId,
+      },
+    }
+    await settlePlacement(tx, job.placementId, 'succeeded', outcome)
+    return outcome
+  })
+}
+
+/** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */
+export function billableWeight(shipment: Pick<Shipment, 'weight' | 'quantity'>): number {
+  return Math.round(shipment.weight * shipment.quantity * 1e6) / 1e6
+}
+
+async function locateShipment(deps: PlaceDeps, business: Business, shipment: Shipment): Promise<Ends> {
+  // Without its own pickup address, a shipment leaves from the business, at its pinned point if it has one.
+  const fromBusiness = shipment.pickup_address === undefined
+  const businessPinned = fromBusiness && business.latitude !== null && business.longitude !== null
+  try {
+    return await resolveEnds(
+      {
+        pickup_address: shipment.pickup_address ?? business.address,
+        pickup_state: shipment.pickup_state ?? (fromBusiness ? business.state : undefined),
+        dropoff_address: shipment.dropoff_address,
+        dropoff_state: shipment.dropoff_state,
+        pickup_latitude: shipment.pickup_latitude ?? (businessPinned ? business.latitude! : undefined),
+        pickup_longitude: shipment.pickup_longitude ?? (businessPinned ? business.longitude! : undefined),
+        dropoff_latitude: shipment.dropoff_latitude,
+        dropoff_longitude: shipment.dropoff_longitude,
+      },
+      deps.geocoder,
+    )
+  } catch (err) {
+    if (err instanceof PricingError) return { error: err.message }
+    throw err
+  }
+}

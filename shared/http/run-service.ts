@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify'
+import { ConfigError } from '../config.js'
+
+interface Running {
+  app: FastifyInstance
+  port: number
+  host: string
+}
+
+/**
+ * What every service's `main` does: parse config (a bad value stops start-up with a message),
+ * build, listen, and on SIGTERM or SIGINT close — which drains in-flight requests and runs each
+ * plugin's `onClose` — then exit.
+ */
+export async function runService<C>(name: string, loadConfig: () => C, start: (config: C) => Promise<Running>): Promise<void> {
+  let config: C
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`${name}: ${err.message}`)
+      process.exit(1)
+    }
+    throw err
+  }
+  const { app, port, host } = await start(config)
+  let closing = false
+  const stop = async (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, `${name} stopping`)
+    const forced = setTimeout(() => process.exit(1), 30_000).unref()
+    try {
+      await app.close()
+    } finally {
+      clearTimeout(forced)
+      process.exit(0)
+    }
+  }
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  process.once('SIGINT', () => void stop('SIGINT'))
+  try {
+    await app.listen({ port, host })
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    console.error(code === 'EADDRINUSE' ? `${name}: port ${port} is already in use; stop what holds it or set another port` : `${name}: ${(err as Error).message}`)
+    await app.close().catch(() => {})
+    process.exit(1)
+  }
+}
