@@ -1,0 +1,44 @@
+import { Redis } from 'ioredis'
+import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
+
+function warn(message: string): void {
+  process.stderr.write(`warning: ${message}\n`)
+}
+
+/**
+ * A short-lived connection for one command: no offline queue and no reconnecting, so a
+ * Redis that is down costs one failed connect, not a hung CLI.
+ */
+export async function connectRedis(redisUrl: string): Promise<Redis | null> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2000,
+    retryStrategy: () => null,
+  })
+  redis.on('error', () => {
+    // Reported once below; ioredis would otherwise print every failure itself.
+  })
+  try {
+    await redis.connect()
+    return redis
+  } catch (err) {
+    redis.disconnect()
+    warn(`Redis at ${redisUrl} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
+    return null
+  }
+}
+
+/**
+ * Publishes an invalidation after the change committed. The change stands whatever Redis
+ * does: gateway and pricing caches expire on their own TTL when the message is lost.
+ */
+export async function announce(redis: Redis | null, queuePrefix: string, message: Invalidation): Promise<void> {
+  if (!redis) return
+  try {
+    await publishInvalidation(redis, queuePrefix, message)
+  } catch (err) {
+    warn(`could not announce the ${message.kind} change (${(err as Error).message}); caches will refresh on their TTL`)
+  }
+}

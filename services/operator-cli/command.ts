@@ -1,0 +1,32 @@
+import type { ParseArgsConfig } from 'node:util'
+import type { Redis } from 'ioredis'
+import type { CommonConfig } from '../../shared/config.js'
+import type { Sql } from '../../shared/db/sql.js'
+import type { Invalidation } from '../../shared/invalidation.js'
+
+/** Every flag of the CLI takes a value, so parsed flags are plain strings. */
+export type Flags = Record<string, string | undefined>
+
+export interface OperatorContext {
+  sql: Sql
+  config: CommonConfig
+  /** Connects on first use; null when Redis is out of reach (a warning went to stderr). */
+  redis(): Promise<Redis | null>
+  /** Publishes after a commit; a Redis failure only warns, the change stands. */
+  announce(message: Invalidation): Promise<void>
+}
+
+/**
+ * One operator command. `prepare` checks the flags' form before any connection opens;
+ * `run` checks what needs the database and writes in one transaction.
+ */
+export interface OperatorCommand<Input> {
+  options: NonNullable<ParseArgsConfig['options']>
+  prepare(flags: Flags, config: CommonConfig): Input
+  run(context: OperatorContext, input: Input): Promise<Record<string, unknown>>
+}
+
+/** Keeps each command's Input type checked while main() holds them in one table. */
+export function defineCommand<Input>(command: OperatorCommand<Input>): OperatorCommand<unknown> {
+  return command as OperatorCommand<unknown>
+}

@@ -1,0 +1,45 @@
+import { createBusiness } from '../../../shared/db/businesses.js'
+import { createWallet } from '../../../shared/db/wallets.js'
+import { defineCommand } from '../command.js'
+import { optionalNumber, optionalText, requiredText } from '../flags.js'
+import { OperatorInputError } from '../operator-input-error.js'
+
+/** `business:create`: a business and its empty wallet, in the deployment's one currency. */
+export const businessCreate = defineCommand({
+  options: {
+    name: { type: 'string' },
+    phone: { type: 'string' },
+    address: { type: 'string' },
+    state: { type: 'string' },
+    lat: { type: 'string' },
+    lng: { type: 'string' },
+    currency: { type: 'string' },
+  },
+  prepare(flags, config) {
+    const business = {
+      name: requiredText(flags, 'name'),
+      phone: requiredText(flags, 'phone'),
+      address: requiredText(flags, 'address', 500),
+      state: requiredText(flags, 'state'),
+      latitude: optionalNumber(flags, 'lat', -90, 90),
+      longitude: optionalNumber(flags, 'lng', -180, 180),
+      currency: (optionalText(flags, 'currency') ?? config.CURRENCY).toUpperCase(),
+    }
+    // Half a pickup point is worse than none: the geocoder would be skipped for a wrong spot.
+    if ((business.latitude === null) !== (business.longitude === null)) {
+      throw new OperatorInputError('--lat and --lng must be given together')
+    }
+    if (business.currency !== config.CURRENCY) {
+      throw new OperatorInputError(`--currency ${business.currency} is not this deployment's currency (${config.CURRENCY})`)
+    }
+    return business
+  },
+  async run({ sql }, input) {
+    const business = await sql.begin(async (tx) => {
+      const created = await createBusiness(tx, input)
+      await createWallet(tx, created.id, created.currency)
+      return created
+    })
+    return { business_id: business.id }
+  },
+})

@@ -1,0 +1,61 @@
+import { getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
+import { toMajor } from '../../../shared/money.js'
+import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
+import type { PlatformRates } from '../../../shared/pricing/types.js'
+import { defineCommand, type Flags } from '../command.js'
+import { amountInKobo, optionalNumber } from '../flags.js'
+import { OperatorInputError } from '../operator-input-error.js'
+
+const MONEY_FLAGS = { 'base-fare': 'baseFare', 'per-km': 'perKm', 'per-kg': 'perKg', 'min-fare': 'minFare' } as const
+
+type RatesChange = Partial<Record<keyof PlatformRates, number>>
+
+/** Rates for distance pricing, in major units like every amount the operator types. */
+export function ratesInForce(rates: PlatformRates, currency: string) {
+  return {
+    base_fare: toMajor(rates.baseFare),
+    per_km: toMajor(rates.perKm),
+    per_kg: toMajor(rates.perKg),
+    min_fare: toMajor(rates.minFare),
+    road_factor: rates.roadFactor,
+    currency,
+  }
+}
+
+function readChange(flags: Flags): RatesChange {
+  // Major units, as setPlatformRates takes them.
+  const change: RatesChange = {}
+  for (const [flag, field] of Object.entries(MONEY_FLAGS)) {
+    // Parsed through kobo so "12.345" is refused the way a wallet amount is.
+    if (flags[flag] !== undefined) change[field] = toMajor(amountInKobo(flags, flag, { allowZero: true }))
+  }
+  const roadFactor = optionalNumber(flags, 'road-factor', 1, 10)
+  if (roadFactor !== null) change.roadFactor = roadFactor
+  return change
+}
+
+/** `platform-rates:set`: changes only the rates named; with no flags it shows them. */
+export const platformRatesSet = defineCommand({
+  options: {
+    'base-fare': { type: 'string' },
+    'per-km': { type: 'string' },
+    'per-kg': { type: 'string' },
+    'min-fare': { type: 'string' },
+    'road-factor': { type: 'string' },
+  },
+  prepare(flags) {
+    return readChange(flags)
+  },
+  async run({ sql, config, announce }, change) {
+    if (Object.keys(change).length === 0) return ratesInForce(await getPlatformRates(sql), config.CURRENCY)
+    let rates: PlatformRates
+    try {
+      rates = await setPlatformRates(sql, change)
+    } catch (err) {
+      if (err instanceof PlatformRatesError) throw new OperatorInputError(err.message)
+      throw err
+    }
+    await announce({ kind: 'platform-rates' })
+    return ratesInForce(rates, config.CURRENCY)
+  },
+})

@@ -1,0 +1,49 @@
+import { toMinor } from '../../shared/money.js'
+import type { Flags } from './command.js'
+import { OperatorInputError } from './operator-input-error.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// Digits with up to two decimals: no sign, no exponent, so "-5" and "1e3" never slip through.
+const MAJOR_AMOUNT = /^\d+(\.\d{1,2})?$/
+// Keeps kobo far inside 2^53, where bigint columns are read as plain numbers.
+const MAX_AMOUNT_MAJOR = 1_000_000_000
+
+export function requiredText(flags: Flags, name: string, maxLength = 255): string {
+  const value = flags[name]?.trim()
+  if (!value) throw new OperatorInputError(`--${name} is required`)
+  if (value.length > maxLength) throw new OperatorInputError(`--${name} must be at most ${maxLength} characters`)
+  return value
+}
+
+export function optionalText(flags: Flags, name: string, maxLength = 255): string | null {
+  return flags[name] === undefined ? null : requiredText(flags, name, maxLength)
+}
+
+/** Checked here so a malformed id is a clear message, never a Postgres cast error. */
+export function requiredUuid(flags: Flags, name: string): string {
+  const value = requiredText(flags, name)
+  if (!UUID.test(value)) throw new OperatorInputError(`--${name} must be a UUID, got '${value}'`)
+  return value.toLowerCase()
+}
+
+/** A major-unit amount → kobo. `allowZero` is for rates, never for wallet credits. */
+export function amountInKobo(flags: Flags, name: string, { allowZero = false } = {}): number {
+  const value = requiredText(flags, name)
+  const kind = allowZero ? 'a non-negative' : 'a positive'
+  const problem = `--${name} must be ${kind} amount in major units with at most 2 decimals, got '${value}'`
+  if (!MAJOR_AMOUNT.test(value)) throw new OperatorInputError(problem)
+  const major = Number(value)
+  if (!allowZero && major === 0) throw new OperatorInputError(problem)
+  if (major > MAX_AMOUNT_MAJOR) throw new OperatorInputError(`--${name} must be at most ${MAX_AMOUNT_MAJOR}`)
+  return toMinor(major)
+}
+
+export function optionalNumber(flags: Flags, name: string, min: number, max: number): number | null {
+  if (flags[name] === undefined) return null
+  const text = requiredText(flags, name)
+  const value = Number(text)
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new OperatorInputError(`--${name} must be a number from ${min} to ${max}, got '${text}'`)
+  }
+  return value
+}

@@ -1,0 +1,78 @@
+import { parseArgs } from 'node:util'
+import type { Redis } from 'ioredis'
+import { commonEnv, loadConfig } from '../../shared/config.js'
+import { migrate } from '../../shared/db/migrate.js'
+import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
+import { announce, connectRedis } from './announce.js'
+import type { Flags, OperatorCommand, OperatorContext } from './command.js'
+import { OperatorInputError } from './operator-input-error.js'
+
+// The contract of DESIGN.md section 5. Loaded on demand: a command pulls in only the modules
+// it needs, which keeps each invocation quick.
+const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
+  'business:create': async () => (await import('./commands/business-create.js')).businessCreate,
+  'key:create': async () => (await import('./commands/key-create.js')).keyCreate,
+  'key:revoke': async () => (await import('./commands/key-revoke.js')).keyRevoke,
+  'wallet:credit': async () => (await import('./commands/wallet-credit.js')).walletCredit,
+  'wallet:show': async () => (await import('./commands/wallet-show.js')).walletShow,
+  'ratecard:import': async () => (await import('./commands/ratecard-import.js')).ratecardImport,
+  'ratecard:enable': async () => (await import('./commands/ratecard-enable.js')).ratecardEnable,
+  'ratecard:disable': async () => (await import('./commands/ratecard-disable.js')).ratecardDisable,
+  'platform-rates:set': async () => (await import('./commands/platform-rates-set.js')).platformRatesSet,
+  'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
+}
+
+async function chooseCommand(name: string | undefined): Promise<OperatorCommand<unknown>> {
+  if (name === undefined || !Object.hasOwn(commands, name)) {
+    const known = Object.keys(commands).join(', ')
+    throw new OperatorInputError(name === undefined ? `a command is required; one of: ${known}` : `unknown command '${name}'; one of: ${known}`)
+  }
+  return commands[name]()
+}
+
+function readFlags(command: OperatorCommand<unknown>, args: string[]): Flags {
+  try {
+    return parseArgs({ args, options: command.options, strict: true, allowPositionals: false }).values as Flags
+  } catch (err) {
+    // parseArgs explains itself over several lines; the contract is one line on stderr.
+    throw new OperatorInputError((err as Error).message.replace(/\s*\n\s*/g, ' '))
+  }
+}
+
+async function main(argv: string[]): Promise<Record<string, unknown>> {
+  const [name, ...args] = argv
+  const command = await chooseCommand(name)
+  const flags = readFlags(command, args)
+  const config = loadConfig(commonEnv)
+  const input = command.prepare(flags, config)
+
+  // Works on a fresh machine: the database and its tables are created on first use.
+  await migrate(config)
+  const sql: Sql = createSql(config, { max: 2 })
+  let redis: Promise<Redis | null> | undefined
+  const context: OperatorContext = {
+    sql,
+    config,
+    redis: () => (redis ??= connectRedis(config.REDIS_URL)),
+    announce: async (message) => announce(await context.redis(), config.QUEUE_PREFIX, message),
+  }
+  try {
+    return await command.run(context, input)
+  } finally {
+    await sql.end({ timeout: 5 })
+    if (redis) (await redis)?.disconnect()
+  }
+}
+
+try {
+  const printed = await main(process.argv.slice(2))
+  process.stdout.write(`${JSON.stringify(printed)}\n`)
+} catch (err) {
+  const message = err instanceof OperatorInputError || (err as Error).name === 'ConfigError'
+    ? (err as Error).message
+    : isConnectionError(err)
+      ? `database unreachable: ${(err as Error).message}`
+      : `failed: ${(err as Error).message}`
+  process.stderr.write(`${message}\n`)
+  process.exitCode = 1
+}

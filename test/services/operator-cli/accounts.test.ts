@@ -1,0 +1,114 @@
+import t, { type Test } from 'tap'
+import { Redis } from 'ioredis'
+import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
+import { invalidationChannel } from '../../../shared/invalidation.js'
+import { useTestDb } from '../../helpers/db.js'
+import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
+
+const business = ['--name', 'Mama Put Foods', '--phone', '+2348012345678', '--address', '12 Allen Avenue, Ikeja', '--state', 'Lagos']
+
+t.test('operator CLI: businesses, keys and wallets', async (t) => {
+  const db = await useTestDb(t)
+  const { sql } = db
+  const counts = async () => {
+    const [row] = await sql`select
+      (select count(*)::int from businesses) as businesses, (select count(*)::int from api_keys) as keys,
+      (select count(*)::int from ledger_entries) as ledger, (select coalesce(sum(balance), 0)::int from wallets) as balances`
+    return row
+  }
+  // A refusal: non-zero exit, one line on stderr, nothing on stdout, nothing written.
+  const refuses = async (t: Test, args: string[], message: RegExp) => {
+    const before = await counts()
+    const run: CliRun = await runOperatorCli(db, args)
+    t.not(run.code, 0, `${args[0]} exits non-zero`)
+    t.equal(run.stdout, '', 'prints nothing on stdout')
+    t.match(run.stderr.trim(), message)
+    t.equal(run.stderr.trim().split('\n').length, 1, 'one line on stderr')
+    t.notMatch(run.stderr, /syntax for type|invalid input/, 'no Postgres error leaks')
+    t.same(await counts(), before, 'nothing changed')
+  }
+
+  const created = await runOperatorCli(db, ['business:create', ...business, '--lat', '6.6018', '--lng', '3.3515'])
+  t.equal(created.code, 0, created.stderr)
+  t.same(Object.keys(created.json), ['business_id'])
+  const businessId: string = created.json.business_id
+  const [row] = await sql`select b.name, b.state, b.latitude, b.currency, w.balance from businesses b join wallets w on w.business_id = b.id where b.id = ${businessId}`
+  t.match(row, { name: 'Mama Put Foods', state: 'Lagos', latitude: 6.6018, currency: 'NGN', balance: 0 })
+
+  t.test('business:create refusals', async (t) => {
+    await refuses(t, ['business:create', ...business, '--currency', 'USD'], /USD is not this deployment's currency \(NGN\)/)
+    await refuses(t, ['business:create', '--name', 'No Phone', '--address', 'x street', '--state', 'Lagos'], /--phone is required/)
+    await refuses(t, ['business:create', ...business, '--lat', '6.5'], /--lat and --lng must be given together/)
+  })
+
+  t.test('key:create stores only the hash, with its scopes', async (t) => {
+    const run = await runOperatorCli(db, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:read'])
+    t.equal(run.code, 0, run.stderr)
+    t.same(Object.keys(run.json).sort(), ['api_key', 'key_id'])
+    t.match(run.json.api_key, /^ck_live_[0-9A-Za-z]{32}$/)
+    const [key] = await sql`select * from api_keys where id = ${run.json.key_id}`
+    t.equal(key.key_hash, hashApiKey(run.json.api_key))
+    t.equal(key.display_prefix, run.json.api_key.slice(0, 12))
+    t.same(key.scopes, ['orders:write', 'orders:read'])
+    const stored = JSON.stringify(await sql`select * from api_keys`)
+    t.notOk(stored.includes(run.json.api_key.slice(8)), 'the secret part is stored nowhere')
+    t.same(await findActiveKeyByHash(sql, key.key_hash), { keyId: key.id, businessId, scopes: ['orders:write', 'orders:read'] })
+
+    await refuses(t, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:delete'], /unknown scope 'orders:delete'; known scopes: orders:write, orders:read/)
+    await refuses(t, ['key:create', '--business', '00000000-0000-4000-8000-000000000000', '--scopes', 'orders:write'], /business 00000000-0000-4000-8000-000000000000 does not exist/)
+    await refuses(t, ['key:create', '--business', 'not-a-uuid', '--scopes', 'orders:write'], /--business must be a UUID/)
+    await refuses(t, ['key:create', '--business', businessId], /--scopes is required/)
+  })
+
+  t.test('key:revoke ends the key at once and announces it', async (t) => {
+    const issued = await runOperatorCli(db, ['key:create', '--business', businessId, '--scopes', 'orders:write'])
+    const subscriber = new Redis(db.env.REDIS_URL)
+    t.teardown(() => subscriber.disconnect())
+    const messages: unknown[] = []
+    subscriber.on('message', (_channel, payload) => messages.push(JSON.parse(payload)))
+    await subscriber.subscribe(invalidationChannel(db.env.QUEUE_PREFIX))
+
+    const run = await runOperatorCli(db, ['key:revoke', '--key-id', issued.json.key_id])
+    t.equal(run.code, 0, run.stderr)
+    t.equal(run.json.key_id, issued.json.key_id)
+    t.ok(Date.parse(run.json.revoked_at) <= Date.now())
+    t.equal(await findActiveKeyByHash(sql, hashApiKey(issued.json.api_key)), null)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.same(messages, [{ kind: 'api-key', keyHash: hashApiKey(issued.json.api_key) }])
+
+    await refuses(t, ['key:revoke', '--key-id', '00000000-0000-4000-8000-000000000000'], /API key .* does not exist/)
+  })
+
+  t.test('a revoke stands when Redis is down', async (t) => {
+    const issued = await runOperatorCli(db, ['key:create', '--business', businessId, '--scopes', 'orders:write'])
+    const run = await runOperatorCli(db, ['key:revoke', '--key-id', issued.json.key_id], { REDIS_URL: 'redis://127.0.0.1:1' })
+    t.equal(run.code, 0)
+    t.match(run.stderr, /warning: Redis .* unreachable/)
+    t.equal(await findActiveKeyByHash(sql, hashApiKey(issued.json.api_key)), null)
+  })
+
+  t.test('wallet:credit keeps balance = credits − debits and credits a reference once', async (t) => {
+    const first = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '50000', '--reference', 'TRF-001'])
+    t.same(first.json, { business_id: businessId, balance: 50000, currency: 'NGN' })
+    const repeated = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '2500.5', '--reference', 'TRF-001'])
+    t.equal(repeated.code, 0)
+    t.same(repeated.json, { business_id: businessId, balance: 50000, currency: 'NGN' }, 'the repeated reference credits nothing')
+    const cents = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '100.25'])
+    t.equal(cents.json.balance, 50100.25)
+    const shown = await runOperatorCli(db, ['wallet:show', '--business', businessId])
+    t.same(shown.json, { business_id: businessId, balance: 50100.25, currency: 'NGN' })
+    const [ledger] = await sql`select count(*)::int as entries, sum(case kind when 'credit' then amount else -amount end)::int as net from ledger_entries where business_id = ${businessId}`
+    t.same(ledger, { entries: 2, net: 5010025 })
+
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount=-5'], /--amount must be a positive amount/)
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '0'], /--amount must be a positive amount/)
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '1.234'], /at most 2 decimals/)
+    await refuses(t, ['wallet:credit', '--business', '00000000-0000-4000-8000-000000000000', '--amount', '10'], /does not exist/)
+    await refuses(t, ['wallet:show', '--business', 'abc'], /--business must be a UUID/)
+  })
+
+  t.test('unknown commands and flags are refused', async (t) => {
+    await refuses(t, ['wallet:drain', '--business', businessId], /unknown command 'wallet:drain'; one of: business:create/)
+    await refuses(t, ['wallet:show', '--business', businessId, '--verbose', 'yes'], /Unknown option '--verbose'/)
+  })
+})
