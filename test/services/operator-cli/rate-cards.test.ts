@@ -1,0 +1,120 @@
+import t, { type Test } from 'tap'
+import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
+import { createBusiness } from '../../../shared/db/businesses.js'
+import { createWallet } from '../../../shared/db/wallets.js'
+import { useTestDb } from '../../helpers/db.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
+
+const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.1, lat], [lng + 0.1, lat + 0.1], [lng, lat + 0.1], [lng, lat]]
+const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) => ({
+  name: 'Test Card',
+  currency: 'NGN',
+  zones: [{ name: 'Alpha', polygon: square(3.3, 6.4) }, { name: 'Beta', polygon: square(3.4, 6.4) }],
+  options: [
+    ...(changes.bands ?? [[0, 5], [5, 10]]).map(([min, max]) => ({
+      vehicle_type: 'bike', label: `${min} to ${max} kg`, min_weight_kg: min, max_weight_kg: max,
+      prices: [{ from: 'Alpha', to: changes.priceTo ?? 'Beta', price: 1500 + max }],
+    })),
+    { vehicle_type: 'truck', label: '5-tonne truck', max_weight_kg: 5000, prices: [{ from: 'Alpha', to: 'Alpha', price: 45000.5 }] },
+  ],
+})
+
+t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) => {
+  const db = await useTestDb(t)
+  const { sql } = db
+  const dir = t.testdir({
+    'card.json': JSON.stringify(card()),
+    'broken.json': '{"name": "Test Card", "zones": [',
+    'overlap.json': JSON.stringify(card({ bands: [[0, 5], [4, 10]] })),
+    'unknown-zone.json': JSON.stringify(card({ priceTo: 'Gamma' })),
+  })
+  const cardRows = async () => {
+    const [row] = await sql`select (select count(*)::int from rate_cards) as cards, (select count(*)::int from rate_card_versions) as versions,
+      (select count(*)::int from options) as options, (select count(*)::int from zone_prices) as prices`
+    return row
+  }
+  const refuses = async (t: Test, args: string[], message: RegExp, unchanged: () => Promise<unknown>) => {
+    const before = await unchanged()
+    const run = await runOperatorCli(db, args)
+    t.not(run.code, 0, `${args.join(' ')} exits non-zero`)
+    t.equal(run.stdout, '')
+    t.match(run.stderr.trim(), message)
+    t.equal(run.stderr.trim().split('\n').length, 1, 'one line on stderr')
+    t.same(await unchanged(), before, 'nothing changed')
+  }
+
+  const first = await runOperatorCli(db, ['ratecard:import', '--file', `${dir}/card.json`])
+  t.equal(first.code, 0, first.stderr)
+  t.equal(first.json.version, 1)
+  t.same(first.json.options.map((option: { vehicle_type: string; label: string }) => [option.vehicle_type, option.label]), [['bike', '0 to 5 kg'], ['bike', '5 to 10 kg'], ['truck', '5-tonne truck']])
+  t.match(first.json.options[0].id, /^opt_[0-9A-Z]{12}$/)
+  const rateCardId: string = first.json.rate_card_id
+  const [truckPrice] = await sql`select price from zone_prices where option_id = ${first.json.options[2].id}`
+  t.equal(truckPrice.price, 4500050, 'prices are stored in kobo')
+
+  t.test('importing the same name makes version 2 with new option ids', async (t) => {
+    const second = await runOperatorCli(db, ['ratecard:import', '--file', `${dir}/card.json`])
+    t.equal(second.json.rate_card_id, rateCardId)
+    t.equal(second.json.version, 2)
+    const ids = new Set(first.json.options.map((option: { id: string }) => option.id))
+    t.notOk(second.json.options.some((option: { id: string }) => ids.has(option.id)))
+  })
+
+  t.test('bad card files are refused and write nothing', async (t) => {
+    await refuses(t, ['ratecard:import', '--file', `${dir}/broken.json`], /broken\.json is not valid JSON/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/overlap.json`], /bike bands 0 to 5 kg and 4 to 10 kg overlap/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/unknown-zone.json`], /unknown zone Gamma/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /cannot read .*missing\.json/, cardRows)
+  })
+
+  t.test('enable is idempotent and replaces; disable clears', async (t) => {
+    const business = await createBusiness(sql, { name: 'Shop', phone: '1', address: 'Marina, Lagos', state: 'Lagos', currency: 'NGN' })
+    await createWallet(sql, business.id, 'NGN')
+    const cardOf = async () => (await sql`select rate_card_id from businesses where id = ${business.id}`)[0].rate_card_id
+    for (let run = 0; run < 2; run++) {
+      const enabled = await runOperatorCli(db, ['ratecard:enable', '--business', business.id, '--rate-card', rateCardId])
+      t.same(enabled.json, { business_id: business.id, rate_card_id: rateCardId }, `enable run ${run + 1}`)
+    }
+    t.equal(await cardOf(), rateCardId)
+    await refuses(t, ['ratecard:enable', '--business', business.id, '--rate-card', '00000000-0000-4000-8000-000000000000'], /rate card .* does not exist/, cardOf)
+    await refuses(t, ['ratecard:enable', '--business', '00000000-0000-4000-8000-000000000000', '--rate-card', rateCardId], /business .* does not exist/, cardOf)
+    await refuses(t, ['ratecard:enable', '--business', business.id, '--rate-card', 'Test Card'], /--rate-card must be a UUID/, cardOf)
+    const disabled = await runOperatorCli(db, ['ratecard:disable', '--business', business.id])
+    t.same(disabled.json, { business_id: business.id, rate_card_id: null })
+    t.equal(await cardOf(), null)
+  })
+
+  t.test('platform-rates:set changes only the rates named', async (t) => {
+    const set = await runOperatorCli(db, ['platform-rates:set', '--base-fare', '600', '--per-km', '0', '--road-factor', '1.4'])
+    t.equal(set.code, 0, set.stderr)
+    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, currency: 'NGN' })
+    const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
+    t.same(await stored(), { base_fare: 60000, per_km: 0, per_kg: 5000, min_fare: 100000, road_factor: 1.4 })
+    await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
+    await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 10/, stored)
+  })
+
+  t.test('demo:seed reuses the demo business and issues a fresh key each run', async (t) => {
+    const seeds = []
+    for (let run = 0; run < 2; run++) {
+      const seed = await runOperatorCli(db, ['demo:seed'])
+      t.equal(seed.code, 0, seed.stderr)
+      seeds.push(seed.json)
+    }
+    const [one, two] = seeds
+    t.same(Object.keys(one).sort(), ['api_key', 'balance', 'business_id', 'currency', 'rate_card_id'])
+    t.equal(two.business_id, one.business_id)
+    t.equal(two.rate_card_id, one.rate_card_id)
+    t.not(two.api_key, one.api_key)
+    t.same([one.balance, two.balance, two.currency], [10000000, 10000000, 'NGN'], 'the wallet is topped up once')
+    for (const seed of seeds) {
+      t.match(await findActiveKeyByHash(sql, hashApiKey(seed.api_key)), { businessId: one.business_id, scopes: ['orders:write'] }, 'both keys stay valid')
+    }
+    const [demo] = await sql`select
+      (select count(*)::int from businesses where is_demo) as businesses,
+      (select count(*)::int from rate_card_versions where rate_card_id = ${one.rate_card_id}) as versions,
+      (select count(*)::int from ledger_entries where business_id = ${one.business_id}) as credits,
+      (select rate_card_id from businesses where is_demo) as enabled`
+    t.same(demo, { businesses: 1, versions: 1, credits: 1, enabled: one.rate_card_id })
+  })
+})
