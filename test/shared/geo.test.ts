@@ -1,0 +1,89 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { pricingEnv, loadConfig } from '../../shared/config.js'
+import { createGeocoder, type Geocoder } from '../../shared/geo/geocoder.js'
+import { findState, locateInGazetteer } from '../../shared/geo/gazetteer.js'
+import { resolveEnds } from '../../shared/geo/locate.js'
+import { DISTRICTS, STATES } from '../../shared/geo/places.js'
+import { haversineKm } from '../../shared/pricing/distance.js'
+import type { Point } from '../../shared/pricing/types.js'
+import { useTestDb } from '../helpers/db.js'
+
+const near = (found: Point | null, lat: number, lng: number, km = 3) => found !== null && haversineKm(found, { lat, lng }) < km
+
+t.test('gazetteer covers 36 states and the FCT, all inside Nigeria', async (t) => {
+  t.equal(STATES.length, 37)
+  for (const place of [...STATES, ...DISTRICTS]) {
+    t.ok(place.at.lat > 4 && place.at.lat < 14 && place.at.lng > 2.6 && place.at.lng < 14.7, `${place.names[0]} lies in Nigeria`)
+  }
+})
+
+t.test('gazetteer: most specific match first', async (t) => {
+  t.ok(near(locateInGazetteer('12 Admiralty Way, Lekki Phase 1, Lagos'), 6.4474, 3.4736), 'district beats the state it names')
+  t.ok(near(locateInGazetteer('Plot 5, Adeola Odeku Street, Victoria Island'), 6.4281, 3.4219), 'two-word district')
+  t.ok(near(locateInGazetteer('3 Allen Avenue, IKEJA GRA'), 6.578, 3.353, 1), 'the longer district name wins, case-insensitive')
+  t.ok(near(locateInGazetteer('14 Herbert Macaulay Way, Yaba'), 6.5095, 3.3711))
+  t.ok(near(locateInGazetteer('Plot 1, Aba Road, GRA, Port Harcourt'), 4.816, 6.999), 'GRA of the city the text names')
+  t.ok(near(locateInGazetteer('Plot 1 GRA', 'Rivers State'), 4.816, 6.999), 'a separate state narrows the districts')
+  t.same(locateInGazetteer('Plot 1 GRA', 'Lagos'), STATES.find((place) => place.state === 'Lagos')!.at, 'no Lagos district matched: the Lagos state point, not Rivers GRA')
+  t.ok(near(locateInGazetteer('Suite 4, Wuse 2, Abuja'), 9.0765, 7.4683))
+  t.ok(near(locateInGazetteer('D-Line, Port Harcourt'), 4.801, 6.999), 'punctuation counts as a word break')
+  t.ok(near(locateInGazetteer('22 Zoo Road, Kano'), 12.0022, 8.592), 'a state by its capital')
+  t.ok(near(locateInGazetteer('No 4 Bodija, Ibadan, Oyo State'), 7.3775, 3.947))
+  t.ok(near(locateInGazetteer('15 Somewhere Street', 'FCT'), 9.0579, 7.4951), 'the state field alone places the address')
+  t.equal(locateInGazetteer('Yabatech hostel'), null, 'whole words only: Yabatech is not Yaba')
+  t.equal(locateInGazetteer('1600 Amphitheatre Parkway, Mountain View'), null, 'unknown address')
+  t.equal(findState('lagos state')?.state, 'Lagos')
+  t.equal(findState('Abuja')?.state, 'FCT')
+  t.equal(findState('Atlantis'), undefined)
+})
+
+t.test('resolveEnds: coordinates first, geocoding only for an end without a full pair', async (t) => {
+  const asked: string[] = []
+  const geocoder: Geocoder = {
+    async locate(address) {
+      asked.push(address)
+      return address.includes('Yaba') ? { lat: 6.5, lng: 3.37 } : null
+    },
+  }
+  const base = { pickup_address: 'Yaba', dropoff_address: 'unknown place' }
+  t.same(await resolveEnds({ ...base, pickup_latitude: 1, pickup_longitude: 2, dropoff_latitude: 3, dropoff_longitude: 4 }, geocoder), { pickup: { lat: 1, lng: 2 }, dropoff: { lat: 3, lng: 4 } })
+  t.same(asked, [], 'all four coordinates skip geocoding')
+  t.same(await resolveEnds({ ...base, dropoff_latitude: 3, dropoff_longitude: 4 }, geocoder), { pickup: { lat: 6.5, lng: 3.37 }, dropoff: { lat: 3, lng: 4 } })
+  t.same(asked, ['Yaba'], 'only the end without coordinates is geocoded')
+  await t.rejects(resolveEnds(base, geocoder), { name: 'PricingError', message: 'dropoff_address could not be located; send dropoff_latitude and dropoff_longitude' })
+  await t.rejects(resolveEnds({ pickup_address: 'nowhere', dropoff_address: 'Yaba', pickup_latitude: 5 }, geocoder), { message: 'pickup_address could not be located; send pickup_latitude and pickup_longitude' }, 'a latitude alone is not a pair')
+})
+
+t.test('nominatim geocoder: query, user agent, table cache shared by processes, gazetteer on failure', async (t) => {
+  const { sql, env } = await useTestDb(t)
+  const requests: URL[] = []
+  let agent = ''
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x')
+    requests.push(url)
+    agent = String(req.headers['user-agent'])
+    res.setHeader('content-type', 'application/json')
+    if (url.searchParams.get('q')?.startsWith('Down')) return void (res.statusCode = 503, res.end('[]'))
+    res.end(url.searchParams.get('q')?.startsWith('7 Broad') ? '[{"lat":"6.4520","lon":"3.3890"}]' : '[]')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const config = loadConfig(pricingEnv, { ...env, GEOCODER: 'nominatim', NOMINATIM_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, GEOCODER_TIMEOUT_MS: '1000' })
+
+  const first = createGeocoder(config, sql)
+  t.same(await first.locate('7 Broad Street', 'Lagos'), { lat: 6.452, lng: 3.389 })
+  t.equal(requests[0].searchParams.get('countrycodes'), 'ng')
+  t.equal(requests[0].searchParams.get('q'), '7 Broad Street, Lagos, Nigeria')
+  t.match(agent, /courier/)
+  await first.locate('7 Broad Street', 'Lagos')
+  t.equal(requests.length, 1, 'the in-memory cache answers a repeat')
+  const [row] = await sql`select latitude, longitude from geocode_cache`
+  t.same(row, { latitude: 6.452, longitude: 3.389 })
+  t.same(await createGeocoder(config, sql).locate('7 Broad Street', 'Lagos'), { lat: 6.452, lng: 3.389 }, 'another process reads the table')
+  t.equal(requests.length, 1)
+
+  t.ok(near(await first.locate('Down the road, Surulere'), 6.5, 3.35), 'a failing provider falls back to the gazetteer')
+  t.equal(await first.locate('Unknown lane 4'), null)
+})
