@@ -6,7 +6,7 @@ import type { CommonConfig } from '../../../shared/config.js'
 import { createApiKey } from '../../../shared/db/api-keys.js'
 import { createBusiness, findDemoBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
 import { importRateCard } from '../../../shared/db/rate-cards.js'
-import type { Sql } from '../../../shared/db/sql.js'
+import { PG, type Sql } from '../../../shared/db/sql.js'
 import { createWallet, creditWallet } from '../../../shared/db/wallets.js'
 import { toMajor } from '../../../shared/money.js'
 import { announce } from '../announce.js'
@@ -46,7 +46,7 @@ export interface DemoSeed {
  */
 export async function demoSeed(sql: Sql, redis: Redis | null, config: Pick<CommonConfig, 'CURRENCY' | 'QUEUE_PREFIX'>): Promise<DemoSeed> {
   const card = JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as unknown
-  const seeded = await sql.begin(async (tx) => {
+  const seedOnce = () => sql.begin(async (tx) => {
     const existing = await findDemoBusiness(tx)
     const business = existing ?? (await createBusiness(tx, { ...DEMO_BUSINESS, currency: config.CURRENCY, isDemo: true }))
     if (!existing) await createWallet(tx, business.id, business.currency)
@@ -57,6 +57,12 @@ export async function demoSeed(sql: Sql, redis: Redis | null, config: Pick<Commo
     const wallet = (await creditWallet(tx, business.id, DEMO_BALANCE_KOBO, DEMO_TOP_UP_REFERENCE))!
     const key = await createApiKey(tx, business.id, ['orders:write'])
     return { business, rateCardId, cardChanged, wallet, key }
+  })
+  // Two seeds racing on a fresh database both try to create the demo business; the one-demo
+  // index refuses the second, which then finds the first one's business.
+  const seeded = await seedOnce().catch((err: { code?: string }) => {
+    if (err.code === PG.uniqueViolation) return seedOnce()
+    throw err
   })
   if (seeded.cardChanged) {
     await announce(redis, config.QUEUE_PREFIX, { kind: 'rate-card', rateCardId: seeded.rateCardId })
