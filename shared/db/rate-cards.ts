@@ -42,7 +42,7 @@ async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCar
   await tx`insert into rate_card_versions (id, rate_card_id, version) values (${versionId}, ${rateCardId}, ${version})`
 
   for (const [position, zone] of card.zones.entries()) {
-    await tx`insert into zones (version_id, position, name, polygon) values (${versionId}, ${position}, ${zone.name}, ${JSON.stringify(zone.polygon)}::jsonb)`
+    await tx`insert into zones (version_id, position, name, polygon) values (${versionId}, ${position}, ${zone.name}, ${tx.json(zone.polygon)})`
   }
   const options = card.options.map((option, position) => ({
     id: newOptionId(),

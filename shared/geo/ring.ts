@@ -9,7 +9,6 @@ export function ringProblem(ring: Position[]): string | null {
   const first = ring[0]
   const last = ring[ring.length - 1]
   if (first[0] !== last[0] || first[1] !== last[1]) return 'ring is not closed: the last position must repeat the first'
-  if (Math.abs(signedArea(ring)) < 1e-12) return 'ring encloses no area'
   const edges = ring.length - 1
   for (let i = 0; i < edges; i++) {
     for (let j = i + 1; j < edges; j++) {
@@ -18,6 +17,8 @@ export function ringProblem(ring: Position[]): string | null {
       if (segmentsTouch(ring[i], ring[i + 1], ring[j], ring[j + 1])) return `ring intersects itself (edges ${i} and ${j})`
     }
   }
+  // After the crossing test: a symmetric bow-tie also has zero signed area, and crossing is the better message.
+  if (Math.abs(signedArea(ring)) < 1e-12) return 'ring encloses no area'
   return null
 }
 

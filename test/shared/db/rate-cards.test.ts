@@ -1,0 +1,99 @@
+import t from 'tap'
+import { createBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
+import { DEFAULT_PLATFORM_RATES, getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
+import { importRateCard, loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { priceShipment } from '../../../shared/pricing/engine.js'
+import { priceKey } from '../../../shared/pricing/types.js'
+import { demoCardFile } from '../../helpers/accounts.js'
+import { useTestDb } from '../../helpers/db.js'
+
+const rect = (w: number, s: number, e: number, n: number) => [[w, s], [e, s], [e, n], [w, n], [w, s]]
+
+t.test('rate cards: import, version, load, reject', async (t) => {
+  const { sql } = await useTestDb(t)
+  const counts = async () => (await sql`select (select count(*) from rate_cards)::int as cards, (select count(*) from rate_card_versions)::int as versions, (select count(*) from options)::int as options, (select count(*) from zone_prices)::int as prices`)[0]
+
+  t.test('the demo card imports and prices Island to Ikeja', async (t) => {
+    const imported = await importRateCard(sql, demoCardFile(), 'NGN')
+    t.equal(imported.version, 1)
+    t.same(imported.options.map((option) => [option.vehicle_type, option.label]), [['bike', 'Up to 5 kg'], ['bike', '5 to 10 kg'], ['bike', '10 to 20 kg'], ['bus_van', 'Mini van'], ['truck', '5-tonne truck']])
+    for (const option of imported.options) t.match(option.id, /^opt_[0-9A-HJKMNP-TV-Z]{12}$/)
+    const card = (await loadRateCard(sql, imported.rate_card_id))!
+    t.same(card.zones.map((zone) => zone.name), ['Island', 'Lekki', 'Mainland', 'Ikeja'], 'zones keep the file order')
+    t.equal(card.options.find((option) => option.label === 'Mini van')!.maxWeightKg, 1000)
+    t.equal(card.options[0].prices.get(priceKey('Lekki', 'Island')), 280_000, 'prices are stored in kobo, one-way')
+    t.equal(card.options[0].prices.size, 16, 'every ordered zone pair has a price')
+    const quote = priceShipment({ pickup: { lat: 6.4281, lng: 3.4219 }, dropoff: { lat: 6.6018, lng: 3.3515 }, weight: 7, vehicleType: 'bike' }, 20, card, DEFAULT_PLATFORM_RATES, 'NGN')
+    t.match(quote, { price: 490_000, optionLabel: '5 to 10 kg', fromZoneName: 'Island', toZoneName: 'Ikeja' })
+  })
+
+  t.test('re-import of a name makes version 2 with new ids; the newest version is in force', async (t) => {
+    const file = { ...demoCardFile(), name: 'Versioned' }
+    const first = await importRateCard(sql, file, 'NGN')
+    file.options[4].prices[0].price = 50000
+    const second = await importRateCard(sql, file, 'NGN')
+    t.equal(second.rate_card_id, first.rate_card_id)
+    t.equal(second.version, 2)
+    t.notOk(second.options.some((option) => first.options.some((old) => old.id === option.id)), 'no option id survives')
+    const card = (await loadRateCard(sql, first.rate_card_id))!
+    t.equal(card.version, 2)
+    t.same(card.options.map((option) => option.id), second.options.map((option) => option.id))
+    t.equal(card.options[4].prices.get(priceKey('Island', 'Island')), 5_000_000)
+
+    const business = await createBusiness(sql, { name: 'B', phone: '1', address: 'Yaba', state: 'Lagos', currency: 'NGN' })
+    t.equal(await loadRateCardForBusiness(sql, business.id), null, 'no card enabled')
+    await setBusinessRateCard(sql, business.id, first.rate_card_id)
+    t.equal((await loadRateCardForBusiness(sql, business.id))?.versionId, card.versionId)
+    t.equal(await rateCardExists(sql, first.rate_card_id), true)
+    t.equal(await rateCardExists(sql, '00000000-0000-4000-8000-000000000000'), false)
+    t.equal(await rateCardExists(sql, 'not-a-uuid'), false)
+  })
+
+  t.test('concurrent imports of one new name make versions 1 and 2 of one card', async (t) => {
+    const file = { ...demoCardFile(), name: 'Raced' }
+    const results = await Promise.all([importRateCard(sql, file, 'NGN'), importRateCard(sql, file, 'NGN')])
+    t.same(results.map((result) => result.version).sort(), [1, 2])
+    t.equal(results[0].rate_card_id, results[1].rate_card_id)
+  })
+
+  t.test('an invalid file is refused with a clear message and writes nothing', async (t) => {
+    const before = await counts()
+    const cases: [string, (file: any) => void, RegExp][] = [
+      ['not an object', (file) => { file.zones = 'x' }, /^zones: /],
+      ['currency of another deployment', (file) => { file.currency = 'USD' }, /currency USD does not match this deployment's currency NGN/],
+      ['overlapping bike bands', (file) => { file.options[1].min_weight_kg = 4 }, /bike bands Up to 5 kg and 5 to 10 kg overlap/],
+      ['a gap between bike bands', (file) => { file.options[2].min_weight_kg = 12 }, /bike bands 5 to 10 kg and 10 to 20 kg leave a gap from 10 kg to 12 kg/],
+      ['unknown zone in a price', (file) => { file.options[3].prices[2].to = 'Ajah' }, /options\[3\] \(Mini van\)\.prices\[2\]\.to: unknown zone Ajah/],
+      ['duplicate zone names', (file) => { file.zones[1].name = 'Island' }, /zone Island is listed twice/],
+      ['unclosed ring', (file) => { file.zones[0].polygon.pop() }, /zones\[0\]\.polygon \(Island\): ring is not closed/],
+      ['fewer than 4 positions', (file) => { file.zones[0].polygon = [[3.37, 6.41], [3.45, 6.41], [3.37, 6.41]] }, /ring needs at least 4 positions/],
+      ['self-intersecting ring', (file) => { file.zones[0].polygon = [[3.37, 6.41], [3.45, 6.47], [3.45, 6.41], [3.37, 6.47], [3.37, 6.41]] }, /ring intersects itself/],
+      ['price with 3 decimals', (file) => { file.options[0].prices[0].price = 1500.125 }, /1500\.125 has more than 2 decimals/],
+      ['negative price', (file) => { file.options[0].prices[0].price = -1 }, /options\[0\]\.prices\[0\]\.price: must not be negative/],
+      ['duplicate pair in one option', (file) => { file.options[0].prices[1] = { ...file.options[0].prices[0] } }, /a price from Island to Island is listed twice/],
+      ['duplicate label', (file) => { file.options[3].label = '5-tonne truck' }, /label 5-tonne truck is used by two options/],
+      ['unknown vehicle type', (file) => { file.options[3].vehicle_type = 'boat' }, /options\[3\]\.vehicle_type: must be one of bike, bus_van, truck/],
+    ]
+    for (const [name, spoil, message] of cases) {
+      const file = demoCardFile()
+      file.name = `Bad ${name}`
+      spoil(file)
+      await t.rejects(importRateCard(sql, file, 'NGN'), { name: 'RateCardFileError', message }, name)
+    }
+    t.same(await counts(), before, 'nothing was written')
+    const valid = demoCardFile()
+    valid.zones[0].polygon = rect(3.37, 6.41, 3.45, 6.47).reverse()
+    t.equal((await importRateCard(sql, { ...valid, name: 'Clockwise' }, 'NGN')).version, 1, 'either ring orientation is accepted')
+  })
+
+  t.test('platform rates: defaults, partial change in major units, validation', async (t) => {
+    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3 })
+    t.same(await setPlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4 })
+    t.same(await setPlatformRates(sql, { minFare: 1200 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4 }, 'earlier changes stay')
+    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4 })
+    await t.rejects(setPlatformRates(sql, { baseFare: -1 }), { name: 'PlatformRatesError' })
+    await t.rejects(setPlatformRates(sql, { perKg: 1.234 }), { name: 'PlatformRatesError' })
+    await t.rejects(setPlatformRates(sql, { roadFactor: 0.9 }), { name: 'PlatformRatesError' })
+    t.equal((await getPlatformRates(sql)).baseFare, 50_000)
+  })
+})
