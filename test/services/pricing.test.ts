@@ -1,0 +1,105 @@
+import Fastify from 'fastify'
+import { Redis } from 'ioredis'
+import t from 'tap'
+import { loadConfig, pricingEnv } from '../../shared/config.js'
+import { setPlatformRates } from '../../shared/db/platform-rates.js'
+import { importRateCard } from '../../shared/db/rate-cards.js'
+import { locateInGazetteer } from '../../shared/geo/gazetteer.js'
+import { invalidationChannel, publishInvalidation } from '../../shared/invalidation.js'
+import { roadDistanceKm } from '../../shared/pricing/distance.js'
+import pricingApp from '../../services/pricing/app.js'
+import { demoCardFile, seedAccount } from '../helpers/accounts.js'
+import { useTestDb } from '../helpers/db.js'
+
+const LEKKI = '12 Admiralty Way, Lekki Phase 1'
+const IKEJA = '5 Allen Avenue, Ikeja'
+
+t.test('pricing service', async (t) => {
+  const db = await useTestDb(t)
+  const config = loadConfig(pricingEnv, { ...db.env, RATE_CARD_CACHE_TTL_S: '300' })
+  const app = Fastify({ logger: false })
+  await app.register(pricingApp, { config, sql: db.sql })
+  await app.ready()
+  t.teardown(() => app.close())
+  const publisher = new Redis(config.REDIS_URL)
+  t.teardown(() => publisher.quit())
+
+  const cardName = 'Service Card'
+  const account = await seedAccount(db.sql, { card: { ...demoCardFile(), name: cardName } })
+  const bare = await seedAccount(db.sql, { card: null, name: 'No Card Ltd' })
+  const quote = (businessId: string, request: Record<string, unknown>) => app.inject({ method: 'POST', url: '/internal/quote', payload: { business_id: businessId, request } })
+
+  t.test('health and readiness', async (t) => {
+    t.same((await app.inject('/healthz')).json(), { status: 'ok' })
+    t.equal((await app.inject('/readyz')).statusCode, 200)
+  })
+
+  t.test('rate-card quote from addresses', async (t) => {
+    const response = await quote(account.businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 3000, vehicle_type: 'truck', option_id: account.options['5-tonne truck'] })
+    t.equal(response.statusCode, 200)
+    const km = roadDistanceKm(locateInGazetteer(LEKKI)!, locateInGazetteer(IKEJA)!, 1.3)
+    t.same(response.json(), { price: 112500, distance_km: km, currency: 'NGN', pricing_model: 'rate_card', option_id: account.options['5-tonne truck'], option_label: '5-tonne truck', delivery_mode: 'TRUCK', from_zone_name: 'Lekki', to_zone_name: 'Ikeja' })
+  })
+
+  t.test('distance quote from coordinates', async (t) => {
+    const ends = { pickup_latitude: 6.5, pickup_longitude: 3.35, dropoff_latitude: 6.6, dropoff_longitude: 3.35 }
+    const response = await quote(bare.businessId, { pickup_address: 'ignored', dropoff_address: 'ignored', weight: 2, ...ends })
+    const km = roadDistanceKm({ lat: 6.5, lng: 3.35 }, { lat: 6.6, lng: 3.35 }, 1.3)
+    t.equal(response.statusCode, 200)
+    t.same(response.json(), { price: Math.round(50000 + 12000 * km + 5000 * 2) / 100, distance_km: km, currency: 'NGN', pricing_model: 'distance', option_id: null, option_label: null, delivery_mode: 'MOTORBIKE', from_zone_name: null, to_zone_name: null })
+  })
+
+  t.test('refusals are 400 {message}', async (t) => {
+    const refused = async (businessId: string, request: Record<string, unknown>) => {
+      const response = await quote(businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 2, ...request })
+      t.equal(response.statusCode, 400)
+      return response.json().message
+    }
+    t.equal(await refused(bare.businessId, { vehicle_type: 'bike' }), 'No rate card is enabled for this account')
+    t.equal(await refused(account.businessId, { vehicle_type: 'truck', option_id: 'opt_0000000000AA' }), 'option_id opt_0000000000AA is not in your rate card for truck; read GET /business/rate-cards again')
+    t.equal(await refused(account.businessId, { vehicle_type: 'bike', dropoff_address: '22 Zoo Road, Kano' }), 'dropoff point is outside the service zones of your rate card')
+    t.equal(await refused(account.businessId, { dropoff_address: 'Nowhere Lane' }), 'dropoff_address could not be located; send dropoff_latitude and dropoff_longitude')
+    t.equal(await refused(account.businessId, { weight: 0.05 }), 'weight must not be less than 0.1', 'the request is validated again')
+  })
+
+  t.test('catalog', async (t) => {
+    const catalog = (await app.inject(`/internal/catalog/${account.businessId}`)).json()
+    t.match(catalog, { currency: 'NGN', rate_card_id: account.card!.rate_card_id, version: 1, zones: ['Island', 'Lekki', 'Mainland', 'Ikeja'] })
+    t.same(catalog.rate_cards.map((group: any) => [group.vehicle_type, group.options.map((option: any) => option.id)]), [
+      ['bike', [account.options['Up to 5 kg'], account.options['5 to 10 kg'], account.options['10 to 20 kg']]],
+      ['bus_van', [account.options['Mini van']]],
+      ['truck', [account.options['5-tonne truck']]],
+    ])
+    t.same((await app.inject(`/internal/catalog/${bare.businessId}`)).json().rate_cards, [])
+  })
+
+  t.test('a re-import is served from cache until its invalidation, then the old id is refused within 1 s', async (t) => {
+    const channel = invalidationChannel(config.QUEUE_PREFIX)
+    while (((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1] < 1) await new Promise((resolve) => setTimeout(resolve, 20))
+    const oldTruck = account.options['5-tonne truck']
+    const truckQuote = () => quote(account.businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 3000, vehicle_type: 'truck', option_id: oldTruck })
+    const reimported = await importRateCard(db.sql, { ...demoCardFile(), name: cardName }, 'NGN')
+    t.equal((await truckQuote()).statusCode, 200, 'the cached card still answers: no database read per quote')
+
+    await publishInvalidation(publisher, config.QUEUE_PREFIX, { kind: 'rate-card', rateCardId: reimported.rate_card_id })
+    const deadline = Date.now() + 1000
+    let response = await truckQuote()
+    while (response.statusCode === 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+      response = await truckQuote()
+    }
+    t.equal(response.statusCode, 400)
+    t.match(response.json().message, `option_id ${oldTruck} is not in your rate card for truck`)
+    const newTruck = reimported.options.find((option) => option.label === '5-tonne truck')!.id
+    t.equal((await quote(account.businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 3000, vehicle_type: 'truck', option_id: newTruck })).statusCode, 200)
+    t.equal((await app.inject(`/internal/catalog/${account.businessId}`)).json().version, 2)
+
+    const distanceQuote = async () => (await quote(bare.businessId, { pickup_address: 'a b c', dropoff_address: 'a b c', weight: 1, pickup_latitude: 6.5, pickup_longitude: 3.35, dropoff_latitude: 6.5, dropoff_longitude: 3.35 })).json().price
+    t.equal(await distanceQuote(), 1000, 'minimum fare')
+    await setPlatformRates(db.sql, { minFare: 1500 })
+    await publishInvalidation(publisher, config.QUEUE_PREFIX, { kind: 'platform-rates' })
+    let price = await distanceQuote()
+    while (price !== 1500 && Date.now() < deadline + 1000) price = await new Promise((resolve) => setTimeout(resolve, 25)).then(distanceQuote)
+    t.equal(price, 1500, 'new platform rates apply after their invalidation')
+  })
+})
