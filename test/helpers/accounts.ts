@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createApiKey, type ApiKeyScope } from '../../shared/db/api-keys.js'
+import { createBusiness } from '../../shared/db/businesses.js'
+import { setBusinessRateCard } from '../../shared/db/businesses.js'
+import { importRateCard, type ImportedRateCard } from '../../shared/db/rate-cards.js'
+import type { Sql } from '../../shared/db/sql.js'
+import { createWallet, creditWallet } from '../../shared/db/wallets.js'
+import { toMinor } from '../../shared/money.js'
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+/** The demo card `demo:seed` imports, as a plain object tests can alter. */
+export function demoCardFile(): any {
+  return JSON.parse(readFileSync(path.join(projectRoot, 'shared', 'pricing', 'demo-rate-card.json'), 'utf8'))
+}
+
+export interface SeededAccount {
+  businessId: string
+  apiKey: string
+  card: ImportedRateCard | null
+  /** Option ids of the card by label, e.g. `options['5-tonne truck']`. */
+  options: Record<string, string>
+}
+
+/**
+ * A business as the operator would set one up: wallet funded (major units), an API key, and
+ * optionally a rate card imported and enabled. Goes through the same repositories as the CLI.
+ */
+export async function seedAccount(sql: Sql, input: { balance?: number; card?: unknown | null; scopes?: ApiKeyScope[]; name?: string } = {}): Promise<SeededAccount> {
+  return sql.begin(async (tx) => {
+    const business = await createBusiness(tx, {
+      name: input.name ?? 'Ada Stores',
+      phone: '+2348010000000',
+      address: '12 Admiralty Way, Lekki',
+      state: 'Lagos',
+      latitude: 6.4433,
+      longitude: 3.4723,
+      currency: 'NGN',
+    })
+    await createWallet(tx, business.id, 'NGN')
+    if (input.balance) await creditWallet(tx, business.id, toMinor(input.balance), 'seed')
+    const key = await createApiKey(tx, business.id, input.scopes ?? ['orders:write'])
+    let card: ImportedRateCard | null = null
+    if (input.card !== null) {
+      const file = input.card ?? { ...demoCardFile(), name: `Card ${business.id}` }
+      card = await importRateCard(tx, file, 'NGN')
+      await setBusinessRateCard(tx, business.id, card.rate_card_id)
+    }
+    const options = Object.fromEntries((card?.options ?? []).map((option) => [option.label, option.id]))
+    return { businessId: business.id, apiKey: key.apiKey, card, options }
+  }) as Promise<SeededAccount>
+}
+
+/** The invariant every test file ends on: balance = credits − debits, never negative. */
+export async function walletsBalance(sql: Sql): Promise<{ business_id: string; balance: number; ledger: number }[]> {
+  return sql`
+    select w.business_id, w.balance,
+           coalesce(sum(case when l.kind = 'credit' then l.amount else -l.amount end), 0)::bigint as ledger
+    from wallets w left join ledger_entries l on l.business_id = w.business_id
+    group by w.business_id, w.balance` as never
+}

@@ -1,0 +1,250 @@
+import t from 'tap'
+import { seedAccount, walletsBalance } from '../helpers/accounts.js'
+import { bearer, startStack } from '../helpers/stack.js'
+
+// Points inside the demo card's zones.
+const ISLAND = { lat: 6.45, lng: 3.40 }
+const IKEJA = { lat: 6.60, lng: 3.35 }
+
+function shipment(overrides: Record<string, unknown> = {}) {
+  return {
+    dropoff_address: '5 Allen Avenue, Ikeja',
+    dropoff_state: 'Lagos',
+    recipient_name: 'Chidi Okafor',
+    recipient_phone: '+2348020000000',
+    item_name: 'Phone case',
+    weight: 2,
+    quantity: 1,
+    vehicle_type: 'bike',
+    pickup_latitude: ISLAND.lat,
+    pickup_longitude: ISLAND.lng,
+    dropoff_latitude: IKEJA.lat,
+    dropoff_longitude: IKEJA.lng,
+    ...overrides,
+  }
+}
+
+t.test('placement', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const { sql } = db
+
+  const place = (apiKey: string, body: unknown, headers: Record<string, string> = {}) =>
+    gateway.inject({ method: 'POST', url: '/v2/business/order', headers: { ...bearer(apiKey), ...headers }, payload: body as never })
+  const quote = async (apiKey: string, fields: Record<string, unknown>) => {
+    const response = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(apiKey), payload: fields })
+    t.equal(response.statusCode, 200, `quote answers 200: ${response.body}`)
+    return response.json().price as number
+  }
+  const balanceOf = async (businessId: string) => (await sql`select balance from wallets where business_id = ${businessId}`)[0].balance as number
+  const counts = async () => (await sql`select (select count(*) from orders)::int as orders, (select count(*) from ledger_entries)::int as ledger, (select count(*) from placements)::int as placements`)[0]
+
+  t.test('one shipment: 201, one order, the quoted price debited', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const expected = await quote(account.apiKey, { pickup_address: 'Broad Street, Lagos Island', dropoff_address: 'Allen Avenue, Ikeja', weight: 2, vehicle_type: 'bike', pickup_latitude: ISLAND.lat, pickup_longitude: ISLAND.lng, dropoff_latitude: IKEJA.lat, dropoff_longitude: IKEJA.lng })
+    const response = await place(account.apiKey, [shipment()])
+    t.equal(response.statusCode, 201, response.statusCode === 201 ? "201 Created" : response.body)
+    const body = response.json()
+    t.equal(body.status, 'Success')
+    t.equal(body.currency, 'NGN')
+    t.equal(body.description, '1 order placed')
+    t.equal(body.charged_total, expected)
+    t.equal(body.orders.length, 1)
+    t.match(body.orders[0].order_id, /^ORD-[0-9A-HJKMNP-TV-Z]{10}$/)
+    t.equal(body.orders[0].price, expected)
+    t.equal(await balanceOf(account.businessId), (100000 - expected) * 100)
+    const [stored] = await sql`select * from orders where id = ${body.orders[0].order_id}`
+    t.equal(stored.business_id, account.businessId)
+    t.equal(stored.shipment.recipient_name, 'Chidi Okafor')
+  })
+
+  t.test('four mixed shipments, each priced as its own quote, in request order', async (t) => {
+    const account = await seedAccount(sql, { balance: 500000 })
+    const truck = account.options['5-tonne truck']
+    const van = account.options['Mini van']
+    const batch = [
+      shipment({ weight: 3, quantity: 2 }),
+      shipment({ vehicle_type: 'truck', option_id: truck, weight: 100, quantity: 12 }),
+      shipment({ vehicle_type: undefined, weight: 4, quantity: 3 }),
+      shipment({ vehicle_type: 'bus_van', option_id: van, weight: 50, quantity: 1, pickup_latitude: undefined, pickup_longitude: undefined }),
+    ]
+    const coordinates = { pickup_latitude: ISLAND.lat, pickup_longitude: ISLAND.lng, dropoff_latitude: IKEJA.lat, dropoff_longitude: IKEJA.lng }
+    const expected = [
+      await quote(account.apiKey, { pickup_address: 'Lagos Island', dropoff_address: 'Ikeja', ...coordinates, vehicle_type: 'bike', weight: 6 }),
+      await quote(account.apiKey, { pickup_address: 'Lagos Island', dropoff_address: 'Ikeja', ...coordinates, vehicle_type: 'truck', option_id: truck, weight: 1200 }),
+      await quote(account.apiKey, { pickup_address: 'Lagos Island', dropoff_address: 'Ikeja', ...coordinates, weight: 12 }),
+      // No pickup of its own: it leaves from the business's pinned point in Lekki.
+      await quote(account.apiKey, { pickup_address: '12 Admiralty Way, Lekki', dropoff_address: 'Ikeja', pickup_latitude: 6.4433, pickup_longitude: 3.4723, dropoff_latitude: IKEJA.lat, dropoff_longitude: IKEJA.lng, vehicle_type: 'bus_van', option_id: van, weight: 50 }),
+    ]
+    const response = await place(account.apiKey, batch)
+    t.equal(response.statusCode, 201, response.statusCode === 201 ? "201 Created" : response.body)
+    const body = response.json()
+    t.same(body.orders.map((order: { price: number }) => order.price), expected)
+    const total = expected.reduce((sum, price) => sum + price, 0)
+    t.equal(body.charged_total, total)
+    t.equal(body.description, '4 orders placed')
+    const stored = await sql`select id, position from orders where placement_id = ${body.placement_id} order by position`
+    t.same(stored.map((row) => row.id), body.orders.map((order: { order_id: string }) => order.order_id))
+    t.equal(await balanceOf(account.businessId), (500000 - total) * 100)
+  })
+
+  t.test('a hundred shipments in one placement', async (t) => {
+    const account = await seedAccount(sql, { balance: 1000000 })
+    const response = await place(account.apiKey, Array.from({ length: 100 }, (_, i) => shipment({ recipient_name: `Recipient ${i}` })))
+    t.equal(response.statusCode, 201, response.statusCode === 201 ? "201 Created" : response.body)
+    const body = response.json()
+    t.equal(body.orders.length, 100)
+    t.equal(new Set(body.orders.map((order: { order_id: string }) => order.order_id)).size, 100)
+    t.equal(body.charged_total, body.orders.reduce((sum: number, order: { price: number }) => sum + order.price, 0))
+    t.equal(await balanceOf(account.businessId), Math.round((1000000 - body.charged_total) * 100))
+  })
+
+  t.test('insufficient balance: 400, nothing written, wallet unchanged', async (t) => {
+    const account = await seedAccount(sql, { balance: 1000 })
+    const before = await counts()
+    const response = await place(account.apiKey, [shipment()])
+    t.equal(response.statusCode, 400)
+    const body = response.json()
+    t.equal(body.message, 'Insufficient wallet balance')
+    t.equal(body.statusCode, 400)
+    t.equal(body.path, '/v2/business/order')
+    t.ok(Number.isFinite(Date.parse(body.timestamp)))
+    t.equal(body.available, 1000)
+    t.ok(body.required > 1000)
+    t.equal(await balanceOf(account.businessId), 100000)
+    const after = await counts()
+    t.equal(after.orders, before.orders)
+    t.equal(after.ledger, before.ledger)
+  })
+
+  t.test('one shipment that cannot be priced fails the whole batch', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const before = await counts()
+    const response = await place(account.apiKey, [shipment(), shipment({ dropoff_latitude: 9.07, dropoff_longitude: 7.49 }), shipment({ vehicle_type: 'truck', option_id: 'opt_STALE0000000' })])
+    t.equal(response.statusCode, 400)
+    const body = response.json()
+    t.equal(body.message, 'One or more orders could not be placed')
+    t.same(body.errors, [
+      { index: 1, message: 'dropoff point is outside the service zones of your rate card' },
+      { index: 2, message: 'option_id opt_STALE0000000 is not in your rate card for truck; read GET /business/rate-cards again' },
+    ])
+    t.equal(await balanceOf(account.businessId), 10000000)
+    t.equal((await counts()).orders, before.orders)
+  })
+
+  t.test('validation: exact messages, nothing stored', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const before = await counts()
+    const cases: [unknown, string][] = [
+      [[], 'body must be an array of 1 to 100 shipments'],
+      [Array.from({ length: 101 }, () => shipment()), 'body must be an array of 1 to 100 shipments'],
+      [shipment(), 'body must be an array of 1 to 100 shipments'],
+      [[shipment({ weight: 101 })], '[0].weight must not be greater than 100'],
+      [[shipment(), shipment(), shipment(), shipment({ weight: 0.05 })], '[3].weight must not be less than 0.1'],
+      [[shipment({ quantity: 0 })], '[0].quantity must not be less than 1'],
+      [[shipment({ quantity: 1.5 })], '[0].quantity must be an integer number'],
+      [[shipment({ dropoff_address: 'abcd' })], '[0].dropoff_address must be longer than or equal to 5 characters'],
+      [[shipment({ recipient_name: undefined })], '[0].recipient_name should not be empty'],
+      [[shipment({ recipient_name: 42 })], '[0].recipient_name must be a string'],
+      [[shipment({ weight: '2' })], '[0].weight must be a number'],
+      [[shipment({ vehicle_type: 'car' })], '[0].vehicle_type must be one of the following values: bike, bus_van, truck'],
+      [[shipment({ item_description: 'x'.repeat(501) })], '[0].item_description must be shorter than or equal to 500 characters'],
+      [[shipment({ option_id: 'opt_X' })], '[0].option_id must be omitted for bike; the band is chosen by weight'],
+      [[shipment({ vehicle_type: 'truck' })], '[0].option_id is required when vehicle_type is truck'],
+      [[shipment({ dropoff_longitude: undefined })], '[0].dropoff_longitude is required when dropoff_latitude is sent'],
+      [[shipment({ pickup_latitude: 91 })], '[0].pickup_latitude must not be greater than 90'],
+      [[shipment({ is_fragile: 'yes' })], '[0].is_fragile must be a boolean value'],
+      [[shipment({ recipient_email: 'not-an-email' })], '[0].recipient_email must be an email'],
+    ]
+    for (const [body, message] of cases) {
+      const response = await place(account.apiKey, body)
+      t.equal(response.statusCode, 400, message)
+      t.equal(response.json().message, message)
+      t.equal(response.json().path, '/v2/business/order')
+    }
+    const multiple = (await place(account.apiKey, [shipment({ weight: 101, quantity: 0 })])).json()
+    t.same(multiple.errors.map((error: { index: number; field: string }) => [error.index, error.field]), [[0, 'weight'], [0, 'quantity']])
+    t.same(await counts(), before)
+    t.equal(await balanceOf(account.businessId), 10000000)
+  })
+
+  t.test('unknown fields and nulls are accepted and never stored', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const response = await place(account.apiKey, [shipment({ sender_name: null, coupon: 'FREE', is_fragile: true })])
+    t.equal(response.statusCode, 201, response.statusCode === 201 ? "201 Created" : response.body)
+    const [stored] = await sql`select shipment from orders where id = ${response.json().orders[0].order_id}`
+    t.notOk('coupon' in stored.shipment)
+    t.notOk('sender_name' in stored.shipment)
+    t.equal(stored.shipment.is_fragile, true)
+  })
+
+  t.test('twenty concurrent placements on a wallet that covers exactly five', async (t) => {
+    const probe = await seedAccount(sql, { balance: 100000 })
+    const price = (await place(probe.apiKey, [shipment()])).json().charged_total as number
+    const account = await seedAccount(sql, { balance: price * 5 })
+    const responses = await Promise.all(Array.from({ length: 20 }, () => place(account.apiKey, [shipment()])))
+    const codes = responses.map((response) => response.statusCode)
+    t.equal(codes.filter((code) => code === 201).length, 5)
+    t.equal(codes.filter((code) => code === 400).length, 15)
+    t.ok(responses.filter((response) => response.statusCode === 400).every((response) => response.json().message === 'Insufficient wallet balance'))
+    t.equal(await balanceOf(account.businessId), 0)
+    const [{ count }] = await sql`select count(*)::int from orders where business_id = ${account.businessId}`
+    t.equal(count, 5)
+  })
+
+  t.test('Idempotency-Key: replay, a different body, per business', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const other = await seedAccount(sql, { balance: 100000 })
+    const key = { 'idempotency-key': 'order-7781' }
+    const first = await place(account.apiKey, [shipment()], key)
+    t.equal(first.statusCode, 201)
+    const replay = await place(account.apiKey, [shipment()], key)
+    t.equal(replay.statusCode, 201)
+    t.same(replay.json(), first.json())
+    t.equal(replay.headers['idempotent-replayed'], 'true')
+    const [{ count }] = await sql`select count(*)::int from ledger_entries where business_id = ${account.businessId} and kind = 'debit'`
+    t.equal(count, 1, 'debited once')
+
+    const changed = await place(account.apiKey, [shipment({ weight: 3 })], key)
+    t.equal(changed.statusCode, 422)
+    t.equal(changed.json().message, 'Idempotency-Key was already used with a different request body')
+
+    const otherBusiness = await place(other.apiKey, [shipment()], key)
+    t.equal(otherBusiness.statusCode, 201)
+    t.not(otherBusiness.json().placement_id, first.json().placement_id)
+
+    const tooLong = await place(account.apiKey, [shipment()], { 'idempotency-key': 'k'.repeat(256) })
+    t.equal(tooLong.statusCode, 400)
+    t.equal(tooLong.json().message, 'Idempotency-Key must be shorter than or equal to 255 characters')
+
+    // A stored 400 replays too, and never debits later.
+    const poor = await seedAccount(sql, { balance: 10 })
+    const refused = await place(poor.apiKey, [shipment()], key)
+    t.equal(refused.statusCode, 400)
+    await sql`update wallets set balance = 100000000 where business_id = ${poor.businessId}`
+    await sql`insert into ledger_entries (business_id, kind, amount, reference) values (${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up')`
+    const again = await place(poor.apiKey, [shipment()], key)
+    t.equal(again.statusCode, 400)
+    t.equal(again.json().message, 'Insufficient wallet balance')
+  })
+
+  t.test('reading a placement: stored answer, 404 for unknown or foreign ids', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const other = await seedAccount(sql, { balance: 100000 })
+    const placed = (await place(account.apiKey, [shipment()])).json()
+    const read = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${placed.placement_id}`, headers: bearer(account.apiKey) })
+    t.equal(read.statusCode, 201)
+    t.same(read.json(), placed)
+    const foreign = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${placed.placement_id}`, headers: bearer(other.apiKey) })
+    t.equal(foreign.statusCode, 404)
+    const unknown = await gateway.inject({ method: 'GET', url: '/v2/business/placements/not-a-uuid', headers: bearer(account.apiKey) })
+    t.equal(unknown.statusCode, 404)
+    t.equal(unknown.json().path, '/v2/business/placements/not-a-uuid')
+  })
+
+  t.test('every wallet still equals its ledger, and none is negative', async (t) => {
+    for (const wallet of await walletsBalance(sql)) {
+      t.equal(wallet.balance, Number(wallet.ledger), `wallet ${wallet.business_id}`)
+      t.ok(wallet.balance >= 0)
+    }
+  })
+})
