@@ -6,7 +6,7 @@ import { PricingError } from '../../../shared/errors/pricing-error.js'
 import { buildCatalog } from '../../../shared/pricing/catalog.js'
 import { haversineKm, osrmDistance, roadDistanceKm } from '../../../shared/pricing/distance.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
-import { quoteWith } from '../../../shared/pricing/quoter.js'
+import { createQuoter, quoteWith } from '../../../shared/pricing/quoter.js'
 import { toQuoteResponse } from '../../../shared/pricing/quote-response.js'
 import { priceKey, type PlatformRates, type Point, type PricingRequest, type RateCard, type RateOption, type VehicleType } from '../../../shared/pricing/types.js'
 
@@ -167,4 +167,55 @@ t.test('quote response and catalog shapes', async (t) => {
     ['truck', 'TRUCK', ['opt_TRUCK']],
   ])
   t.same(catalog.rate_cards[0].options[0], { id: 'opt_BIKE5', label: 'Up to 5 kg', min_weight_kg: 0, max_weight_kg: 5 })
+})
+
+t.test('quoter caches: concurrent misses share one load; invalidations drop only what changed', async (t) => {
+  let cardLoads = 0
+  let rateLoads = 0
+  let release: () => void = () => {}
+  let gate: Promise<void> | null = null
+  const quoter = createQuoter(
+    {
+      async loadCardForBusiness() {
+        cardLoads++
+        if (gate) await gate
+        return card()
+      },
+      async loadPlatformRates() {
+        rateLoads++
+        return RATES
+      },
+    },
+    { geocoder: { locate: async () => ALPHA_POINT }, distance: { measure: async () => 3 }, currency: 'NGN' },
+    60_000,
+  )
+  const input = { pickup_address: 'a', dropoff_address: 'b', weight: 2, vehicle_type: 'bike' as const }
+  await Promise.all([quoter.quote('biz-1', input), quoter.quote('biz-1', input), quoter.catalog('biz-1')])
+  t.equal(cardLoads, 1, 'one load for three concurrent callers')
+  t.equal(rateLoads, 1)
+  await quoter.quote('biz-1', input)
+  t.equal(cardLoads, 1, 'steady state reads nothing')
+  quoter.invalidate({ kind: 'business', businessId: 'biz-2' })
+  quoter.invalidate({ kind: 'rate-card', rateCardId: '00000000-0000-4000-8000-00000000ffff' })
+  await quoter.quote('biz-1', input)
+  t.equal(cardLoads, 1, 'another business or card leaves the entry alone')
+  quoter.invalidate({ kind: 'rate-card', rateCardId: card().rateCardId })
+  await quoter.quote('biz-1', input)
+  t.equal(cardLoads, 2, 'the changed card is read again')
+
+  quoter.invalidate({ kind: 'business', businessId: 'biz-1' })
+  gate = new Promise((resolve) => { release = resolve })
+  const inFlight = quoter.quote('biz-1', input)
+  quoter.invalidate({ kind: 'rate-card', rateCardId: card().rateCardId })
+  release()
+  await inFlight
+  gate = null
+  await quoter.quote('biz-1', input)
+  t.equal(cardLoads, 4, 'a load overtaken by an invalidation is not kept')
+  quoter.invalidate({ kind: 'platform-rates' })
+  await quoter.quote('biz-1', input)
+  t.equal(rateLoads, 2)
+  quoter.reset()
+  await quoter.quote('biz-1', input)
+  t.same([cardLoads, rateLoads], [5, 3], 'reset drops everything')
 })
