@@ -1,0 +1,439 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { QueueKeys } from 'bullmq'
+import t, { type Test } from 'tap'
+import { parse, parseAllDocuments } from 'yaml'
+import type { z } from 'zod'
+import { commonEnv, gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
+import { migrationsDir } from '../../shared/db/migrate.js'
+import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
+import { demoRateCardPath } from '../../services/operator-cli/commands/demo-seed.js'
+
+/*
+ * The container and Kubernetes files cannot be run on a machine without Docker, so this reads
+ * them and checks that everything they name is real: the commands are the npm scripts' own and
+ * their files exist, every env var is one the process's config schema knows and its value
+ * parses, every port is the one the service listens on, and the queue KEDA watches is the key
+ * BullMQ writes.
+ */
+
+type Doc = Record<string, any>
+
+const here = fileURLToPath(import.meta.url)
+const root = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+const read = (relative: string) => readFileSync(path.join(root, relative), 'utf8')
+const K8S_DIR = 'deploy/k8s'
+
+// ---- what the project really has --------------------------------------------------------
+
+const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
+
+interface Role {
+  script: string
+  schema: z.ZodObject
+  /** Where its HTTP server listens (health probes) and its metrics ops port. */
+  port?: number
+  opsPort?: number
+}
+
+const defaults = {
+  gateway: loadConfig(gatewayEnv, {}),
+  pricing: loadConfig(pricingEnv, {}),
+  worker: loadConfig(workerEnv, {}),
+  common: loadConfig(commonEnv, {}),
+}
+
+const ROLES: Record<string, Role> = {
+  gateway: { script: 'start:gateway', schema: gatewayEnv, port: defaults.gateway.GATEWAY_PORT, opsPort: defaults.gateway.GATEWAY_OPS_PORT },
+  pricing: { script: 'start:pricing', schema: pricingEnv, port: defaults.pricing.PRICING_PORT, opsPort: defaults.pricing.PRICING_OPS_PORT },
+  worker: { script: 'start:worker', schema: workerEnv, port: defaults.worker.WORKER_PORT, opsPort: defaults.worker.WORKER_OPS_PORT },
+  migrate: { script: 'migrate', schema: commonEnv },
+  admin: { script: 'admin', schema: commonEnv },
+}
+
+const scriptTokens = (script: string) => {
+  const line = scripts[script]
+  if (line === undefined) throw new Error(`package.json has no script ${script}`)
+  return line.trim().split(/\s+/)
+}
+
+/** Which role a container's command runs: it must be an npm script's command, word for word (admin may add arguments). */
+function roleOf(command: string[]): string | undefined {
+  for (const [name, role] of Object.entries(ROLES)) {
+    const tokens = scriptTokens(role.script)
+    const same = name === 'admin'
+      ? command.length > tokens.length && tokens.every((token, i) => command[i] === token)
+      : command.length === tokens.length && tokens.every((token, i) => command[i] === token)
+    if (same) return name
+  }
+  return undefined
+}
+
+/** The longest `process.exit` delay in run-service.ts: how long a stopping service may take. */
+const drainMs = (() => {
+  const source = read('shared/http/run-service.ts')
+  const match = /setTimeout\(\(\) => process\.exit\(1\), ([\d_]+)\)/.exec(source)
+  if (!match) throw new Error('run-service.ts no longer has its forced-exit timer; update this test')
+  return Number(match[1].replaceAll('_', ''))
+})()
+
+const allowedEnv = (schema: z.ZodObject) => new Set(Object.keys(schema.shape))
+const isOtel = (name: string) => name.startsWith('OTEL_')
+
+const durationSeconds = (value: string | number) => {
+  if (typeof value === 'number') return value
+  const match = /^(\d+)(ms|s|m)$/.exec(value)
+  if (!match) throw new Error(`unreadable duration ${value}`)
+  return Number(match[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[match[2] as 'ms' | 's' | 'm']
+}
+
+// ---- the files under test --------------------------------------------------------------
+
+const compose = parse(read('docker-compose.yml'), { merge: true }) as Doc
+const k8sFiles = readdirSync(path.join(root, K8S_DIR)).filter((name) => /\.ya?ml$/.test(name)).sort()
+const k8sDocs: Array<Doc & { file: string }> = k8sFiles.flatMap((file) =>
+  parseAllDocuments(read(`${K8S_DIR}/${file}`))
+    .map((document) => {
+      if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0].message}`)
+      return document.toJSON() as Doc | null
+    })
+    .filter((doc): doc is Doc => doc !== null)
+    .map((doc) => ({ ...doc, file })),
+)
+const ofKind = (kind: string) => k8sDocs.filter((doc) => doc.kind === kind)
+const named = (kind: string, name: string) => ofKind(kind).find((doc) => doc.metadata?.name === name)
+// Instructions only: comments may mention what the instructions must not do.
+const dockerfile = read('deploy/Dockerfile').split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n')
+
+/** Every file of the project a command names: its compiled JS after the build, and its TypeScript source. */
+function checkCommandFiles(t: Test, command: string[], where: string) {
+  const files = command.filter((token) => /\.m?js$/.test(token)).map((token) => token.replace(/^\.\//, ''))
+  t.ok(files.length > 0, `${where}: the command names a JavaScript entry file`)
+  for (const file of files) {
+    t.match(file, /^dist\//, `${where}: ${file} is a built file under dist/`)
+    const source = file.replace(/^dist\//, '').replace(/\.js$/, '.ts')
+    t.ok(/^(services|shared)\//.test(source) && existsSync(path.join(root, source)), `${where}: the source ${source} exists`)
+    // `npm test` builds first; without dist/ (tap run by hand) only the source is checked.
+    if (existsSync(path.join(root, 'dist'))) t.ok(existsSync(path.join(root, file)), `${where}: ${file} exists after npm run build`)
+  }
+}
+
+/** Env var names are the schema's own (or OTEL_*), and the whole environment passes the service's config validation. */
+function checkEnv(t: Test, env: Record<string, string>, role: Role, where: string) {
+  const known = allowedEnv(role.schema)
+  for (const name of Object.keys(env)) {
+    t.ok(known.has(name) || isOtel(name), `${where}: ${name} is read by the ${role.script} process (shared/config.ts)`)
+  }
+  t.doesNotThrow(() => loadConfig(role.schema, env), `${where}: its environment passes config validation`)
+  t.equal(env.QUEUE_PREFIX ?? defaults.common.QUEUE_PREFIX, defaults.common.QUEUE_PREFIX, `${where}: the queue prefix is the default one KEDA watches`)
+}
+
+// ---- the Dockerfile ------------------------------------------------------------------
+
+t.test('Dockerfile', async (t) => {
+  const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => ({ image: m[1], name: m[2] }))
+  t.ok(stages.length >= 2, 'multi-stage')
+  t.match(dockerfile, /^ARG NODE_IMAGE=node:20-bookworm-slim$/m, 'based on node:20-bookworm-slim')
+  t.notMatch(dockerfile, /npm ci\b/, 'no npm ci (the lockfile lacks optional platform packages)')
+  t.match(dockerfile, /npm install\b/, 'installs with npm install')
+  t.match(dockerfile, /npm run build/, 'builds')
+  t.match(dockerfile, /npm prune --omit=dev/, 'drops the dev dependencies from what the runtime copies')
+
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+  t.match(runtime, /^USER node$/m, 'runs as the node user')
+  t.match(runtime, /apt-get install[^\n]*\btini\b/, 'installs tini')
+  const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(runtime)?.[1] ?? '[]') as string[]
+  t.equal(entrypoint[0], '/usr/bin/tini', 'tini is the entrypoint')
+  t.equal(entrypoint.at(-1), '--', 'tini passes the command through')
+  const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)?.[1] ?? '[]') as string[]
+  t.equal(roleOf(cmd), 'gateway', 'the default command is npm start:gateway\'s command')
+  t.notOk(cmd.includes('npm'), 'services are not started through npm')
+
+  const workdir = /^WORKDIR (\S+)$/m.exec(runtime)?.[1]
+  t.ok(workdir, 'the runtime has a WORKDIR')
+  // Each COPY's sources and where they land, as absolute paths in the image.
+  const copies = [...runtime.matchAll(/^COPY ((?:--\S+ )*)(.+)$/gm)].flatMap((m) => {
+    const words = m[2].trim().split(/\s+/)
+    const dest = words.pop()!
+    const intoDir = words.length > 1 || dest.endsWith('/') || dest === '.'
+    return words.map((src) => ({
+      from: /--from=(\S+)/.exec(m[1])?.[1],
+      src: src.replace(/^\/app\//, ''),
+      dest: path.posix.normalize(path.posix.join(workdir!, dest, intoDir ? path.posix.basename(src) : '')).replace(/\/$/, ''),
+    }))
+  })
+  const copied = (dest: string) => copies.find((c) => c.dest === dest)
+  for (const needed of ['dist', 'node_modules', 'package.json']) {
+    t.equal(copied(path.posix.join(workdir!, needed))?.from, 'build', `the runtime gets ${needed} from the build stage`)
+  }
+  // Read at run time from the project root: the image must put them where the code looks.
+  for (const [what, absolute] of [['migrations', migrationsDir], ['demo rate card', demoRateCardPath]] as const) {
+    const relative = path.relative(root, absolute).split(path.sep).join('/')
+    t.ok(existsSync(absolute), `${what} exist at ${relative}`)
+    const copy = copied(path.posix.join(workdir!, relative))
+    t.ok(copy, `the runtime copies the ${what} to ${workdir}/${relative}`)
+    t.equal(copy?.src, relative, `from the same path in the build context`)
+  }
+
+  const healthcheck = /^HEALTHCHECK[^\n]*(?:\\\n[^\n]*)*CMD (\[.*\])$/m.exec(runtime)
+  t.ok(healthcheck, 'has a HEALTHCHECK')
+  const script = (JSON.parse(healthcheck?.[1] ?? '[]') as string[]).find((token) => token.endsWith('.mjs'))
+  t.ok(script && existsSync(path.join(root, script)), `the health check script ${script} exists`)
+  t.ok(script && copied(path.posix.join(workdir!, script)), 'and is copied into the image')
+  const healthSource = script ? read(script) : ''
+  for (const name of ['GATEWAY_PORT', 'PRICING_PORT', 'WORKER_PORT'] as const) {
+    const port = { GATEWAY_PORT: defaults.gateway.GATEWAY_PORT, PRICING_PORT: defaults.pricing.PRICING_PORT, WORKER_PORT: defaults.worker.WORKER_PORT }[name]
+    t.match(healthSource, `process.env.${name} || '${port}'`, `the health check knows ${name} and its default ${port}`)
+  }
+  t.match(healthSource, '/healthz', 'the health check asks /healthz')
+
+  const ignored = read('.dockerignore').split('\n').map((line) => line.trim())
+  for (const entry of ['node_modules', 'dist', '.git']) t.ok(ignored.includes(entry), `.dockerignore leaves out ${entry}`)
+})
+
+// ---- docker-compose.yml ----------------------------------------------------------------
+
+t.test('docker-compose.yml', async (t) => {
+  const services = compose.services as Record<string, Doc>
+  const appServices = Object.entries(services).filter(([, service]) => service.build !== undefined || service.image === services.gateway?.image)
+  const roles = new Map<string, string>()
+
+  for (const [name, service] of appServices) {
+    t.test(`service ${name}`, async (t) => {
+      t.equal(service.image, services.gateway.image, 'the one project image')
+      t.ok(service.build, 'builds it')
+      const context = path.join(root, service.build.context)
+      t.ok(existsSync(path.join(context, service.build.dockerfile)), `its Dockerfile ${service.build.dockerfile} exists`)
+      t.equal(path.resolve(context), root, 'the build context is the repository root')
+      t.notOk(service.container_name, 'no fixed container_name (scalable)')
+
+      const command = service.command as string[]
+      t.ok(Array.isArray(command), 'the command is an exec-form list')
+      const role = roleOf(command)
+      t.ok(role, `runs an npm script's own command: ${command.join(' ')}`)
+      if (!role) return
+      roles.set(name, role)
+      checkCommandFiles(t, command, name)
+      checkEnv(t, service.environment ?? {}, ROLES[role], name)
+
+      const { port, opsPort } = ROLES[role]
+      const published = (service.ports ?? []).map((spec: string) => Number(String(spec).split(':').at(-1)))
+      const exposed = (service.expose ?? []).map(Number)
+      for (const containerPort of [...published, ...exposed]) {
+        t.ok(containerPort === port || containerPort === opsPort, `port ${containerPort} is the ${role} service port ${port} or ops port ${opsPort}`)
+      }
+      if (role !== 'gateway') t.same(service.ports ?? [], [], 'publishes no host port, so --scale works')
+      if (port !== undefined) {
+        t.ok([...published, ...exposed].includes(port), `offers its service port ${port}`)
+        t.ok([...published, ...exposed].includes(opsPort!), `offers its ops port ${opsPort}`)
+        t.notOk(service.healthcheck?.disable, 'keeps the image health check')
+        t.ok(durationSeconds(service.stop_grace_period ?? '10s') * 1000 > drainMs, `stop_grace_period outlasts the ${drainMs} ms drain`)
+      } else {
+        t.equal(service.restart, 'no', 'a one-shot is not restarted')
+      }
+      const otlp = service.environment?.OTEL_EXPORTER_OTLP_ENDPOINT
+      if (port !== undefined) {
+        t.ok(otlp, 'sends traces')
+        const url = new URL(otlp)
+        t.ok(services[url.hostname], `to the compose service ${url.hostname}`)
+        t.ok((services[url.hostname]?.expose ?? []).map(String).includes(url.port), `which exposes ${url.port}`)
+      }
+    })
+  }
+
+  t.test('wiring', async (t) => {
+    const byRole = (role: string) => [...roles].filter(([, r]) => r === role).map(([name]) => name)
+    for (const role of ['gateway', 'pricing', 'worker', 'migrate', 'admin']) t.equal(byRole(role).length, 1, `one service runs ${role}`)
+    const [gateway] = byRole('gateway')
+    const [pricing] = byRole('pricing')
+    const [migrate] = byRole('migrate')
+    const [seed] = byRole('admin')
+    t.same(services[seed].command.slice(scriptTokens('admin').length), ['demo:seed'], 'the seed service runs demo:seed')
+    t.same(services[gateway].ports, [`${defaults.gateway.GATEWAY_PORT}:${defaults.gateway.GATEWAY_PORT}`], 'the gateway publishes its port')
+    const pricingUrl = new URL(services[gateway].environment.PRICING_URL)
+    t.equal(pricingUrl.hostname, pricing, 'PRICING_URL names the pricing service')
+    t.equal(Number(pricingUrl.port), defaults.pricing.PRICING_PORT, 'on the pricing port')
+    t.equal(services[gateway].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the gateway waits for migrations')
+    t.equal(services[gateway].depends_on?.[pricing]?.condition, 'service_healthy', 'and for a healthy pricing service')
+    t.equal(services[seed].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the seed runs after migrations')
+    for (const name of [...byRole('pricing'), ...byRole('worker')]) {
+      t.equal(services[name].depends_on?.[migrate]?.condition, 'service_completed_successfully', `${name} waits for migrations`)
+    }
+
+    const database = new URL(services[gateway].environment.DATABASE_URL)
+    t.ok(services[database.hostname], `DATABASE_URL names the compose service ${database.hostname}`)
+    t.equal(decodeURIComponent(database.username), services[database.hostname].environment.POSTGRES_USER, 'with its user')
+    t.equal(decodeURIComponent(database.password), services[database.hostname].environment.POSTGRES_PASSWORD, 'and password')
+    t.ok(services[database.hostname].healthcheck?.test, 'postgres has a health check')
+    t.ok(services[database.hostname].volumes?.length, 'and a volume')
+    const redis = new URL(services[gateway].environment.REDIS_URL)
+    t.ok(services[redis.hostname], `REDIS_URL names the compose service ${redis.hostname}`)
+    t.ok(services[redis.hostname].healthcheck?.test, 'redis has a health check')
+    t.ok(services[redis.hostname].volumes?.length, 'and a volume')
+    for (const volume of [...services[database.hostname].volumes, ...services[redis.hostname].volumes]) {
+      const source = String(volume).split(':')[0]
+      t.ok(Object.hasOwn(compose.volumes ?? {}, source), `volume ${source} is declared`)
+    }
+  })
+})
+
+// ---- Kubernetes -------------------------------------------------------------------------
+
+t.test('deploy/k8s', async (t) => {
+  t.test('every document', async (t) => {
+    t.ok(k8sDocs.length > 0, 'manifests were read')
+    for (const doc of k8sDocs) {
+      const where = `${doc.file}: ${doc.kind}/${doc.metadata?.name}`
+      t.ok(doc.apiVersion && doc.kind, `${where} has apiVersion and kind`)
+      if (doc.kind === 'Kustomization') continue
+      t.ok(doc.metadata?.name, `${where} has a name`)
+      if (doc.kind !== 'Namespace') t.equal(doc.metadata?.namespace, 'courier', `${where} is in the courier namespace`)
+    }
+    const kustomization = ofKind('Kustomization')[0]
+    t.ok(kustomization, 'kustomization.yaml exists')
+    t.same([...(kustomization?.resources ?? [])].sort(), k8sFiles.filter((file) => kustomization?.file !== file), 'kustomization lists every manifest')
+    t.equal(kustomization?.namespace, 'courier', 'kustomization sets the namespace')
+    t.ok(named('Namespace', 'courier'), 'the namespace is created')
+  })
+
+  const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
+  const images = new Set<string>()
+  const deploymentOf = new Map<string, Doc>()
+
+  for (const workload of workloads) {
+    const pod = workload.spec.template
+    for (const container of pod.spec.containers as Doc[]) {
+      t.test(`${workload.kind}/${workload.metadata.name} container ${container.name}`, async (t) => {
+        images.add(container.image)
+        t.notOk(container.command, 'uses args, not command, so tini stays the entrypoint')
+        const command = [...(container.command ?? []), ...(container.args ?? [])] as string[]
+        const role = roleOf(command)
+        t.ok(role, `runs an npm script's own command: ${command.join(' ')}`)
+        if (!role) return
+        if (workload.kind === 'Deployment') deploymentOf.set(role, workload)
+        checkCommandFiles(t, command, `${workload.metadata.name}`)
+
+        // The environment the process sees: envFrom sources, then env entries.
+        const env: Record<string, string> = {}
+        for (const source of container.envFrom ?? []) {
+          const ref = source.configMapRef ?? source.secretRef
+          const kind = source.configMapRef ? 'ConfigMap' : 'Secret'
+          const doc = named(kind, ref?.name)
+          t.ok(doc, `envFrom ${kind} ${ref?.name} is defined`)
+          Object.assign(env, doc?.data ?? {}, doc?.stringData ?? {})
+        }
+        for (const entry of container.env ?? []) {
+          t.type(entry.value, 'string', `env ${entry.name} has a literal value`)
+          env[entry.name] = entry.value
+        }
+        checkEnv(t, env, ROLES[role], `${workload.metadata.name}`)
+        for (const secretVar of ['DATABASE_URL', 'REDIS_URL']) t.ok(env[secretVar], `${secretVar} is set`)
+
+        const { port, opsPort } = ROLES[role]
+        const ports = new Map<string, number>((container.ports ?? []).map((p: Doc) => [p.name, p.containerPort]))
+        if (port === undefined) {
+          t.equal(ports.size, 0, 'a one-shot opens no port')
+          t.ok(['OnFailure', 'Never'].includes(pod.spec.restartPolicy), 'a Job pod does not restart forever')
+          return
+        }
+        t.same([...ports.values()].sort(), [port, opsPort].sort(), `container ports are the service port ${port} and ops port ${opsPort}`)
+        const resolve = (value: string | number) => (typeof value === 'number' ? value : ports.get(value))
+        t.equal(container.readinessProbe?.httpGet?.path, '/readyz', 'readiness asks /readyz')
+        t.equal(container.livenessProbe?.httpGet?.path, '/healthz', 'liveness asks /healthz')
+        t.equal(resolve(container.readinessProbe?.httpGet?.port), port, `readiness probe on port ${port}`)
+        t.equal(resolve(container.livenessProbe?.httpGet?.port), port, `liveness probe on port ${port}`)
+        const annotations = pod.metadata?.annotations ?? {}
+        t.equal(annotations['prometheus.io/scrape'], 'true', 'scraped by Prometheus')
+        t.equal(Number(annotations['prometheus.io/port']), opsPort, `on the ops port ${opsPort}`)
+        t.equal(annotations['prometheus.io/path'], '/metrics', 'at /metrics')
+        t.ok(container.resources?.requests?.cpu && container.resources?.requests?.memory, 'requests cpu and memory')
+        t.ok(container.resources?.limits?.memory, 'limits memory')
+        t.ok(pod.spec.terminationGracePeriodSeconds * 1000 > drainMs + (container.lifecycle?.preStop ? 5000 : 0), `terminationGracePeriodSeconds outlasts the ${drainMs} ms drain`)
+        t.ok(pod.spec.securityContext?.runAsNonRoot, 'runs as non-root')
+        const selector = workload.spec.selector.matchLabels as Record<string, string>
+        t.ok(Object.entries(selector).every(([k, v]) => pod.metadata.labels?.[k] === v), 'the selector matches the pod labels')
+      })
+    }
+  }
+
+  t.test('one image, and the right workloads', async (t) => {
+    t.equal(images.size, 1, `the Deployments and the Job use one image: ${[...images].join(', ')}`)
+    const [image] = images
+    const kustomization = ofKind('Kustomization')[0]
+    t.ok((kustomization?.images ?? []).some((entry: Doc) => entry.name === image?.split(':')[0]), 'kustomization can retarget that image')
+    t.same([...deploymentOf.keys()].sort(), ['gateway', 'pricing', 'worker'], 'one Deployment per service')
+    const job = ofKind('Job')[0]
+    t.equal(roleOf(job?.spec.template.spec.containers[0].args ?? []), 'migrate', 'the Job migrates')
+    t.ok(ofKind('Deployment').every((d) => d.spec.template.spec.containers.length === 1), 'one container per pod')
+  })
+
+  t.test('config and secrets are apart', async (t) => {
+    for (const config of ofKind('ConfigMap')) {
+      for (const key of ['DATABASE_URL', 'REDIS_URL']) t.notOk(key in (config.data ?? {}), `${key} is not in ConfigMap ${config.metadata.name}`)
+    }
+    const secret = named('Secret', 'courier-secrets')
+    t.same(Object.keys(secret?.stringData ?? {}).sort(), ['DATABASE_URL', 'REDIS_URL'], 'the app Secret holds the two connection URLs')
+  })
+
+  t.test('Services reach real container ports', async (t) => {
+    const services = ofKind('Service')
+    t.same(services.map((s) => s.metadata.name).sort(), ['gateway', 'pricing', 'worker'], 'a Service per Deployment')
+    for (const service of services) {
+      const selector = service.spec.selector as Record<string, string>
+      const targets = ofKind('Deployment').filter((d) => Object.entries(selector).every(([k, v]) => d.spec.template.metadata.labels?.[k] === v))
+      t.equal(targets.length, 1, `Service ${service.metadata.name} selects one Deployment`)
+      const container = targets[0]?.spec.template.spec.containers[0]
+      const ports = (container?.ports ?? []) as Doc[]
+      for (const port of service.spec.ports as Doc[]) {
+        const target = port.targetPort ?? port.port
+        const match = ports.find((p) => p.containerPort === target || p.name === target)
+        t.ok(match, `Service ${service.metadata.name} port ${port.port} targets container port ${target}`)
+      }
+    }
+    t.equal(named('Service', 'gateway')?.spec.type, 'LoadBalancer', 'the gateway is public')
+    t.equal(named('Service', 'pricing')?.spec.type, 'ClusterIP', 'pricing is internal')
+    const gateway = deploymentOf.get('gateway')
+    const pricingUrl = new URL(gateway?.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'PRICING_URL')?.value)
+    const pricingService = named('Service', pricingUrl.hostname.split('.')[0])
+    t.ok(pricingService, `PRICING_URL names the Service ${pricingUrl.hostname}`)
+    t.equal(pricingService?.spec.selector['app.kubernetes.io/name'], deploymentOf.get('pricing')?.metadata.name, 'which selects the pricing pods')
+    const servicePort = (pricingService?.spec.ports ?? []).find((p: Doc) => p.port === Number(pricingUrl.port))
+    t.equal(servicePort?.targetPort, defaults.pricing.PRICING_PORT, 'and forwards to the pricing port')
+    const pdb = ofKind('PodDisruptionBudget').find((p) => p.spec.selector.matchLabels['app.kubernetes.io/name'] === 'gateway')
+    t.ok(pdb, 'the gateway has a PodDisruptionBudget')
+  })
+
+  t.test('autoscaling', async (t) => {
+    const hpa = ofKind('HorizontalPodAutoscaler')
+    t.equal(hpa.length, 1, 'one HorizontalPodAutoscaler')
+    t.equal(hpa[0]?.apiVersion, 'autoscaling/v2', 'autoscaling/v2')
+    t.same(hpa[0]?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deploymentOf.get('pricing')?.metadata.name }, 'it scales the pricing Deployment')
+    t.equal(hpa[0]?.spec.metrics?.[0]?.resource?.name, 'cpu', 'on CPU')
+    t.notOk(deploymentOf.get('pricing')?.spec.replicas, 'the pricing Deployment leaves replicas to the HPA')
+
+    const scaled = ofKind('ScaledObject')
+    t.equal(scaled.length, 1, 'one KEDA ScaledObject')
+    t.equal(scaled[0]?.spec.scaleTargetRef.name, deploymentOf.get('worker')?.metadata.name, 'it scales the worker Deployment')
+    t.notOk(deploymentOf.get('worker')?.spec.replicas, 'the worker Deployment leaves replicas to KEDA')
+    t.ok(scaled[0]?.spec.minReplicaCount >= 1, 'never scales the worker to zero')
+    const trigger = scaled[0]?.spec.triggers?.[0]
+    t.equal(trigger?.type, 'redis', 'redis list trigger')
+    const configPrefix = named('ConfigMap', 'courier-config')?.data?.QUEUE_PREFIX
+    t.equal(configPrefix, defaults.common.QUEUE_PREFIX, 'the ConfigMap keeps the default queue prefix')
+    t.match(configPrefix, /^\{[^}]+\}$/, 'which is a Redis Cluster hash tag')
+    t.equal(trigger?.metadata?.listName, new QueueKeys(configPrefix).toKey(PLACEMENT_QUEUE, 'wait'), "the list is BullMQ's wait list of the placement queue")
+    t.equal(trigger?.metadata?.listName, `${defaults.common.QUEUE_PREFIX}:${PLACEMENT_QUEUE}:wait`, 'spelled <prefix>:<queue>:wait')
+    const auth = named('TriggerAuthentication', trigger?.authenticationRef?.name)
+    t.ok(auth, 'its TriggerAuthentication exists')
+    for (const ref of auth?.spec.secretTargetRef ?? []) {
+      t.ok(ref.key in (named('Secret', ref.name)?.stringData ?? {}), `KEDA's ${ref.parameter} comes from Secret ${ref.name} key ${ref.key}`)
+    }
+    t.ok((auth?.spec.secretTargetRef ?? []).some((ref: Doc) => ref.parameter === 'address'), 'KEDA gets the Redis address')
+  })
+})
+
+t.test('the test reads real files', async (t) => {
+  t.ok(statSync(path.join(root, 'deploy/Dockerfile')).isFile(), 'deploy/Dockerfile')
+  t.ok(Object.keys(compose.services ?? {}).length >= 7, 'compose has its services')
+})
