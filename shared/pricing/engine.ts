@@ -58,6 +58,8 @@ function chooseOption(card: RateCard, request: PricingRequest): RateOption {
 /** `max(min_fare, base + per_km × km + per_kg × kg)` in kobo, from the reported (rounded) distance. */
 function priceByDistance(weight: number, distanceKm: number, rates: PlatformRates, currency: string): Quote {
   const fare = roundHalfAwayFromZero(rates.baseFare + rates.perKm * distanceKm + rates.perKg * weight)
+  // A quote's weight has no bound of its own; past 2^53 kobo a price is no longer exact (or is Infinity).
+  if (!Number.isSafeInteger(fare)) throw new PricingError('weight is too large to price')
   return {
     price: Math.max(rates.minFare, fare),
     distanceKm,

@@ -86,6 +86,14 @@ interface PricingFields {
 }
 
 /**
+ * Zod skips a refinement once any field failed; this runs the cross-field rules anyway (on any
+ * object), so `errors` lists every violation, not only the per-field ones.
+ */
+export const evenWithFieldErrors = {
+  when: (payload: z.core.ParsePayload) => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+}
+
+/**
  * Rules that tie fields together and need no rate card: a latitude needs its longitude, and
  * `option_id` goes with `bus_van` and `truck` only. Shared by quote and shipment.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../pricing/types.js'
-import { checkPricingFields, coordinateFields, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
 
 /** Body of `POST /v2/business/order/cost`. The quote's weight is already the billable weight. */
 export const quoteRequestSchema = z
@@ -14,7 +14,7 @@ export const quoteRequestSchema = z
     dropoff_state: optionalText('dropoff_state'),
     ...coordinateFields,
   }, { error: 'body must be a JSON object' })
-  .superRefine(checkPricingFields)
+  .superRefine(checkPricingFields, evenWithFieldErrors)
 
 export type QuoteRequest = z.infer<typeof quoteRequestSchema>
 

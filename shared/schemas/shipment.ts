@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../pricing/types.js'
-import { checkPricingFields, coordinateFields, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
 
 export const MAX_SHIPMENTS = 100
 // Not in the spec: it keeps weight × quantity and the price far from overflow.
@@ -30,7 +30,7 @@ export const shipmentSchema = z
     is_fragile: optionalBoolean('is_fragile'),
     ...coordinateFields,
   }, { error: 'must be a JSON object' })
-  .superRefine(checkPricingFields)
+  .superRefine(checkPricingFields, evenWithFieldErrors)
 
 export type Shipment = z.infer<typeof shipmentSchema>
 
