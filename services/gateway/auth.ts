@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
-import { isConnectionError } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 
@@ -71,13 +70,7 @@ export function requireScope(keys: KeyCache, scope: string) {
     const header = request.headers.authorization
     const apiKey = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
     if (!apiKey) throw new ApiError(401, 'Invalid API key')
-    let caller: Caller | null
-    try {
-      caller = await keys.find(apiKey)
-    } catch (err) {
-      if (isConnectionError(err)) throw new ApiError(503, 'Service temporarily unavailable, retry shortly')
-      throw err
-    }
+    const caller = await keys.find(apiKey)
     if (!caller) throw new ApiError(401, 'Invalid API key')
     if (!caller.scopes.includes(scope)) throw new ApiError(403, 'Insufficient API key scope')
     request.caller = caller

@@ -8,6 +8,8 @@ import { ApiError } from '../../shared/errors/api-error.js'
 import { PLACEMENT_QUEUE, placementJobOptions, type PlacementJob } from '../../shared/placement-queue.js'
 
 const POLL_MS = 1000
+const ENQUEUE_DEADLINE_MS = 2000
+const CLOSE_DEADLINE_MS = 3000
 
 interface Waiter {
   resolve: (outcome: PlacementOutcome) => void
@@ -69,7 +71,9 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
         waiters.set(job.placementId, { resolve, timer })
       })
       try {
-        await queue.add('place', job, { ...placementJobOptions, jobId: job.placementId })
+        // BullMQ waits for a reconnecting client instead of failing; a caller must not.
+        if (producer.status !== 'ready') throw new Error(`Redis connection is ${producer.status}`)
+        await withDeadline(queue.add('place', job, { ...placementJobOptions, jobId: job.placementId }), ENQUEUE_DEADLINE_MS)
       } catch (err) {
         const waiter = waiters.get(job.placementId)
         if (waiter) clearTimeout(waiter.timer)
@@ -84,8 +88,9 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
     async close(): Promise<void> {
       clearInterval(poller)
       for (const id of [...waiters.keys()]) settle(id, timedOut(id))
-      await events.close()
-      await queue.close()
+      // Bounded: BullMQ's close can wait forever on a connection that lived through a Redis restart.
+      await withDeadline(events.close(), CLOSE_DEADLINE_MS).catch(() => listener.disconnect())
+      await withDeadline(queue.close(), CLOSE_DEADLINE_MS).catch(() => {})
       listener.disconnect()
       producer.disconnect()
     },
@@ -93,6 +98,16 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
 }
 
 export type PlacementQueue = ReturnType<typeof createPlacementQueue>
+
+/**
+ * Gives up on a queue call after `ms`. A job that still lands later finds its placement row
+ * discarded and moves no money (see place.ts).
+ */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`queue did not answer within ${ms} ms`)), ms) })
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
+}
 
 function timedOut(placementId: string): PlacementOutcome {
   return {

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+
+/** A port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** Runs a built service (`npm test` builds before tap starts) and kills it when the test ends. */
+export function startBuiltService(t: Test, entry: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist', entry)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout?.resume()
+  child.stderr?.resume()
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  return child
+}
+
+/**
+ * A Redis server of the test's own on a free port, so a test can stop and restart it without
+ * touching the shared one.
+ */
+export async function startOwnRedis(t: Test, port?: number): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
+  const chosen = port ?? (await freePort())
+  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    child.kill('SIGKILL')
+    await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)))
+  }
+  t.teardown(stop)
+  await waitFor(async () => {
+    const { Redis } = await import('ioredis')
+    const probe = new Redis(`redis://127.0.0.1:${chosen}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    probe.on('error', () => {})
+    try {
+      await probe.connect()
+      return (await probe.ping()) === 'PONG'
+    } catch {
+      return false
+    } finally {
+      probe.disconnect()
+    }
+  }, 5000)
+  return { url: `redis://127.0.0.1:${chosen}`, port: chosen, stop }
+}
+
+/** Polls until `check` holds or the time runs out; returns whether it held. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, everyMs = 100): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+  }
+  return false
+}

@@ -1,0 +1,145 @@
+import Fastify from 'fastify'
+import t from 'tap'
+import { loadConfig, workerEnv } from '../../shared/config.js'
+import { startPlacementWorker } from '../../services/placement-worker/worker.js'
+import { seedAccount, walletsBalance } from '../helpers/accounts.js'
+import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
+import { bearer, startStack } from '../helpers/stack.js'
+
+const shipment = {
+  dropoff_address: '5 Allen Avenue, Ikeja',
+  dropoff_state: 'Lagos',
+  recipient_name: 'Chidi Okafor',
+  recipient_phone: '+2348020000000',
+  item_name: 'Phone case',
+  weight: 2,
+  quantity: 1,
+  vehicle_type: 'bike',
+  dropoff_latitude: 6.6,
+  dropoff_longitude: 3.35,
+}
+
+t.test('a placement that outlives the wait: 503 with its id, 409 while running, then the real answer', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false, env: { PLACEMENT_TIMEOUT_MS: '800' } })
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const headers = { ...bearer(account.apiKey), 'idempotency-key': 'slow-1' }
+
+  const first = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers, payload: [shipment] })
+  t.equal(first.statusCode, 503)
+  const placementId = first.json().placement_id
+  t.match(placementId, /^[0-9a-f-]{36}$/)
+  t.equal(first.json().path, '/v2/business/order')
+
+  const again = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers, payload: [shipment] })
+  t.equal(again.statusCode, 409)
+  t.equal(again.json().message, 'A request with this Idempotency-Key is still in progress')
+
+  const pending = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${placementId}`, headers: bearer(account.apiKey) })
+  t.equal(pending.statusCode, 202)
+  t.same(pending.json(), { status: 'pending', placement_id: placementId })
+
+  // A worker comes up and drains the queue.
+  const worker = Fastify({ logger: false })
+  await worker.register(startPlacementWorker, { config: loadConfig(workerEnv, db.env) })
+  await worker.ready()
+  t.teardown(() => worker.close())
+
+  t.ok(await waitFor(async () => (await gateway.inject({ method: 'GET', url: `/v2/business/placements/${placementId}`, headers: bearer(account.apiKey) })).statusCode === 201, 10000))
+  const replay = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers, payload: [shipment] })
+  t.equal(replay.statusCode, 201)
+  t.equal(replay.json().placement_id, placementId)
+  const debits = await db.sql`select amount from ledger_entries where business_id = ${account.businessId} and kind = 'debit'`
+  t.equal(debits.length, 1)
+  t.equal(debits[0].amount, replay.json().charged_total * 100)
+})
+
+t.test('a worker killed mid-transaction: the job runs again and settles exactly once', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false })
+  const { sql } = db
+  const account = await seedAccount(sql, { balance: 100000 })
+  const workerEnvVars = { ...db.env, WORKER_PORT: '0', WORKER_OPS_PORT: '0', WORKER_LOCK_MS: '1500', WORKER_STALLED_INTERVAL_MS: '500' }
+
+  // Hold the wallet row so the first worker stops inside its transaction, after the placement lock.
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = sql.begin(async (tx) => {
+    await tx`select balance from wallets where business_id = ${account.businessId} for update`
+    locked()
+    await held
+  })
+  await lockTaken
+
+  const first = startBuiltService(t, 'services/placement-worker/main.js', workerEnvVars)
+  const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  const blocked = await waitFor(async () => {
+    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
+    return row.waiting > 0
+  }, 10000)
+  t.ok(blocked, 'the first worker waits on the wallet lock inside its transaction')
+
+  first.kill('SIGKILL')
+  await new Promise((resolve) => first.once('exit', resolve))
+  release()
+  await holder
+
+  startBuiltService(t, 'services/placement-worker/main.js', workerEnvVars)
+  const answer = await response
+  t.equal(answer.statusCode, 201, answer.body)
+  const placementId = answer.json().placement_id
+  const orders = await sql`select id from orders where placement_id = ${placementId}`
+  t.equal(orders.length, 1, 'one set of orders')
+  const debits = await sql`select amount from ledger_entries where placement_id = ${placementId} and kind = 'debit'`
+  t.equal(debits.length, 1, 'one debit')
+  const [wallet] = await sql`select balance from wallets where business_id = ${account.businessId}`
+  t.equal(wallet.balance, 10000000 - debits[0].amount)
+})
+
+t.test('Redis down: placements answer 503 at once and leave nothing behind; quotes go on; recovery after restart', async (t) => {
+  const redis = await startOwnRedis(t)
+  const { gateway, db } = await startStack(t, { worker: false, env: { REDIS_URL: redis.url } })
+  // A worker process of its own: BullMQ 6.7's Worker.close() can hang after its Redis restarted,
+  // and a process is simply killed (in production, runService's 30 s limit ends it the same way).
+  startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, REDIS_URL: redis.url, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const place = () => gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+
+  t.equal((await place()).statusCode, 201)
+  await redis.stop()
+  const [{ count: placementsBefore }] = await db.sql`select count(*)::int from placements`
+
+  const started = Date.now()
+  const refused = await place()
+  t.equal(refused.statusCode, 503)
+  t.equal(refused.json().message, 'Placement is temporarily unavailable, retry shortly')
+  t.ok(Date.now() - started < 3000, 'answered at once, not after the placement timeout')
+  const [{ count: placementsAfter }] = await db.sql`select count(*)::int from placements`
+  t.equal(placementsAfter, placementsBefore, 'no pending placement is left behind')
+
+  const quote = await gateway.inject({
+    method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey),
+    payload: { pickup_address: 'Lekki Phase 1', dropoff_address: 'Ikeja', weight: 2, vehicle_type: 'bike', pickup_latitude: 6.44, pickup_longitude: 3.47, dropoff_latitude: 6.6, dropoff_longitude: 3.35 },
+  })
+  t.equal(quote.statusCode, 200, 'quotes do not need Redis')
+
+  await startOwnRedis(t, redis.port)
+  t.ok(await waitFor(async () => (await place()).statusCode === 201, 15000, 300), 'placements work again once Redis is back')
+  for (const wallet of await walletsBalance(db.sql)) t.equal(wallet.balance, Number(wallet.ledger))
+})
+
+t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) => {
+  const { db } = await startStack(t, { worker: false })
+  const account = await seedAccount(db.sql, { balance: 100 })
+  const { gatewayEnv } = await import('../../shared/config.js')
+  const { default: gatewayApp } = await import('../../services/gateway/app.js')
+  const { gatewayServerOptions } = await import('../../services/gateway/server-options.js')
+  const config = loadConfig(gatewayEnv, { ...db.env, DATABASE_URL: 'postgres://root@127.0.0.1:1/courier_test', RATE_LIMIT_MAX: '0' })
+  const gateway = Fastify({ ...gatewayServerOptions(config), logger: false })
+  await gateway.register(gatewayApp, { config })
+  t.teardown(() => gateway.close())
+  const response = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.equal(response.statusCode, 503)
+  t.equal(response.json().message, 'Service temporarily unavailable, retry shortly')
+  t.equal(response.json().path, '/v2/business/order')
+})
