@@ -4,11 +4,14 @@ import { Redis } from 'ioredis'
 import type { GatewayConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
+import { requestMetrics } from '../../shared/http/observability.js'
+import { fastifyOtel } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
 import { createPricingClient } from './pricing-client.js'
+import { limitRequests } from './rate-limit.js'
 import placementRoutes from './routes/placement.js'
 import quoteRoutes from './routes/quote.js'
 import rateCardRoutes from './routes/rate-cards.js'
@@ -22,6 +25,8 @@ export interface GatewayOptions {
  * `main` only listens and a test builds exactly what production runs.
  */
 async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
+  await app.register(fastifyOtel.plugin())
+  await app.register(requestMetrics)
   installErrorBody(app, config.BODY_LIMIT_BYTES)
   // JSON is the only body this API takes; anything else is a 415.
   app.removeContentTypeParser('text/plain')
@@ -54,6 +59,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   await app.register(healthRoutes, { sql, redis })
   await app.register(async (v2) => {
     v2.addHook('onRequest', requireScope(keys, 'orders:write'))
+    await limitRequests(v2, config, redis)
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })

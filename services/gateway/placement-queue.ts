@@ -1,4 +1,5 @@
 import { Queue, QueueEvents } from 'bullmq'
+import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyBaseLogger } from 'fastify'
 import { Redis } from 'ioredis'
 import type { GatewayConfig } from '../../shared/config.js'
@@ -25,7 +26,8 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
   // No offline queue: with Redis down, `add` fails at once and the caller gets a 503.
   const producer = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
   producer.on('error', (err) => log.debug({ err: err.message }, 'placement producer connection error'))
-  const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection: producer, prefix: config.QUEUE_PREFIX })
+  // The job carries the trace context, so the worker's spans join the request's trace.
+  const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection: producer, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => log.debug({ err: err.message }, 'placement queue error'))
   const listener = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null })
   listener.on('error', (err) => log.debug({ err: err.message }, 'queue events connection error'))

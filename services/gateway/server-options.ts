@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
 import type { GatewayConfig } from '../../shared/config.js'
+import { loggerOptions } from '../../shared/http/observability.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
 
@@ -14,10 +15,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
       const own = req.headers['x-request-id']
       return typeof own === 'string' && CALLER_REQUEST_ID.test(own) ? own : randomUUID()
     },
-    logger: {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', '*.api_key', '*.recipient_phone', '*.alternate_phone', '*.sender_phone'], censor: '[redacted]' },
-    },
+    logger: loggerOptions(config.LOG_LEVEL),
     trustProxy: true,
     return503OnClosing: true,
   }

@@ -15,6 +15,7 @@ import { priceShipment } from '../../shared/pricing/engine.js'
 import type { Point, Quote } from '../../shared/pricing/types.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
+import { inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
 
 export interface PlaceDeps {
   sql: Sql
@@ -34,20 +35,29 @@ const DISCARDED: PlacementOutcome = { statusCode: 410, body: { message: 'Placeme
  * that BullMQ runs twice finds the stored outcome and moves no money the second time.
  * Domain failures are returned and stored; only faults throw, to be retried.
  */
-export async function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
+export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
+  const attributes = { 'courier.business_id': job.businessId, 'courier.placement_id': job.placementId, 'courier.shipments': job.shipments.length }
+  return inSpan('placement.place', attributes, async (span) => {
+    const outcome = await settle(deps, job)
+    span.setAttribute('courier.outcome_status', outcome.statusCode)
+    return outcome
+  })
+}
+
+async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
   const { sql } = deps
-  const business = await findBusiness(sql, job.businessId)
+  const business = await sqlSpan('select business', () => findBusiness(sql, job.businessId))
   if (!business) return DISCARDED
   // Geocoding may call out over HTTP: done before any row is locked.
   const ends = await Promise.all(job.shipments.map((shipment) => locateShipment(deps, business, shipment)))
 
-  return sql.begin(async (tx) => {
-    const placement = await lockPlacement(tx, job.placementId)
+  return inSpan('placement.transaction', { 'courier.placement_id': job.placementId }, () => sql.begin(async (tx) => {
+    const placement = await sqlSpan('lock placement', () => lockPlacement(tx, job.placementId))
     if (!placement) return DISCARDED
     if (placement.outcome) return placement.outcome
 
-    const card = await loadRateCardForBusiness(tx, job.businessId)
-    const rates = await getPlatformRates(tx)
+    const card = await sqlSpan('load rate card', () => loadRateCardForBusiness(tx, job.businessId))
+    const rates = await sqlSpan('load platform rates', () => getPlatformRates(tx))
     const errors: ErrorItem[] = []
     const quotes: Quote[] = []
     for (const [index, shipment] of job.shipments.entries()) {
@@ -66,24 +76,24 @@ export async function place(deps: PlaceDeps, job: PlacementJob): Promise<Placeme
     }
     if (errors.length > 0) {
       const outcome = { statusCode: 400, body: { message: 'One or more orders could not be placed', errors } }
-      await settlePlacement(tx, job.placementId, 'failed', outcome)
+      await sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'failed', outcome))
       return outcome
     }
 
     const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
-    const wallet = await lockWallet(tx, job.businessId)
+    const wallet = await sqlSpan('lock wallet', () => lockWallet(tx, job.businessId))
     if (!wallet || wallet.balance < total) {
       const outcome = {
         statusCode: 400,
         body: { message: 'Insufficient wallet balance', required: toMajor(total), available: toMajor(wallet?.balance ?? 0), currency: deps.currency },
       }
-      await settlePlacement(tx, job.placementId, 'failed', outcome)
+      await sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'failed', outcome))
       return outcome
     }
 
     const orders: NewOrder[] = quotes.map((quote, position) => ({ id: newOrderId(), position, quote, shipment: job.shipments[position] }))
-    await insertOrders(tx, job.placementId, job.businessId, orders)
-    await debitWallet(tx, job.businessId, total, job.placementId)
+    await sqlSpan('insert orders', () => insertOrders(tx, job.placementId, job.businessId, orders))
+    await sqlSpan('debit wallet', () => debitWallet(tx, job.businessId, total, job.placementId))
     const count = orders.length
     const outcome = {
       statusCode: 201,
@@ -96,9 +106,9 @@ export async function place(deps: PlaceDeps, job: PlacementJob): Promise<Placeme
         placement_id: job.placementId,
       },
     }
-    await settlePlacement(tx, job.placementId, 'succeeded', outcome)
+    await sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'succeeded', outcome))
     return outcome
-  })
+  }))
 }
 
 /** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */

@@ -9,6 +9,8 @@ import { PricingError } from '../../shared/errors/pricing-error.js'
 import { ValidationError } from '../../shared/errors/validation-error.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
+import { requestMetrics } from '../../shared/http/observability.js'
+import { fastifyOtel } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { createQuoter } from '../../shared/pricing/quoter.js'
@@ -26,6 +28,8 @@ export interface PricingAppOptions {
  * `{message}` 400s that the gateway wraps in the public error body.
  */
 async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
+  await app.register(fastifyOtel.plugin())
+  await app.register(requestMetrics)
   const sql = given ?? createSql(config)
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ConfigError } from '../config.js'
+import { startMetrics } from '../telemetry/metrics.js'
+import { stopTelemetry } from '../telemetry/sdk.js'
 
 interface Running {
   app: FastifyInstance
@@ -7,12 +9,20 @@ interface Running {
   host: string
 }
 
+interface ServiceDefinition<C> {
+  name: string
+  loadConfig: () => C
+  /** Where Prometheus scrapes `/metrics`. Metrics start before the app is built, so its instruments are real. */
+  opsPort: (config: C) => number
+  start: (config: C) => Promise<Running>
+}
+
 /**
  * What every service's `main` does: parse config (a bad value stops start-up with a message),
  * build, listen, and on SIGTERM or SIGINT close — which drains in-flight requests and runs each
  * plugin's `onClose` — then exit.
  */
-export async function runService<C>(name: string, loadConfig: () => C, start: (config: C) => Promise<Running>): Promise<void> {
+export async function runService<C extends { HOST: string }>({ name, loadConfig, opsPort, start }: ServiceDefinition<C>): Promise<void> {
   let config: C
   try {
     config = loadConfig()
@@ -23,6 +33,7 @@ export async function runService<C>(name: string, loadConfig: () => C, start: (c
     }
     throw err
   }
+  const metrics = startMetrics(opsPort(config), config.HOST)
   const { app, port, host } = await start(config)
   let closing = false
   const stop = async (signal: string) => {
@@ -32,6 +43,8 @@ export async function runService<C>(name: string, loadConfig: () => C, start: (c
     const forced = setTimeout(() => process.exit(1), 30_000).unref()
     try {
       await app.close()
+      await metrics.close()
+      await stopTelemetry()
     } finally {
       clearTimeout(forced)
       process.exit(0)
@@ -45,6 +58,7 @@ export async function runService<C>(name: string, loadConfig: () => C, start: (c
     const code = (err as { code?: string }).code
     console.error(code === 'EADDRINUSE' ? `${name}: port ${port} is already in use; stop what holds it or set another port` : `${name}: ${(err as Error).message}`)
     await app.close().catch(() => {})
+    await metrics.close().catch(() => {})
     process.exit(1)
   }
 }

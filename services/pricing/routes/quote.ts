@@ -4,6 +4,7 @@ import type { Quoter } from '../../../shared/pricing/quoter.js'
 import { toQuoteResponse } from '../../../shared/pricing/quote-response.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { quoteRequestSchema } from '../../../shared/schemas/quote.js'
+import { instruments } from '../../../shared/telemetry/metrics.js'
 
 /**
  * `POST /internal/quote` `{business_id, request}` → the spec's quote body, or 400 `{message}`.
@@ -15,6 +16,8 @@ export default async function quoteRoutes(app: FastifyInstance, { quoter }: { qu
     const body = request.body as { business_id?: unknown; request?: unknown } | null
     if (typeof body?.business_id !== 'string') throw new ValidationError([{ field: 'business_id', message: 'business_id must be a string' }])
     const quoteRequest = parseBody(quoteRequestSchema, body.request)
-    return toQuoteResponse(await quoter.quote(body.business_id, quoteRequest))
+    const quote = await quoter.quote(body.business_id, quoteRequest)
+    instruments().quotes.add(1, { pricing_model: quote.pricingModel })
+    return toQuoteResponse(quote)
   })
 }

@@ -1,0 +1,48 @@
+import { metrics, type Counter, type Histogram, type Meter } from '@opentelemetry/api'
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
+import { MeterProvider } from '@opentelemetry/sdk-metrics'
+
+/**
+ * Serves the OpenTelemetry metrics of this process for Prometheus at `/metrics` on the ops
+ * port, never on the public one.
+ */
+export function startMetrics(port: number, host: string): { close: () => Promise<void> } {
+  const exporter = new PrometheusExporter({ port, host, endpoint: '/metrics' })
+  const provider = new MeterProvider({ readers: [exporter] })
+  metrics.setGlobalMeterProvider(provider)
+  return { close: () => provider.shutdown() }
+}
+
+export interface Instruments {
+  meter: Meter
+  httpDuration: Histogram
+  quotes: Counter
+  placements: Counter
+  orders: Counter
+  charged: Counter
+  jobDuration: Histogram
+}
+
+// The SDK's default buckets suit milliseconds; these suit requests measured in seconds.
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+let created: Instruments | null = null
+
+/**
+ * The project's instruments, made on first use: the metrics API has no proxy, so instruments
+ * made before `startMetrics` would stay no-ops for good.
+ */
+export function instruments(): Instruments {
+  if (created) return created
+  const meter = metrics.getMeter('courier')
+  created = {
+    meter,
+    httpDuration: meter.createHistogram('http_server_request_duration_seconds', { description: 'HTTP requests by route, method and status', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+    quotes: meter.createCounter('courier_quotes', { description: 'Quotes answered, by pricing model' }),
+    placements: meter.createCounter('courier_placements', { description: 'Settled placements, by outcome' }),
+    orders: meter.createCounter('courier_orders_placed', { description: 'Orders created' }),
+    charged: meter.createCounter('courier_money_charged', { unit: '{currency_major_unit}', description: 'Money debited from wallets, by currency' }),
+    jobDuration: meter.createHistogram('courier_placement_job_duration_seconds', { description: 'Time a worker spent on one placement job, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+  }
+  return created
+}

@@ -1,0 +1,36 @@
+import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
+
+/** The tracer of every manual span in the project; a no-op until an SDK registers a provider. */
+export const tracer = trace.getTracer('courier')
+
+/**
+ * Runs `work` inside an active span, so spans it causes (SQL, Redis, HTTP) become its children.
+ * A thrown error marks the span failed and is rethrown unchanged.
+ */
+export async function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await work(span)
+    } catch (err) {
+      span.recordException(err as Error)
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
+      throw err
+    } finally {
+      span.end()
+    }
+  })
+}
+
+/**
+ * A span around one SQL step. The `postgres` package has no instrumentation, so the steps of
+ * the placement transaction are named by hand; statement text is left out on purpose.
+ */
+export function sqlSpan<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  return inSpan(`sql ${operation}`, { 'db.system': 'postgresql', 'db.operation.name': operation }, () => work())
+}
+
+/** The trace id of the active span, for log lines. */
+export function activeTraceId(): string | undefined {
+  const context = trace.getActiveSpan()?.spanContext()
+  return context && trace.isSpanContextValid(context) ? context.traceId : undefined
+}

@@ -1,0 +1,133 @@
+import { Writable } from 'node:stream'
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import Fastify from 'fastify'
+import t from 'tap'
+import gatewayApp from '../../services/gateway/app.js'
+import { gatewayServerOptions } from '../../services/gateway/server-options.js'
+import { gatewayEnv, loadConfig } from '../../shared/config.js'
+import { loggerOptions } from '../../shared/http/observability.js'
+import { startMetrics } from '../../shared/telemetry/metrics.js'
+import { seedAccount } from '../helpers/accounts.js'
+import { freePort, startOwnRedis } from '../helpers/processes.js'
+import { bearer, startStack } from '../helpers/stack.js'
+
+// Registered before any service is built, as `node --import register.js` does in production.
+const spans = new InMemorySpanExporter()
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] })
+provider.register()
+const metricsPort = await freePort()
+const metrics = startMetrics(metricsPort, '127.0.0.1')
+t.teardown(() => metrics.close())
+
+const PHONE = '+2348099887766'
+const shipment = {
+  dropoff_address: '5 Allen Avenue, Ikeja', dropoff_state: 'Lagos', recipient_name: 'Chidi', recipient_phone: PHONE,
+  item_name: 'Phone case', weight: 2, quantity: 1, vehicle_type: 'bike', dropoff_latitude: 6.6, dropoff_longitude: 3.35,
+}
+const quoteBody = { pickup_address: 'Lekki Phase 1', dropoff_address: 'Ikeja', weight: 2, vehicle_type: 'bike', pickup_latitude: 6.44, pickup_longitude: 3.47, dropoff_latitude: 6.6, dropoff_longitude: 3.35 }
+
+t.test('one placement is one trace: gateway, queue, worker and SQL spans', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  spans.reset()
+  const response = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.equal(response.statusCode, 201)
+  const placementId = response.json().placement_id
+  await provider.forceFlush()
+
+  const finished = spans.getFinishedSpans()
+  const place = finished.find((span) => span.name === 'placement.place')
+  t.ok(place, 'the worker span exists')
+  const traceId = place!.spanContext().traceId
+  t.equal(place!.attributes['courier.business_id'], account.businessId)
+  t.equal(place!.attributes['courier.placement_id'], placementId)
+  const inTrace = finished.filter((span) => span.spanContext().traceId === traceId)
+  const names = inTrace.map((span) => span.name)
+  t.ok(inTrace.some((span) => span.instrumentationScope.name === '@fastify/otel'), `gateway request span in the trace: ${names.join(', ')}`)
+  t.ok(names.some((name) => /placement/.test(name) && name !== 'placement.place' && name !== 'placement.transaction'), 'BullMQ producer or consumer span in the trace')
+  for (const step of ['sql lock placement', 'sql lock wallet', 'sql insert orders', 'sql debit wallet', 'sql settle placement']) {
+    t.ok(names.includes(step), `${step} in the trace`)
+  }
+  const everything = JSON.stringify(finished.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })))
+  t.notOk(everything.includes(account.apiKey), 'the API key appears in no span')
+  t.notOk(everything.includes(account.apiKey.slice(8)), 'not even its secret part')
+})
+
+t.test('a quote is one trace across gateway and pricing', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false })
+  const account = await seedAccount(db.sql)
+  spans.reset()
+  const response = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey), payload: quoteBody })
+  t.equal(response.statusCode, 200)
+  await provider.forceFlush()
+  const fastifySpans = spans.getFinishedSpans().filter((span) => span.instrumentationScope.name === '@fastify/otel' && span.attributes['http.route'] !== undefined)
+  const routes = new Map(fastifySpans.map((span) => [span.attributes['http.route'], span.spanContext().traceId]))
+  t.ok(routes.get('/v2/business/order/cost'), 'gateway span')
+  t.equal(routes.get('/internal/quote'), routes.get('/v2/business/order/cost'), 'the pricing span shares the gateway trace')
+})
+
+t.test('logs: request id and trace id on each line, no API key, no phone number', async (t) => {
+  const { db, pricing } = await startStack(t, { worker: false })
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const address = pricing.server.address()
+  const config = loadConfig(gatewayEnv, { ...db.env, PRICING_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, RATE_LIMIT_MAX: '0' })
+  let captured = ''
+  const stream = new Writable({ write(chunk, _encoding, done) { captured += chunk; done() } })
+  const gateway = Fastify({ ...gatewayServerOptions(config), logger: { ...(loggerOptions('trace') as object), stream } })
+  await gateway.register(gatewayApp, { config })
+  t.teardown(() => gateway.close())
+
+  const quote = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: { ...bearer(account.apiKey), 'x-request-id': 'caller-req-42' }, payload: quoteBody })
+  t.equal(quote.headers['x-request-id'], 'caller-req-42')
+  await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [{ ...shipment, weight: 500 }] })
+  await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: { authorization: `Bearer ${account.apiKey}x` }, payload: quoteBody })
+  // Whatever a handler logs, the redaction paths keep keys and phones out.
+  gateway.log.info({ authorization: `Bearer ${account.apiKey}`, api_key: account.apiKey, shipment: { recipient_phone: PHONE } }, 'careless log line')
+
+  const lines = captured.trim().split('\n').map((line) => JSON.parse(line))
+  t.ok(lines.length >= 6, 'lines were written')
+  t.ok(lines.some((line) => line.reqId === 'caller-req-42'), 'the caller request id is on its lines')
+  t.ok(lines.some((line) => typeof line.trace_id === 'string' && /^[0-9a-f]{32}$/.test(line.trace_id)), 'trace id on request lines')
+  t.notOk(captured.includes(account.apiKey.slice(8)), 'no API key in the log')
+  t.notOk(captured.includes(PHONE), 'no recipient phone in the log')
+  t.ok(captured.includes('[redacted]'), 'redaction happened')
+})
+
+t.test('metrics: on the ops port for Prometheus, never on the public one', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey), payload: quoteBody })).statusCode, 200)
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })).statusCode, 201)
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.match(text, /http_server_request_duration_seconds_count\{[^}]*http_route="\/v2\/business\/order\/cost"[^}]*http_response_status_code="200"/)
+  t.match(text, /courier_quotes_total\{[^}]*pricing_model="rate_card"[^}]*\} [1-9]/)
+  t.match(text, /courier_placements_total\{[^}]*outcome="placed"[^}]*\} [1-9]/)
+  t.match(text, /courier_orders_placed_total(\{[^}]*\})? [1-9]/)
+  t.match(text, /courier_money_charged_total\{[^}]*currency="NGN"[^}]*\} [1-9]/)
+  t.match(text, /courier_placement_job_duration_seconds_count\{[^}]*outcome="placed"/)
+  t.match(text, /courier_queue_jobs\{[^}]*state="waiting"/)
+  t.equal((await gateway.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
+})
+
+t.test('rate limit per key, shared through Redis, failing open', async (t) => {
+  const redis = await startOwnRedis(t)
+  const { gateway, db } = await startStack(t, { worker: false, env: { REDIS_URL: redis.url, RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } })
+  const account = await seedAccount(db.sql)
+  const other = await seedAccount(db.sql)
+  const quote = (apiKey: string) => gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(apiKey), payload: quoteBody })
+  for (let i = 0; i < 3; i++) t.equal((await quote(account.apiKey)).statusCode, 200)
+  const limited = await quote(account.apiKey)
+  t.equal(limited.statusCode, 429)
+  const body = limited.json()
+  t.match(body.message, /^Too many requests, retry in \d+ seconds$/)
+  t.equal(body.statusCode, 429)
+  t.equal(body.path, '/v2/business/order/cost')
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
+  t.equal(limited.headers['ratelimit-limit'], '3')
+  t.equal(limited.headers['ratelimit-remaining'], '0')
+  t.equal((await quote(other.apiKey)).statusCode, 200, 'another key has its own budget')
+
+  await redis.stop()
+  t.equal((await quote(account.apiKey)).statusCode, 200, 'without Redis the limiter lets quotes through')
+})
