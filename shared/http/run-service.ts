@@ -33,7 +33,7 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
     }
     throw err
   }
-  const metrics = startMetrics(opsPort(config), config.HOST)
+  const metrics = startMetrics(opsPort(config), config.HOST, `courier-${name}`)
   const { app, port, host } = await start(config)
   let closing = false
   const stop = async (signal: string) => {

@@ -1,14 +1,15 @@
 import { metrics, type Counter, type Histogram, type Meter } from '@opentelemetry/api'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
+import { resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 
 /**
  * Serves the OpenTelemetry metrics of this process for Prometheus at `/metrics` on the ops
  * port, never on the public one.
  */
-export function startMetrics(port: number, host: string): { close: () => Promise<void> } {
+export function startMetrics(port: number, host: string, serviceName = 'courier'): { close: () => Promise<void> } {
   const exporter = new PrometheusExporter({ port, host, endpoint: '/metrics' })
-  const provider = new MeterProvider({ readers: [exporter] })
+  const provider = new MeterProvider({ readers: [exporter], resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }) })
   metrics.setGlobalMeterProvider(provider)
   return { close: () => provider.shutdown() }
 }
