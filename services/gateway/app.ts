@@ -12,6 +12,7 @@ import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
 import { createPricingClient } from './pricing-client.js'
 import { limitRequests } from './rate-limit.js'
+import openApiRoutes from './routes/openapi.js'
 import placementRoutes from './routes/placement.js'
 import quoteRoutes from './routes/quote.js'
 import rateCardRoutes from './routes/rate-cards.js'
@@ -57,6 +58,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   })
 
   await app.register(healthRoutes, { sql, redis })
+  await app.register(openApiRoutes)
   await app.register(async (v2) => {
     v2.addHook('onRequest', requireScope(keys, 'orders:write'))
     await limitRequests(v2, config, redis)

@@ -1,27 +1,5 @@
-import { DELIVERY_MODES, VEHICLE_TYPES, type DeliveryMode, type RateCard, type VehicleType } from './types.js'
-
-export interface CatalogOption {
-  id: string
-  label: string
-  min_weight_kg: number | null
-  max_weight_kg: number
-}
-
-export interface CatalogGroup {
-  vehicle_type: VehicleType
-  delivery_mode: DeliveryMode
-  options: CatalogOption[]
-}
-
-/** Body of `GET /v2/business/rate-cards`. */
-export interface Catalog {
-  currency: string
-  rate_card_id: string | null
-  version: number | null
-  updated_at: string | null
-  rate_cards: CatalogGroup[]
-  zones: string[]
-}
+import type { Catalog, CatalogGroup } from '../schemas/catalog.js'
+import { DELIVERY_MODES, VEHICLE_TYPES, type RateCard } from './types.js'
 
 /**
  * What a business may send as `vehicle_type` and `option_id` right now. Vehicle types without
