@@ -10,6 +10,7 @@ import { loggerOptions } from '../../shared/http/observability.js'
 import { startMetrics } from '../../shared/telemetry/metrics.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { freePort, startOwnRedis } from '../helpers/processes.js'
+import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
 // Registered before any service is built, as `node --import register.js` does in production.
@@ -21,11 +22,8 @@ const metrics = startMetrics(metricsPort, '127.0.0.1')
 t.teardown(() => metrics.close())
 
 const PHONE = '+2348099887766'
-const shipment = {
-  dropoff_address: '5 Allen Avenue, Ikeja', dropoff_state: 'Lagos', recipient_name: 'Chidi', recipient_phone: PHONE,
-  item_name: 'Phone case', weight: 2, quantity: 1, vehicle_type: 'bike', dropoff_latitude: 6.6, dropoff_longitude: 3.35,
-}
-const quoteBody = { pickup_address: 'Lekki Phase 1', dropoff_address: 'Ikeja', weight: 2, vehicle_type: 'bike', pickup_latitude: 6.44, pickup_longitude: 3.47, dropoff_latitude: 6.6, dropoff_longitude: 3.35 }
+const shipment = lagosShipment({ recipient_phone: PHONE })
+const quoteBody = quoteRequest()
 
 t.test('one placement is one trace: gateway, queue, worker and SQL spans', async (t) => {
   const { gateway, db } = await startStack(t)

@@ -4,20 +4,11 @@ import { loadConfig, workerEnv } from '../../shared/config.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { seedAccount, walletsBalance } from '../helpers/accounts.js'
 import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
+import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
-const shipment = {
-  dropoff_address: '5 Allen Avenue, Ikeja',
-  dropoff_state: 'Lagos',
-  recipient_name: 'Chidi Okafor',
-  recipient_phone: '+2348020000000',
-  item_name: 'Phone case',
-  weight: 2,
-  quantity: 1,
-  vehicle_type: 'bike',
-  dropoff_latitude: 6.6,
-  dropoff_longitude: 3.35,
-}
+// No pickup of its own: it leaves from the seeded business's pinned point in Lekki.
+const shipment = lagosShipment({ pickup_latitude: undefined, pickup_longitude: undefined })
 
 t.test('a placement that outlives the wait: 503 with its id, 409 while running, then the real answer', async (t) => {
   const { gateway, db } = await startStack(t, { worker: false, env: { PLACEMENT_TIMEOUT_MS: '800' } })
@@ -119,7 +110,7 @@ t.test('Redis down: placements answer 503 at once and leave nothing behind; quot
 
   const quote = await gateway.inject({
     method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey),
-    payload: { pickup_address: 'Lekki Phase 1', dropoff_address: 'Ikeja', weight: 2, vehicle_type: 'bike', pickup_latitude: 6.44, pickup_longitude: 3.47, dropoff_latitude: 6.6, dropoff_longitude: 3.35 },
+    payload: quoteRequest(),
   })
   t.equal(quote.statusCode, 200, 'quotes do not need Redis')
 

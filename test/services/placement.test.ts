@@ -1,28 +1,7 @@
 import t from 'tap'
 import { seedAccount, walletsBalance } from '../helpers/accounts.js'
+import { IKEJA, ISLAND, shipment } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
-
-// Points inside the demo card's zones.
-const ISLAND = { lat: 6.45, lng: 3.40 }
-const IKEJA = { lat: 6.60, lng: 3.35 }
-
-function shipment(overrides: Record<string, unknown> = {}) {
-  return {
-    dropoff_address: '5 Allen Avenue, Ikeja',
-    dropoff_state: 'Lagos',
-    recipient_name: 'Chidi Okafor',
-    recipient_phone: '+2348020000000',
-    item_name: 'Phone case',
-    weight: 2,
-    quantity: 1,
-    vehicle_type: 'bike',
-    pickup_latitude: ISLAND.lat,
-    pickup_longitude: ISLAND.lng,
-    dropoff_latitude: IKEJA.lat,
-    dropoff_longitude: IKEJA.lng,
-    ...overrides,
-  }
-}
 
 t.test('placement', async (t) => {
   const { gateway, db } = await startStack(t)
