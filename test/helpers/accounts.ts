@@ -52,12 +52,3 @@ export async function seedAccount(sql: Sql, input: { balance?: number; card?: un
     return { businessId: business.id, apiKey: key.apiKey, card, options }
   }) as Promise<SeededAccount>
 }
-
-/** The invariant every test file ends on: balance = credits − debits, never negative. */
-export async function walletsBalance(sql: Sql): Promise<{ business_id: string; balance: number; ledger: number }[]> {
-  return sql`
-    select w.business_id, w.balance,
-           coalesce(sum(case when l.kind = 'credit' then l.amount else -l.amount end), 0)::bigint as ledger
-    from wallets w left join ledger_entries l on l.business_id = w.business_id
-    group by w.business_id, w.balance` as never
-}

@@ -29,8 +29,31 @@ export async function useTestDb(t: Test): Promise<TestDb> {
   await migrate(config)
   const sql = createSql(config, { max: 4 })
   t.teardown(async () => {
-    await sql`drop schema if exists ${sql(config.DATABASE_SCHEMA)} cascade`
-    await sql.end()
+    try {
+      await assertWalletsMatchLedger(sql)
+    } finally {
+      await sql`drop schema if exists ${sql(config.DATABASE_SCHEMA)} cascade`
+      await sql.end()
+    }
   })
   return { config, sql, env }
+}
+
+/** Every wallet beside the sum of its ledger (credits − debits). */
+export async function walletsAgainstLedger(sql: Sql): Promise<{ business_id: string; balance: number; ledger: number }[]> {
+  const rows = await sql`
+    select w.business_id, w.balance,
+           coalesce(sum(case when l.kind = 'credit' then l.amount else -l.amount end), 0)::bigint as ledger
+    from wallets w left join ledger_entries l on l.business_id = w.business_id
+    group by w.business_id, w.balance`
+  return rows as unknown as { business_id: string; balance: number; ledger: number }[]
+}
+
+/**
+ * The invariant every test file ends on, whatever it did: each wallet's balance equals its
+ * credits minus its debits, and none is negative. A breach fails the file.
+ */
+async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
+  const broken = (await walletsAgainstLedger(sql)).filter((wallet) => wallet.balance !== wallet.ledger || wallet.balance < 0)
+  if (broken.length > 0) throw new Error(`wallet invariant broken: ${JSON.stringify(broken)}`)
 }

@@ -2,7 +2,8 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { loadConfig, workerEnv } from '../../shared/config.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
-import { seedAccount, walletsBalance } from '../helpers/accounts.js'
+import { seedAccount } from '../helpers/accounts.js'
+import { walletsAgainstLedger } from '../helpers/db.js'
 import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
@@ -87,6 +88,39 @@ t.test('a worker killed mid-transaction: the job runs again and settles exactly 
   t.equal(wallet.balance, 10000000 - debits[0].amount)
 })
 
+t.test('SIGTERM: the worker finishes the job in hand, then exits', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false })
+  const { sql } = db
+  const account = await seedAccount(sql, { balance: 100000 })
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = sql.begin(async (tx) => {
+    await tx`select balance from wallets where business_id = ${account.businessId} for update`
+    locked()
+    await held
+  })
+  await lockTaken
+
+  const worker = startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
+  const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)))
+  const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.ok(await waitFor(async () => {
+    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
+    return row.waiting > 0
+  }, 10000), 'the job is inside its transaction')
+
+  worker.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal(worker.exitCode, null, 'still running while its job is unfinished')
+  release()
+  await holder
+  const answer = await response
+  t.equal(answer.statusCode, 201, 'the job in hand completed')
+  t.equal(await exited, 0, 'then the worker exited cleanly')
+})
+
 t.test('Redis down: placements answer 503 at once and leave nothing behind; quotes go on; recovery after restart', async (t) => {
   const redis = await startOwnRedis(t)
   const { gateway, db } = await startStack(t, { worker: false, env: { REDIS_URL: redis.url } })
@@ -116,7 +150,7 @@ t.test('Redis down: placements answer 503 at once and leave nothing behind; quot
 
   await startOwnRedis(t, redis.port)
   t.ok(await waitFor(async () => (await place()).statusCode === 201, 15000, 300), 'placements work again once Redis is back')
-  for (const wallet of await walletsBalance(db.sql)) t.equal(wallet.balance, Number(wallet.ledger))
+  for (const wallet of await walletsAgainstLedger(db.sql)) t.equal(wallet.balance, wallet.ledger)
 })
 
 t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) => {

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { seedAccount, walletsBalance } from '../helpers/accounts.js'
+import { releaseExpiredKeys } from '../../shared/db/placements.js'
+import { seedAccount } from '../helpers/accounts.js'
+import { walletsAgainstLedger } from '../helpers/db.js'
 import { IKEJA, ISLAND, shipment } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -206,6 +208,23 @@ t.test('placement', async (t) => {
     t.equal(again.json().message, 'Insufficient wallet balance')
   })
 
+  t.test('an Idempotency-Key lives 24 hours; then it places anew, and the sweep frees old keys', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const key = { 'idempotency-key': 'yesterday' }
+    const first = (await place(account.apiKey, [shipment()], key)).json()
+    await sql`update placements set created_at = now() - interval '25 hours' where id = ${first.placement_id}`
+    const again = await place(account.apiKey, [shipment()], key)
+    t.equal(again.statusCode, 201)
+    t.not(again.json().placement_id, first.placement_id, 'a new placement, not a replay')
+    const [{ count }] = await sql`select count(*)::int from ledger_entries where business_id = ${account.businessId} and kind = 'debit'`
+    t.equal(count, 2)
+
+    await sql`update placements set created_at = now() - interval '25 hours' where id = ${again.json().placement_id}`
+    t.ok(await releaseExpiredKeys(sql, 24) >= 1)
+    const [row] = await sql`select idempotency_key from placements where id = ${again.json().placement_id}`
+    t.equal(row.idempotency_key, null, 'the sweep released the key')
+  })
+
   t.test('reading a placement: stored answer, 404 for unknown or foreign ids', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
     const other = await seedAccount(sql, { balance: 100000 })
@@ -221,8 +240,8 @@ t.test('placement', async (t) => {
   })
 
   t.test('every wallet still equals its ledger, and none is negative', async (t) => {
-    for (const wallet of await walletsBalance(sql)) {
-      t.equal(wallet.balance, Number(wallet.ledger), `wallet ${wallet.business_id}`)
+    for (const wallet of await walletsAgainstLedger(sql)) {
+      t.equal(wallet.balance, wallet.ledger, `wallet ${wallet.business_id}`)
       t.ok(wallet.balance >= 0)
     }
   })
