@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import type { WorkerConfig } from '../../shared/config.js'
-import { discardPendingPlacement, releaseExpiredKeys, type PlacementOutcome } from '../../shared/db/placements.js'
-import { createSql } from '../../shared/db/sql.js'
+import { discardPendingPlacement, findStalePending, releaseExpiredKeys, type PlacementOutcome } from '../../shared/db/placements.js'
+import { createSql, type Sql } from '../../shared/db/sql.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
@@ -15,6 +15,7 @@ import { instruments } from '../../shared/telemetry/metrics.js'
 import { place } from './place.js'
 
 const KEY_SWEEP_MS = 15 * 60 * 1000
+const ORPHAN_AFTER_MIN = 10
 
 /**
  * The placement worker as a plugin of its health server: it opens the queue consumer and the
@@ -72,6 +73,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
 
   const sweep = setInterval(() => {
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
+    discardOrphans(sql, queue).catch((err) => app.log.warn({ err: err.message }, 'orphan sweep failed'))
   }, KEY_SWEEP_MS).unref()
 
   app.addHook('onClose', async () => {
@@ -86,6 +88,16 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
 }
 
 export const startPlacementWorker = fp(placementWorker, { name: 'placement-worker' })
+
+/**
+ * A gateway that died between recording a placement and queueing it leaves a pending row no job
+ * will ever settle, holding its Idempotency-Key. Rows pending for long with no job are dropped.
+ */
+export async function discardOrphans(sql: Sql, queue: Queue): Promise<void> {
+  for (const id of await findStalePending(sql, ORPHAN_AFTER_MIN)) {
+    if (!(await queue.getJob(id))) await discardPendingPlacement(sql, id)
+  }
+}
 
 function outcomeName(outcome: PlacementOutcome): string {
   if (outcome.statusCode === 201) return 'placed'

@@ -106,3 +106,10 @@ export async function releaseExpiredKeys(db: Db, ttlHours: number): Promise<numb
 export async function releaseKey(db: Db, id: string): Promise<void> {
   await db`update placements set idempotency_key = null where id = ${id}`
 }
+
+/** Pending placements older than `minutes`: candidates for the sweep when no job backs them. */
+export async function findStalePending(db: Db, minutes: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from placements where status = 'pending' and created_at < now() - make_interval(mins => ${minutes}) limit 500`
+  return rows.map((row) => row.id)
+}

@@ -1,4 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
 import t from 'tap'
+import { discardOrphans } from '../../services/placement-worker/worker.js'
+import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { releaseExpiredKeys } from '../../shared/db/placements.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
@@ -223,6 +228,23 @@ t.test('placement', async (t) => {
     t.ok(await releaseExpiredKeys(sql, 24) >= 1)
     const [row] = await sql`select idempotency_key from placements where id = ${again.json().placement_id}`
     t.equal(row.idempotency_key, null, 'the sweep released the key')
+  })
+
+  t.test('the sweep drops a pending placement that no job backs, freeing its key', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const connection = new Redis(db.config.REDIS_URL, { maxRetriesPerRequest: null })
+    const queue = new Queue(PLACEMENT_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+    t.teardown(async () => { await queue.close(); connection.disconnect() })
+    const orphan = randomUUID()
+    await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, created_at)
+              values (${orphan}, ${account.businessId}, 'pending', 'crashed-gateway', 'x', now() - interval '11 minutes')`
+    const recent = randomUUID()
+    await sql`insert into placements (id, business_id, status, request_hash) values (${recent}, ${account.businessId}, 'pending', 'x')`
+    await discardOrphans(sql, queue)
+    t.same((await sql`select id from placements where id in (${orphan}, ${recent})`).map((row) => row.id), [recent], 'only the old orphan goes')
+    const retry = await place(account.apiKey, [shipment()], { 'idempotency-key': 'crashed-gateway' })
+    t.equal(retry.statusCode, 201, 'its key places anew')
+    await sql`delete from placements where id = ${recent}`
   })
 
   t.test('reading a placement: stored answer, 404 for unknown or foreign ids', async (t) => {
