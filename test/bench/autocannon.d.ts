@@ -1,0 +1,38 @@
+// autocannon ships no types; the bench uses only this much of it.
+declare module 'autocannon' {
+  interface Histogram {
+    average: number
+    mean: number
+    stddev: number
+    min: number
+    max: number
+    total: number
+    p50: number
+    p90: number
+    p97_5: number
+    p99: number
+  }
+  export interface Result {
+    requests: Histogram
+    latency: Histogram
+    throughput: Histogram
+    errors: number
+    timeouts: number
+    non2xx: number
+    '2xx': number
+    duration: number
+    statusCodeStats: Record<string, { count: number }>
+  }
+  export interface Options {
+    url: string
+    connections?: number
+    duration?: number
+    method?: string
+    headers?: Record<string, string>
+    body?: string
+    timeout?: number
+    pipelining?: number
+  }
+  function autocannon(options: Options): Promise<Result>
+  export default autocannon
+}

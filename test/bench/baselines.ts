@@ -1,0 +1,173 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { Queue, QueueEvents, Worker } from 'bullmq'
+import createFastify from 'fastify'
+import { Redis } from 'ioredis'
+import postgres from 'postgres'
+import { Pool } from 'undici'
+import { placementJobOptions } from '../../shared/placement-queue.js'
+
+/*
+ * The bare stack the project is measured against, with none of the project's own code on the
+ * request path: the same libraries, the same pool sizes and worker concurrency as the project's
+ * defaults, doing the least that the same answer needs.
+ *
+ *   (a) quote:     fastify front ──undici Pool, keep-alive──▶ fastify back, a quote-shaped JSON
+ *   (b) placement: fastify front ──BullMQ job──▶ worker: one transaction that locks a wallet row,
+ *                  inserts N order rows in one statement and debits the wallet; the result goes
+ *                  back to the HTTP caller through QueueEvents
+ *
+ * Run as `node dist/test/bench/baselines.js <role>`, one process per role, as the project runs
+ * one process per service.
+ */
+
+// The project's defaults (shared/config.ts): PRICING_CONNECTIONS, WORKER_CONCURRENCY, pool size.
+const PRICING_CONNECTIONS = 64
+const WORKER_CONCURRENCY = 8
+const POOL_MAX = Math.max(10, WORKER_CONCURRENCY + 2)
+const WAIT_TIMEOUT_MS = 30_000
+export const BASELINE_QUEUE = 'baseline-place'
+
+/** The baseline's tables, in a schema of their own in the bench database. */
+export async function prepareBaselineSchema(databaseUrl: string, schema: string, balanceMinor: number): Promise<string> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  try {
+    await sql`drop schema if exists ${sql(schema)} cascade`
+    await sql`create schema ${sql(schema)}`
+    await sql`create table ${sql(schema)}.wallets (id uuid primary key, balance bigint not null check (balance >= 0), updated_at timestamptz not null default now())`
+    await sql`create table ${sql(schema)}.orders (
+      id text primary key, wallet_id uuid not null references ${sql(schema)}.wallets(id), position integer not null,
+      price bigint not null, shipment jsonb not null, created_at timestamptz not null default now())`
+    const walletId = randomUUID()
+    await sql`insert into ${sql(schema)}.wallets (id, balance) values (${walletId}, ${balanceMinor})`
+    return walletId
+  } finally {
+    await sql.end()
+  }
+}
+
+function env(name: string): string {
+  const value = process.env[name]
+  if (!value) throw new Error(`${name} is not set`)
+  return value
+}
+
+const QUOTE = {
+  price: 3500,
+  distance_km: 22.57,
+  currency: 'NGN',
+  pricing_model: 'rate_card',
+  option_id: 'opt_ABCDEFGHJKMN',
+  option_label: 'Up to 5 kg',
+  delivery_mode: 'MOTORBIKE',
+  from_zone_name: 'Island',
+  to_zone_name: 'Ikeja',
+}
+
+/** A fastify app that answers the bench's readiness probe. */
+function bareApp() {
+  const app = createFastify({ logger: false })
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  return app
+}
+
+async function quoteBack() {
+  const app = bareApp()
+  app.post('/internal/quote', async (request) => {
+    const body = request.body as { business_id: string; request: { weight: number } }
+    return { ...QUOTE, price: QUOTE.price + (body.request.weight > 5 ? 1000 : 0) }
+  })
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
+async function quoteFront() {
+  const app = bareApp()
+  const pool = new Pool(env('BACK_URL'), { connections: PRICING_CONNECTIONS, keepAliveTimeout: 30_000 })
+  app.post('/quote', async (request, reply) => {
+    const response = await pool.request({
+      method: 'POST',
+      path: '/internal/quote',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ business_id: 'b', request: request.body }),
+    })
+    const text = await response.body.text()
+    return reply.code(response.statusCode).type('application/json; charset=utf-8').send(text)
+  })
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
+interface BaselineJob { walletId: string; shipments: { weight: number }[] }
+interface BaselineResult { orders: { order_id: string; price: number }[]; charged_total: number }
+
+async function placeFront() {
+  const app = bareApp()
+  const producer = new Redis(env('REDIS_URL'), { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  const queue = new Queue<BaselineJob>(BASELINE_QUEUE, { connection: producer, prefix: env('QUEUE_PREFIX') })
+  const events = new QueueEvents(BASELINE_QUEUE, { connection: new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null }), prefix: env('QUEUE_PREFIX') })
+  await events.waitUntilReady()
+  const waiters = new Map<string, (result: BaselineResult | null) => void>()
+  events.on('completed', ({ jobId, returnvalue }) => {
+    const resolve = waiters.get(jobId)
+    if (!resolve) return
+    waiters.delete(jobId)
+    resolve((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as BaselineResult)
+  })
+  const walletId = env('WALLET_ID')
+  app.post('/place', async (request, reply) => {
+    const shipments = request.body as BaselineJob['shipments']
+    const id = randomUUID()
+    const result = new Promise<BaselineResult | null>((resolve) => {
+      const timer = setTimeout(() => { waiters.delete(id); resolve(null) }, WAIT_TIMEOUT_MS)
+      waiters.set(id, (value) => { clearTimeout(timer); resolve(value) })
+    })
+    await queue.add('place', { walletId, shipments }, { ...placementJobOptions, jobId: id })
+    const outcome = await result
+    if (!outcome) return reply.code(503).send({ message: 'timed out' })
+    return reply.code(201).send({ status: 'Success', ...outcome, placement_id: id })
+  })
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
+async function placeWorker() {
+  const schema = env('BASELINE_SCHEMA')
+  const sql = postgres(env('DATABASE_URL'), { max: POOL_MAX, onnotice: () => {}, connection: { search_path: schema } })
+  const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null })
+  const worker = new Worker<BaselineJob, BaselineResult>(BASELINE_QUEUE, async (job) => {
+    const { walletId, shipments } = job.data
+    return sql.begin(async (tx) => {
+      const [wallet] = await tx`select balance from wallets where id = ${walletId} for update`
+      const rows = shipments.map((shipment, position) => ({
+        id: `ORD-${randomBytes(8).toString('hex')}`,
+        wallet_id: walletId,
+        position,
+        price: 350000,
+        shipment: shipment as never,
+      }))
+      const total = rows.reduce((sum, row) => sum + row.price, 0)
+      if (Number(wallet.balance) < total) throw new Error('insufficient balance')
+      await tx`insert into orders ${tx(rows)}`
+      await tx`update wallets set balance = balance - ${total}, updated_at = now() where id = ${walletId}`
+      return { orders: rows.map((row) => ({ order_id: row.id, price: row.price / 100 })), charged_total: total / 100 }
+    }) as Promise<BaselineResult>
+  }, { connection, prefix: env('QUEUE_PREFIX'), concurrency: WORKER_CONCURRENCY })
+  await worker.waitUntilReady()
+  const app = bareApp()
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
+const roles: Record<string, () => Promise<void>> = {
+  'quote-back': quoteBack,
+  'quote-front': quoteFront,
+  'place-front': placeFront,
+  'place-worker': placeWorker,
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const role = roles[process.argv[2] ?? '']
+  if (!role) {
+    console.error(`usage: baselines.js ${Object.keys(roles).join('|')}`)
+    process.exit(2)
+  }
+  process.once('SIGTERM', () => process.exit(0))
+  await role()
+}

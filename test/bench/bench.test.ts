@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import t from 'tap'
+import { projectRoot } from '../helpers/processes.js'
+
+// A smoke test of `npm run bench`, not a benchmark: one second of the quote case must run
+// without an error, print its table and write its figures. No timing is asserted.
+t.test('the bench runs for a second and reports', async (t) => {
+  const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'courier-bench-'))
+  t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }))
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'test', 'bench', 'run.js')], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      BENCH_SECONDS: '1',
+      BENCH_ROUNDS: '1',
+      BENCH_WARMUP: '0',
+      BENCH_CASES: 'quote,place-1',
+      // Its own schemas and Redis prefix, so it can run beside a real bench run or another test.
+      BENCH_ID: `smoke_${randomBytes(4).toString('hex')}`,
+      BENCH_RESULTS_DIR: resultsDir,
+    },
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => (stdout += chunk))
+  child.stderr.on('data', (chunk) => (stderr += chunk))
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+
+  t.equal(code, 0, `bench exits 0\n${stderr}`)
+  t.match(stdout, /^\| quote\s+\| 50\s+\| project\s+\| \d+ quotes\/s/m, 'prints the quote row')
+  t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
+  t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
+
+  const files = readdirSync(resultsDir).filter((name) => name.endsWith('.json'))
+  t.equal(files.length, 1, 'writes one JSON file')
+  const report = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'))
+  t.type(report.gatewayPeakRssMb, 'number')
+  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1'])
+  for (const entry of report.cases) {
+    for (const side of [entry.baseline, entry.project]) {
+      for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)
+      t.ok(side.best.requests > 0, `${entry.name} answered requests`)
+    }
+  }
+})

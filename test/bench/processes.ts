@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+/** The project root, from `dist/test/bench/` or `test/bench/`. */
+export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+
+export interface Child {
+  name: string
+  process: ChildProcess
+  /** Last lines it wrote, shown if it dies. */
+  lines: string[]
+}
+
+const children: Child[] = []
+
+/**
+ * Runs a node script as its own process (its own core, as in production). Its output is
+ * kept quiet unless BENCH_VERBOSE is set, and shown when it dies before the bench ends.
+ */
+export function startNode(name: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const entry: Child = { name, process: child, lines: [] }
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      entry.lines.push(line)
+      if (entry.lines.length > 50) entry.lines.shift()
+      if (process.env.BENCH_VERBOSE) process.stderr.write(`[${name}] ${line}\n`)
+    })
+  }
+  child.on('exit', (code, signal) => {
+    if (stopping) return
+    process.stderr.write(`bench: ${name} exited (${signal ?? code})\n${entry.lines.map((line) => `[${name}] ${line}`).join('\n')}\n`)
+    process.exitCode = 1
+  })
+  children.push(entry)
+  return entry
+}
+
+let stopping = false
+
+/** Stops every child this bench started (SIGTERM, then SIGKILL after a grace period). */
+export async function stopAll(): Promise<void> {
+  stopping = true
+  await Promise.all(children.map(async ({ process: child }) => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 8000)
+    await exited
+    clearTimeout(timer)
+  }))
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** Polls `url` until it answers 200. */
+export async function waitReady(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await fetch(url).then((response) => response.ok, () => false)) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${url} did not become ready within ${timeoutMs} ms`)
+}
+
+/** Peak resident set (VmHWM) of a process, in MB, as the kernel recorded it. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const match = /VmHWM:\s+(\d+) kB/.exec(status)
+  return match ? Number(match[1]) / 1024 : NaN
+}
+
+/** Current resident set (VmRSS) in MB. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const match = /VmRSS:\s+(\d+) kB/.exec(status)
+  return match ? Number(match[1]) / 1024 : NaN
+}

@@ -1,0 +1,275 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Redis } from 'ioredis'
+import { loadConfig, workerEnv } from '../../shared/config.js'
+import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
+import { createSql } from '../../shared/db/sql.js'
+import { toMinor } from '../../shared/money.js'
+import { createApiKey } from '../../shared/db/api-keys.js'
+import { createBusiness, setBusinessRateCard } from '../../shared/db/businesses.js'
+import { importRateCard } from '../../shared/db/rate-cards.js'
+import { createWallet, creditWallet } from '../../shared/db/wallets.js'
+import { prepareBaselineSchema } from './baselines.js'
+import { drive, type Run, type Target } from './load.js'
+import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
+import { formatTable, verdicts, type CaseResult } from './report.js'
+
+/*
+ * `npm run bench`: the project as `npm start` runs it (three processes), on a database and a
+ * queue prefix of its own, against bare baselines of the same stack, alternating between them.
+ *
+ *   BENCH_SECONDS   length of one measured run (default 8)
+ *   BENCH_ROUNDS    baseline/project pairs per case (default 3)
+ *   BENCH_WARMUP    warm-up seconds per side per case (default 2)
+ *   BENCH_CASES     comma list of quote, place-1, place-100 (default all)
+ *   BENCH_ID        names the schemas and Redis prefixes (default `bench`)
+ *   BENCH_RESULTS_DIR  where the JSON goes (default test/bench/results)
+ *   BENCH_CPU_PROF  comma list of gateway, pricing, worker to run with --cpu-prof (into .bench-prof/)
+ */
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? Math.min(2, SECONDS))
+const ID = process.env.BENCH_ID ?? 'bench'
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_bench'
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? path.join(projectRoot, 'test', 'bench', 'results')
+const PROFILED = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean))
+
+const PROJECT_SCHEMA = `${ID.replace(/\W/g, '_')}_project`
+const BASELINE_SCHEMA = `${ID.replace(/\W/g, '_')}_baseline`
+const QUEUE_PREFIX = `{courier-${ID}}`
+const BASELINE_PREFIX = `{baseline-${ID}}`
+// Enough for every placement of the run many times over (major units).
+const WALLET_MAJOR = 10_000_000_000
+
+// Points inside the demo card's zones: Island to Ikeja, a bike band of up to 5 kg.
+const ISLAND = { lat: 6.45, lng: 3.40 }
+const IKEJA = { lat: 6.60, lng: 3.35 }
+const QUOTE_BODY = {
+  pickup_address: 'Broad Street, Lagos Island',
+  dropoff_address: 'Allen Avenue, Ikeja',
+  weight: 2,
+  vehicle_type: 'bike',
+  pickup_latitude: ISLAND.lat,
+  pickup_longitude: ISLAND.lng,
+  dropoff_latitude: IKEJA.lat,
+  dropoff_longitude: IKEJA.lng,
+}
+const SHIPMENT = {
+  dropoff_address: '5 Allen Avenue, Ikeja',
+  dropoff_state: 'Lagos',
+  recipient_name: 'Chidi Okafor',
+  recipient_phone: '+2348020000000',
+  item_name: 'Phone case',
+  weight: 2,
+  quantity: 1,
+  vehicle_type: 'bike',
+  pickup_latitude: ISLAND.lat,
+  pickup_longitude: ISLAND.lng,
+  dropoff_latitude: IKEJA.lat,
+  dropoff_longitude: IKEJA.lng,
+}
+
+interface CaseDefinition {
+  name: string
+  connections: number
+  unitsPerRequest: number
+  unit: string
+  project: Target
+  baseline: Target
+}
+
+async function clearRedis(prefixes: string[]): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
+  try {
+    for (const prefix of prefixes) {
+      let cursor = '0'
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+        cursor = next
+        if (keys.length > 0) await redis.del(...keys)
+      } while (cursor !== '0')
+    }
+  } finally {
+    redis.disconnect()
+  }
+}
+
+async function dropSchemas(): Promise<void> {
+  const sql = createSql({ DATABASE_URL, DATABASE_SCHEMA: 'public', DATABASE_POOL_MAX: 1 })
+  try {
+    for (const schema of [PROJECT_SCHEMA, BASELINE_SCHEMA]) await sql`drop schema if exists ${sql(schema)} cascade`
+  } finally {
+    await sql.end()
+  }
+}
+
+/** An account as the operator sets one up (the repositories test/helpers/accounts.ts uses): the demo card, a large wallet, a key. */
+async function seedAccount(sql: ReturnType<typeof createSql>): Promise<{ businessId: string; apiKey: string }> {
+  const card = JSON.parse(readFileSync(path.join(projectRoot, 'shared', 'pricing', 'demo-rate-card.json'), 'utf8'))
+  return sql.begin(async (tx) => {
+    const business = await createBusiness(tx, {
+      name: 'Bench Stores', phone: '+2348010000000', address: '12 Admiralty Way, Lekki', state: 'Lagos', latitude: 6.4433, longitude: 3.4723, currency: 'NGN',
+    })
+    await createWallet(tx, business.id, 'NGN')
+    await creditWallet(tx, business.id, toMinor(WALLET_MAJOR), 'bench')
+    const key = await createApiKey(tx, business.id, ['orders:write'])
+    const imported = await importRateCard(tx, { ...card, name: `Bench ${business.id}` }, 'NGN')
+    await setBusinessRateCard(tx, business.id, imported.rate_card_id)
+    return { businessId: business.id, apiKey: key.apiKey }
+  }) as Promise<{ businessId: string; apiKey: string }>
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+function summarise(runs: Run[]) {
+  const best = runs.reduce((a, b) => (b.unitsPerSecond > a.unitsPerSecond ? b : a))
+  return {
+    best,
+    medianUnitsPerSecond: median(runs.map((run) => run.unitsPerSecond)),
+    non2xx: runs.reduce((sum, run) => sum + run.non2xx, 0),
+    errors: runs.reduce((sum, run) => sum + run.errors + run.timeouts, 0),
+    runs,
+  }
+}
+
+async function main() {
+  const started = new Date()
+  const caseNames = (process.env.BENCH_CASES ?? 'quote,place-1,place-100').split(',').map((name) => name.trim()).filter(Boolean)
+  log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs`)
+
+  // A clean slate: the bench's own schemas and Redis keys, never the dev stack's.
+  await clearRedis([QUEUE_PREFIX, BASELINE_PREFIX])
+  await ensureDatabase(DATABASE_URL)
+  await dropSchemas()
+  const projectEnv: Record<string, string> = {
+    DATABASE_URL,
+    DATABASE_SCHEMA: PROJECT_SCHEMA,
+    REDIS_URL,
+    QUEUE_PREFIX,
+    RATE_LIMIT_MAX: '0',
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+  }
+  const config = loadConfig(workerEnv, projectEnv)
+  await migrate(config)
+  const sql = createSql(config, { max: 2 })
+  const account = await seedAccount(sql).finally(() => sql.end())
+  const walletId = await prepareBaselineSchema(DATABASE_URL, BASELINE_SCHEMA, toMinor(WALLET_MAJOR))
+
+  const [gatewayPort, pricingPort, workerPort, gatewayOps, pricingOps, workerOps, quoteBack, quoteFront, placeFront, placeWorker] = await Promise.all(
+    Array.from({ length: 10 }, () => freePort()),
+  )
+  Object.assign(projectEnv, {
+    GATEWAY_PORT: String(gatewayPort),
+    PRICING_PORT: String(pricingPort),
+    WORKER_PORT: String(workerPort),
+    GATEWAY_OPS_PORT: String(gatewayOps),
+    PRICING_OPS_PORT: String(pricingOps),
+    WORKER_OPS_PORT: String(workerOps),
+    PRICING_URL: `http://127.0.0.1:${pricingPort}`,
+  })
+
+  // The project exactly as the launcher starts it (services/launcher/main.ts).
+  const profileDir = path.join(projectRoot, '.bench-prof')
+  const service = (name: string, entry: string): Child => {
+    const profile = PROFILED.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
+    return startNode(name, [...profile, '--import', './dist/shared/telemetry/register.js', entry], projectEnv)
+  }
+  service('pricing', 'dist/services/pricing/main.js')
+  service('worker', 'dist/services/placement-worker/main.js')
+  const gateway = service('gateway', 'dist/services/gateway/main.js')
+
+  const baselineScript = 'dist/test/bench/baselines.js'
+  const baselineEnv = { REDIS_URL, DATABASE_URL, QUEUE_PREFIX: BASELINE_PREFIX, BASELINE_SCHEMA, WALLET_ID: walletId }
+  startNode('baseline-quote-back', [baselineScript, 'quote-back'], { ...baselineEnv, PORT: String(quoteBack) })
+  startNode('baseline-quote-front', [baselineScript, 'quote-front'], { ...baselineEnv, PORT: String(quoteFront), BACK_URL: `http://127.0.0.1:${quoteBack}` })
+  startNode('baseline-place-front', [baselineScript, 'place-front'], { ...baselineEnv, PORT: String(placeFront) })
+  startNode('baseline-place-worker', [baselineScript, 'place-worker'], { ...baselineEnv, PORT: String(placeWorker) })
+
+  await Promise.all([
+    waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
+    waitReady(`http://127.0.0.1:${pricingPort}/readyz`),
+    waitReady(`http://127.0.0.1:${workerPort}/readyz`),
+    ...[quoteBack, quoteFront, placeFront, placeWorker].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
+  ])
+
+  const auth = { authorization: `Bearer ${account.apiKey}` }
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
+  const placement = (count: number): Pick<CaseDefinition, 'project' | 'baseline'> => {
+    const body = JSON.stringify(Array.from({ length: count }, () => SHIPMENT))
+    return { project: { url: `${gatewayUrl}/v2/business/order`, headers: auth, body }, baseline: { url: `http://127.0.0.1:${placeFront}/place`, headers: auth, body } }
+  }
+  const definitions: Record<string, CaseDefinition> = {
+    quote: {
+      name: 'quote', connections: 50, unitsPerRequest: 1, unit: 'quotes/s',
+      project: { url: `${gatewayUrl}/v2/business/order/cost`, headers: auth, body: JSON.stringify(QUOTE_BODY) },
+      baseline: { url: `http://127.0.0.1:${quoteFront}/quote`, headers: auth, body: JSON.stringify(QUOTE_BODY) },
+    },
+    'place-1': { name: 'place-1', connections: 32, unitsPerRequest: 1, unit: 'orders/s', ...placement(1) },
+    'place-100': { name: 'place-100', connections: 8, unitsPerRequest: 100, unit: 'orders/s', ...placement(100) },
+  }
+
+  const results: CaseResult[] = []
+  for (const name of caseNames) {
+    const definition = definitions[name]
+    if (!definition) throw new Error(`unknown case ${name}; known: ${Object.keys(definitions).join(', ')}`)
+    const options = { connections: definition.connections, unitsPerRequest: definition.unitsPerRequest }
+    if (WARMUP > 0) {
+      await drive(definition.baseline, { ...options, seconds: WARMUP })
+      await drive(definition.project, { ...options, seconds: WARMUP, watchPid: gateway.process.pid })
+    }
+    const baselineRuns: Run[] = []
+    const projectRuns: Run[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
+      baselineRuns.push(await drive(definition.baseline, { ...options, seconds: SECONDS }))
+      projectRuns.push(await drive(definition.project, { ...options, seconds: SECONDS, watchPid: gateway.process.pid }))
+      const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
+      log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
+    }
+    results.push({ name, connections: definition.connections, unit: definition.unit, seconds: SECONDS, baseline: summarise(baselineRuns), project: summarise(projectRuns) })
+  }
+
+  const gatewayPeakRssMb = peakRssMb(gateway.process.pid!)
+  const report = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
+    settings: { seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames },
+    gatewayPeakRssMb,
+    cases: results,
+    verdicts: verdicts(results, gatewayPeakRssMb),
+  }
+  console.log(formatTable(results, gatewayPeakRssMb))
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const file = path.join(RESULTS_DIR, `${started.toISOString().replace(/[:.]/g, '-')}.json`)
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
+  console.log(`results: ${path.relative(process.cwd(), file) || file}`)
+}
+
+function log(line: string) {
+  process.stderr.write(`${line}\n`)
+}
+
+try {
+  await main()
+} catch (err) {
+  console.error('bench failed:', err)
+  process.exitCode = 1
+} finally {
+  await stopAll()
+  if (!process.env.BENCH_KEEP) {
+    await clearRedis([QUEUE_PREFIX, BASELINE_PREFIX]).catch(() => {})
+    await dropSchemas().catch(() => {})
+  }
+  // Nothing the bench opened should outlive it; exit even if a client lingers.
+  process.exit(process.exitCode ?? 0)
+}
