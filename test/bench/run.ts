@@ -25,7 +25,8 @@ import { formatTable, verdicts, type CaseResult } from './report.js'
  *   BENCH_CASES     comma list of quote, place-1, place-100 (default all)
  *   BENCH_ID        names the schemas and Redis prefixes (default `bench`)
  *   BENCH_RESULTS_DIR  where the JSON goes (default test/bench/results)
- *   BENCH_CPU_PROF  comma list of gateway, pricing, worker to run with --cpu-prof (into .bench-prof/)
+ *   BENCH_CPU_PROF  comma list of processes to run with --cpu-prof, into .bench-prof/: gateway, pricing,
+ *                   worker, baseline-quote-front, baseline-quote-back, baseline-place-front, baseline-place-worker
  */
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
@@ -179,20 +180,23 @@ async function main() {
 
   // The project exactly as the launcher starts it (services/launcher/main.ts).
   const profileDir = path.join(projectRoot, '.bench-prof')
-  const service = (name: string, entry: string): Child => {
-    const profile = PROFILED.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []
-    return startNode(name, [...profile, '--import', './dist/shared/telemetry/register.js', entry], projectEnv)
-  }
-  service('pricing', 'dist/services/pricing/main.js')
-  service('worker', 'dist/services/placement-worker/main.js')
+  const profile = (name: string) => (PROFILED.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [])
+  const service = (name: string, entry: string): Child => startNode(name, [...profile(name), '--import', './dist/shared/telemetry/register.js', entry], projectEnv)
+  const baseline = (role: string, env: Record<string, string>): Child => startNode(`baseline-${role}`, [...profile(`baseline-${role}`), 'dist/test/bench/baselines.js', role], env)
+  const pricing = service('pricing', 'dist/services/pricing/main.js')
+  const worker = service('worker', 'dist/services/placement-worker/main.js')
   const gateway = service('gateway', 'dist/services/gateway/main.js')
 
-  const baselineScript = 'dist/test/bench/baselines.js'
   const baselineEnv = { REDIS_URL, DATABASE_URL, QUEUE_PREFIX: BASELINE_PREFIX, BASELINE_SCHEMA, WALLET_ID: walletId }
-  startNode('baseline-quote-back', [baselineScript, 'quote-back'], { ...baselineEnv, PORT: String(quoteBack) })
-  startNode('baseline-quote-front', [baselineScript, 'quote-front'], { ...baselineEnv, PORT: String(quoteFront), BACK_URL: `http://127.0.0.1:${quoteBack}` })
-  startNode('baseline-place-front', [baselineScript, 'place-front'], { ...baselineEnv, PORT: String(placeFront) })
-  startNode('baseline-place-worker', [baselineScript, 'place-worker'], { ...baselineEnv, PORT: String(placeWorker) })
+  const baselineProcesses = [
+    baseline('quote-back', { ...baselineEnv, PORT: String(quoteBack) }),
+    baseline('quote-front', { ...baselineEnv, PORT: String(quoteFront), BACK_URL: `http://127.0.0.1:${quoteBack}` }),
+    baseline('place-front', { ...baselineEnv, PORT: String(placeFront) }),
+    baseline('place-worker', { ...baselineEnv, PORT: String(placeWorker) }),
+  ]
+  const pids = (list: Child[]) => Object.fromEntries(list.map((child) => [child.name, child.process.pid!]))
+  const projectPids = pids([gateway, pricing, worker])
+  const baselinePids = pids(baselineProcesses)
 
   await Promise.all([
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
@@ -223,17 +227,18 @@ async function main() {
     if (!definition) throw new Error(`unknown case ${name}; known: ${Object.keys(definitions).join(', ')}`)
     const options = { connections: definition.connections, unitsPerRequest: definition.unitsPerRequest }
     if (WARMUP > 0) {
-      await drive(definition.baseline, { ...options, seconds: WARMUP })
-      await drive(definition.project, { ...options, seconds: WARMUP, watchPid: gateway.process.pid })
+      await drive(definition.baseline, { ...options, seconds: WARMUP, processes: baselinePids })
+      await drive(definition.project, { ...options, seconds: WARMUP, watchPid: gateway.process.pid, processes: projectPids })
     }
     const baselineRuns: Run[] = []
     const projectRuns: Run[] = []
     for (let round = 0; round < ROUNDS; round++) {
       // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
-      baselineRuns.push(await drive(definition.baseline, { ...options, seconds: SECONDS }))
-      projectRuns.push(await drive(definition.project, { ...options, seconds: SECONDS, watchPid: gateway.process.pid }))
+      baselineRuns.push(await drive(definition.baseline, { ...options, seconds: SECONDS, processes: baselinePids }))
+      projectRuns.push(await drive(definition.project, { ...options, seconds: SECONDS, watchPid: gateway.process.pid, processes: projectPids }))
       const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
       log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
+      log(`    cores used: baseline ${formatCpu(b.cpu)}; project ${formatCpu(p.cpu)}`)
     }
     results.push({ name, connections: definition.connections, unit: definition.unit, seconds: SECONDS, baseline: summarise(baselineRuns), project: summarise(projectRuns) })
   }
@@ -253,6 +258,10 @@ async function main() {
   const file = path.join(RESULTS_DIR, `${started.toISOString().replace(/[:.]/g, '-')}.json`)
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
   console.log(`results: ${path.relative(process.cwd(), file) || file}`)
+}
+
+function formatCpu(cpu: Record<string, number>): string {
+  return Object.entries(cpu).filter(([, share]) => share >= 0.01).map(([name, share]) => `${name.replace('baseline-', '')} ${share.toFixed(2)}`).join(', ')
 }
 
 function log(line: string) {
