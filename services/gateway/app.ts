@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
-import { fastifyOtel } from '../../shared/telemetry/fastify.js'
+import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { installErrorBody } from './errors.js'
@@ -26,7 +26,7 @@ export interface GatewayOptions {
  * `main` only listens and a test builds exactly what production runs.
  */
 async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
-  await app.register(fastifyOtel.plugin())
+  if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   installErrorBody(app, config.BODY_LIMIT_BYTES)
   // JSON is the only body this API takes; anything else is a 415.

@@ -10,7 +10,7 @@ import { ValidationError } from '../../shared/errors/validation-error.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
-import { fastifyOtel } from '../../shared/telemetry/fastify.js'
+import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { createQuoter } from '../../shared/pricing/quoter.js'
@@ -28,7 +28,7 @@ export interface PricingAppOptions {
  * `{message}` 400s that the gateway wraps in the public error body.
  */
 async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
-  await app.register(fastifyOtel.plugin())
+  if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   const sql = given ?? createSql(config)
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })

@@ -1,4 +1,5 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { ProxyTracerProvider, trace } from '@opentelemetry/api'
 
 /**
  * One instrumentation for the process: the SDK enables it, and every app registers its plugin
@@ -7,3 +8,18 @@ import { FastifyOtelInstrumentation } from '@fastify/otel'
 export const fastifyOtel = new FastifyOtelInstrumentation({
   ignorePaths: (options: { url: string }) => ['/healthz', '/readyz'].includes(options.url),
 })
+
+// What the API hands out while no SDK has registered a tracer provider.
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate()
+
+/**
+ * Whether a tracer provider is registered (the SDK started, or a test registered one). Without
+ * one every span is a no-op, so the apps skip the per-request hooks of `@fastify/otel`: under
+ * the quote bench (test/bench) they were the largest cost of the gateway and pricing beyond the
+ * bare stack, for spans nobody records.
+ */
+export function tracingActive(): boolean {
+  const provider = trace.getTracerProvider()
+  const delegate = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider
+  return delegate !== NOOP_PROVIDER
+}
