@@ -4,7 +4,7 @@ import { lockPlacement, settlePlacement, type PlacementOutcome } from '../../sha
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import type { Sql } from '../../shared/db/sql.js'
-import { debitWallet, lockWallet } from '../../shared/db/wallets.js'
+import { debitWalletIfFunded, findWallet, lockWallet } from '../../shared/db/wallets.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
 import type { ErrorItem } from '../../shared/errors/validation-error.js'
 import type { Geocoder } from '../../shared/geo/geocoder.js'
@@ -44,7 +44,25 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
   })
 }
 
+/** The wallet was debited by another placement between the balance check and the debit. */
+class BalanceMoved extends Error {}
+const BALANCE_RETRIES = 5
+
+/**
+ * Runs the transaction again when a concurrent debit got in between its balance check and its
+ * own debit; the rerun checks afresh, so it either places or stores `Insufficient wallet balance`.
+ */
 async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await settleOnce(deps, job)
+    } catch (err) {
+      if (!(err instanceof BalanceMoved) || attempt >= BALANCE_RETRIES) throw err
+    }
+  }
+}
+
+async function settleOnce(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
   const { sql } = deps
   const business = await sqlSpan('select business', () => findBusiness(sql, job.businessId))
   if (!business) return DISCARDED
@@ -52,12 +70,17 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
   const ends = await Promise.all(job.shipments.map((shipment) => locateShipment(deps, business, shipment)))
 
   return inSpan('placement.transaction', { 'courier.placement_id': job.placementId }, () => sql.begin(async (tx) => {
-    const placement = await sqlSpan('lock placement', () => lockPlacement(tx, job.placementId))
+    // Independent reads, pipelined on the transaction's connection: one wait instead of four.
+    // The balance is read without the row lock; the debit re-checks it under the lock.
+    const [placement, card, rates, wallet] = await Promise.all([
+      sqlSpan('lock placement', () => lockPlacement(tx, job.placementId)),
+      sqlSpan('load rate card', () => loadRateCardForBusiness(tx, job.businessId)),
+      sqlSpan('load platform rates', () => getPlatformRates(tx)),
+      sqlSpan('read wallet', () => findWallet(tx, job.businessId)),
+    ])
     if (!placement) return DISCARDED
     if (placement.outcome) return placement.outcome
 
-    const card = await sqlSpan('load rate card', () => loadRateCardForBusiness(tx, job.businessId))
-    const rates = await sqlSpan('load platform rates', () => getPlatformRates(tx))
     const errors: ErrorItem[] = []
     const quotes: Quote[] = []
     for (const [index, shipment] of job.shipments.entries()) {
@@ -81,7 +104,6 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
     }
 
     const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
-    const wallet = await sqlSpan('lock wallet', () => lockWallet(tx, job.businessId))
     if (!wallet || wallet.balance < total) {
       const outcome = {
         statusCode: 400,
@@ -92,8 +114,6 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
     }
 
     const orders: NewOrder[] = quotes.map((quote, position) => ({ id: newOrderId(), position, quote, shipment: job.shipments[position] }))
-    await sqlSpan('insert orders', () => insertOrders(tx, job.placementId, job.businessId, orders))
-    await sqlSpan('debit wallet', () => debitWallet(tx, job.businessId, total, job.placementId))
     const count = orders.length
     const outcome = {
       statusCode: 201,
@@ -106,7 +126,16 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
         placement_id: job.placementId,
       },
     }
-    await sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'succeeded', outcome))
+    // One round trip, the wallet last: its row lock, which every placement of the business
+    // waits for, is taken by the last statements and held only until the commit that follows.
+    const [, , , debited] = await Promise.all([
+      sqlSpan('insert orders', () => insertOrders(tx, job.placementId, job.businessId, orders)),
+      sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'succeeded', outcome)),
+      sqlSpan('lock wallet', () => lockWallet(tx, job.businessId)),
+      sqlSpan('debit wallet', () => debitWalletIfFunded(tx, job.businessId, total, job.placementId)),
+    ])
+    // Rolls back the orders, the ledger entry and the settled row; settle() runs it again.
+    if (!debited) throw new BalanceMoved()
     return outcome
   }))
 }

@@ -80,3 +80,24 @@ export async function debitWallet(tx: Tx, businessId: string, amount: number, pl
     returning business_id, balance, currency`
   return toWallet(row)
 }
+
+/**
+ * Debits a placement's total with its ledger entry only if the balance covers it: the ledger
+ * insert and a conditional update, pipelined in one round trip. Meant to be sent right after
+ * `lockWallet` in the same pipeline, as the transaction's last statements, so the wallet's row
+ * lock is held for those statements and the commit only. Null when the balance no longer covers
+ * the amount: the ledger entry was written, so the caller must roll the transaction back.
+ */
+export async function debitWalletIfFunded(tx: Tx, businessId: string, amount: number, placementId: string): Promise<Wallet | null> {
+  if (amount === 0) return findWallet(tx, businessId)
+  const [, rows] = await Promise.all([
+    tx`
+      insert into ledger_entries (business_id, kind, amount, placement_id)
+      values (${businessId}, 'debit', ${amount}, ${placementId})`,
+    tx<WalletRow[]>`
+      update wallets set balance = balance - ${amount}, updated_at = now()
+      where business_id = ${businessId} and balance >= ${amount}
+      returning business_id, balance, currency`,
+  ])
+  return rows[0] ? toWallet(rows[0]) : null
+}
