@@ -4,7 +4,8 @@ import { lockPlacement, settlePlacement, type PlacementOutcome } from '../../sha
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import type { Sql } from '../../shared/db/sql.js'
-import { debitWalletIfFunded, findWallet, lockWallet } from '../../shared/db/wallets.js'
+import { debitWalletIfCovered, findWallet, lockWallet } from '../../shared/db/wallets.js'
+import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
 import type { ErrorItem } from '../../shared/errors/validation-error.js'
 import type { Geocoder } from '../../shared/geo/geocoder.js'
@@ -44,8 +45,6 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
   })
 }
 
-/** The wallet was debited by another placement between the balance check and the debit. */
-class BalanceMoved extends Error {}
 const BALANCE_RETRIES = 5
 
 /**
@@ -57,7 +56,7 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
     try {
       return await settleOnce(deps, job)
     } catch (err) {
-      if (!(err instanceof BalanceMoved) || attempt >= BALANCE_RETRIES) throw err
+      if (!(err instanceof WalletNotCoveredError) || attempt >= BALANCE_RETRIES) throw err
     }
   }
 }
@@ -128,14 +127,13 @@ async function settleOnce(deps: PlaceDeps, job: PlacementJob): Promise<Placement
     }
     // One round trip, the wallet last: its row lock, which every placement of the business
     // waits for, is taken by the last statements and held only until the commit that follows.
-    const [, , , debited] = await Promise.all([
+    await Promise.all([
       sqlSpan('insert orders', () => insertOrders(tx, job.placementId, job.businessId, orders)),
       sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'succeeded', outcome)),
       sqlSpan('lock wallet', () => lockWallet(tx, job.businessId)),
-      sqlSpan('debit wallet', () => debitWalletIfFunded(tx, job.businessId, total, job.placementId)),
+      // Throws when another debit got in since the read: everything rolls back, settle() reruns.
+      sqlSpan('debit wallet', () => debitWalletIfCovered(tx, job.businessId, total, job.placementId)),
     ])
-    // Rolls back the orders, the ledger entry and the settled row; settle() runs it again.
-    if (!debited) throw new BalanceMoved()
     return outcome
   }))
 }

@@ -1,3 +1,4 @@
+import { WalletNotCoveredError } from '../errors/wallet-not-covered-error.js'
 import type { Db, Tx } from './sql.js'
 
 /** A business wallet, balance in kobo. */
@@ -65,31 +66,17 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
 }
 
 /**
- * Debits a placement's total with its ledger entry. Call `lockWallet` first and check the
- * balance; the `balance >= 0` constraint (SQLSTATE 23514) is the last guard, and the ledger's
- * unique index (23505) refuses a second debit for the same placement.
+ * Debits a placement's total with its ledger entry if the balance covers it: the ledger insert
+ * and a conditional update, pipelined in one round trip. Meant to follow `lockWallet` in the
+ * same pipeline, as the transaction's last statements, so the wallet's row lock is held for
+ * them and the commit only. When the balance no longer covers the amount it throws
+ * `WalletNotCoveredError`, so the ledger entry already sent can never commit. The ledger's
+ * unique index (23505) refuses a second debit for one placement, and `balance >= 0` (23514)
+ * stands behind it all.
  */
-export async function debitWallet(tx: Tx, businessId: string, amount: number, placementId: string): Promise<Wallet> {
+export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: number, placementId: string): Promise<Wallet> {
   // The ledger refuses zero amounts, and a free placement moves no money anyway.
-  if (amount === 0) return (await lockWallet(tx, businessId))!
-  await tx`
-    insert into ledger_entries (business_id, kind, amount, placement_id)
-    values (${businessId}, 'debit', ${amount}, ${placementId})`
-  const [row] = await tx<WalletRow[]>`
-    update wallets set balance = balance - ${amount}, updated_at = now() where business_id = ${businessId}
-    returning business_id, balance, currency`
-  return toWallet(row)
-}
-
-/**
- * Debits a placement's total with its ledger entry only if the balance covers it: the ledger
- * insert and a conditional update, pipelined in one round trip. Meant to be sent right after
- * `lockWallet` in the same pipeline, as the transaction's last statements, so the wallet's row
- * lock is held for those statements and the commit only. Null when the balance no longer covers
- * the amount: the ledger entry was written, so the caller must roll the transaction back.
- */
-export async function debitWalletIfFunded(tx: Tx, businessId: string, amount: number, placementId: string): Promise<Wallet | null> {
-  if (amount === 0) return findWallet(tx, businessId)
+  if (amount === 0) return (await findWallet(tx, businessId))!
   const [, rows] = await Promise.all([
     tx`
       insert into ledger_entries (business_id, kind, amount, placement_id)
@@ -99,5 +86,6 @@ export async function debitWalletIfFunded(tx: Tx, businessId: string, amount: nu
       where business_id = ${businessId} and balance >= ${amount}
       returning business_id, balance, currency`,
   ])
-  return rows[0] ? toWallet(rows[0]) : null
+  if (!rows[0]) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
+  return toWallet(rows[0])
 }

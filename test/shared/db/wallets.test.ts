@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, debitWallet, findWallet, lockWallet } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, debitWalletIfCovered, findWallet, lockWallet } from '../../../shared/db/wallets.js'
+import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { useTestDb } from '../../helpers/db.js'
 
 t.test('wallet repository keeps balance = credits − debits', async (t) => {
@@ -19,12 +20,13 @@ t.test('wallet repository keeps balance = credits − debits', async (t) => {
   const placementId = randomUUID()
   const debited = await sql.begin(async (tx) => {
     await lockWallet(tx, business.id)
-    return debitWallet(tx, business.id, 120_050, placementId)
+    return debitWalletIfCovered(tx, business.id, 120_050, placementId)
   })
   t.equal(debited.balance, 379_950)
-  await t.rejects(sql.begin((tx) => debitWallet(tx, business.id, 120_050, placementId)), { code: '23505' }, 'one debit per placement')
-  await t.rejects(sql.begin((tx) => debitWallet(tx, business.id, 400_000, randomUUID())), { code: '23514' }, 'never below zero')
-  t.equal((await sql.begin((tx) => debitWallet(tx, business.id, 0, randomUUID()))).balance, 379_950, 'a free placement moves nothing')
+  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 120_050, placementId)), { code: '23505' }, 'one debit per placement')
+  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 400_000, randomUUID())), WalletNotCoveredError, 'never below zero, and the ledger entry rolls back')
+  await t.rejects(sql`update wallets set balance = balance - 400000 where business_id = ${business.id}`, { code: '23514' }, 'the check constraint stands behind it')
+  t.equal((await sql.begin((tx) => debitWalletIfCovered(tx, business.id, 0, randomUUID()))).balance, 379_950, 'a free placement moves nothing')
 
   t.equal((await findWallet(sql, business.id))!.balance, await ledgerNet())
   t.equal(await sql.begin((tx) => creditWallet(tx, randomUUID(), 100)), null, 'no wallet, no credit')
