@@ -10,6 +10,7 @@ import { createApiKey } from '../../shared/db/api-keys.js'
 import { createBusiness, setBusinessRateCard } from '../../shared/db/businesses.js'
 import { importRateCard } from '../../shared/db/rate-cards.js'
 import { createWallet, creditWallet } from '../../shared/db/wallets.js'
+import { ISLAND, quoteRequest, shipment } from '../helpers/shipments.js'
 import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
 import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
@@ -45,33 +46,9 @@ const BASELINE_PREFIX = `{baseline-${ID}}`
 // Enough for every placement of the run many times over (major units).
 const WALLET_MAJOR = 10_000_000_000
 
-// Points inside the demo card's zones: Island to Ikeja, a bike band of up to 5 kg.
-const ISLAND = { lat: 6.45, lng: 3.40 }
-const IKEJA = { lat: 6.60, lng: 3.35 }
-const QUOTE_BODY = {
-  pickup_address: 'Broad Street, Lagos Island',
-  dropoff_address: 'Allen Avenue, Ikeja',
-  weight: 2,
-  vehicle_type: 'bike',
-  pickup_latitude: ISLAND.lat,
-  pickup_longitude: ISLAND.lng,
-  dropoff_latitude: IKEJA.lat,
-  dropoff_longitude: IKEJA.lng,
-}
-const SHIPMENT = {
-  dropoff_address: '5 Allen Avenue, Ikeja',
-  dropoff_state: 'Lagos',
-  recipient_name: 'Chidi Okafor',
-  recipient_phone: '+2348020000000',
-  item_name: 'Phone case',
-  weight: 2,
-  quantity: 1,
-  vehicle_type: 'bike',
-  pickup_latitude: ISLAND.lat,
-  pickup_longitude: ISLAND.lng,
-  dropoff_latitude: IKEJA.lat,
-  dropoff_longitude: IKEJA.lng,
-}
+// Island to Ikeja, a bike band of up to 5 kg, coordinates given so nothing is geocoded.
+const QUOTE_BODY = quoteRequest({ pickup_address: 'Broad Street, Lagos Island', pickup_latitude: ISLAND.lat, pickup_longitude: ISLAND.lng })
+const SHIPMENT = shipment()
 
 interface CaseDefinition {
   name: string
