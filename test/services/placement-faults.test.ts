@@ -1,6 +1,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import { loadConfig, workerEnv } from '../../shared/config.js'
+import type { Sql } from '../../shared/db/sql.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
@@ -52,29 +53,15 @@ t.test('a worker killed mid-transaction: the job runs again and settles exactly 
   const workerEnvVars = { ...db.env, WORKER_PORT: '0', WORKER_OPS_PORT: '0', WORKER_LOCK_MS: '1500', WORKER_STALLED_INTERVAL_MS: '500' }
 
   // Hold the wallet row so the first worker stops inside its transaction, after the placement lock.
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  let locked!: () => void
-  const lockTaken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = sql.begin(async (tx) => {
-    await tx`select balance from wallets where business_id = ${account.businessId} for update`
-    locked()
-    await held
-  })
-  await lockTaken
+  const walletLock = await holdWalletLock(sql, account.businessId)
 
   const first = startBuiltService(t, 'services/placement-worker/main.js', workerEnvVars)
   const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
-  const blocked = await waitFor(async () => {
-    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
-    return row.waiting > 0
-  }, 10000)
-  t.ok(blocked, 'the first worker waits on the wallet lock inside its transaction')
+  t.ok(await walletLockAwaited(sql), 'the first worker waits on the wallet lock inside its transaction')
 
   first.kill('SIGKILL')
   await new Promise((resolve) => first.once('exit', resolve))
-  release()
-  await holder
+  await walletLock.release()
 
   startBuiltService(t, 'services/placement-worker/main.js', workerEnvVars)
   const answer = await response
@@ -92,30 +79,17 @@ t.test('SIGTERM: the worker finishes the job in hand, then exits', async (t) => 
   const { gateway, db } = await startStack(t, { worker: false })
   const { sql } = db
   const account = await seedAccount(sql, { balance: 100000 })
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  let locked!: () => void
-  const lockTaken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = sql.begin(async (tx) => {
-    await tx`select balance from wallets where business_id = ${account.businessId} for update`
-    locked()
-    await held
-  })
-  await lockTaken
+  const walletLock = await holdWalletLock(sql, account.businessId)
 
   const worker = startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
   const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)))
   const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
-  t.ok(await waitFor(async () => {
-    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
-    return row.waiting > 0
-  }, 10000), 'the job is inside its transaction')
+  t.ok(await walletLockAwaited(sql), 'the job is inside its transaction')
 
   worker.kill('SIGTERM')
   await new Promise((resolve) => setTimeout(resolve, 500))
   t.equal(worker.exitCode, null, 'still running while its job is unfinished')
-  release()
-  await holder
+  await walletLock.release()
   const answer = await response
   t.equal(answer.statusCode, 201, 'the job in hand completed')
   t.equal(await exited, 0, 'then the worker exited cleanly')
@@ -168,3 +142,26 @@ t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) =>
   t.equal(response.json().message, 'Service temporarily unavailable, retry shortly')
   t.equal(response.json().path, '/v2/business/order')
 })
+
+/** Holds a wallet's row lock in a transaction of the test's own until `release`. */
+async function holdWalletLock(sql: Sql, businessId: string): Promise<{ release: () => Promise<void> }> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const taken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = sql.begin(async (tx) => {
+    await tx`select balance from wallets where business_id = ${businessId} for update`
+    locked()
+    await held
+  })
+  await taken
+  return { release: async () => { release(); await holder } }
+}
+
+/** Whether, within 10 s, a transaction comes to wait on a wallet row lock. */
+function walletLockAwaited(sql: Sql): Promise<boolean> {
+  return waitFor(async () => {
+    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
+    return row.waiting > 0
+  }, 10000)
+}
