@@ -16,6 +16,8 @@ export const commonEnv = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier').default('public'),
   DATABASE_POOL_MAX: positiveInt(10),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  // REDIS_URL then names one seed node of a Redis Cluster.
+  REDIS_CLUSTER: z.stringbool().default(false),
   // The hash tag keeps every BullMQ key of the deployment in one Redis Cluster slot.
   QUEUE_PREFIX: z.string().min(1).default('{courier}'),
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),

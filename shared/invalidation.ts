@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis'
+import type { CommonConfig } from './config.js'
+import { createRedis, type RedisClient } from './redis.js'
 
 /**
  * What changed in the database, announced over Redis pub/sub so every gateway and pricing
@@ -15,7 +16,7 @@ export function invalidationChannel(queuePrefix: string): string {
 }
 
 /** Publishes after the change committed; a lost message is covered by the caches' TTL. */
-export async function publishInvalidation(redis: Redis, queuePrefix: string, message: Invalidation): Promise<void> {
+export async function publishInvalidation(redis: RedisClient, queuePrefix: string, message: Invalidation): Promise<void> {
   await redis.publish(invalidationChannel(queuePrefix), JSON.stringify(message))
 }
 
@@ -28,12 +29,11 @@ export interface InvalidationListener {
  * `onReset` runs after every reconnect, since messages sent while disconnected are lost.
  */
 export function listenForInvalidations(
-  redisUrl: string,
-  queuePrefix: string,
+  config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX'>,
   handlers: { onMessage: (message: Invalidation) => void; onReset: () => void },
 ): InvalidationListener {
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false })
-  const channel = invalidationChannel(queuePrefix)
+  const subscriber = createRedis(config, { maxRetriesPerRequest: null, lazyConnect: false })
+  const channel = invalidationChannel(config.QUEUE_PREFIX)
   let connectedBefore = false
   subscriber.on('error', () => {
     // Reconnects on its own; caches fall back to their TTL meanwhile.

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
 import type { GatewayConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
+import { createRedis } from '../../shared/redis.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
@@ -33,11 +33,11 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   app.removeContentTypeParser('text/plain')
 
   const sql = createSql(config)
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS })
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
-  const invalidations = listenForInvalidations(config.REDIS_URL, config.QUEUE_PREFIX, {
+  const invalidations = listenForInvalidations(config, {
     onMessage: (message) => { if (message.kind === 'api-key') keys.clear() },
     onReset: () => keys.clear(),
   })

@@ -1,10 +1,10 @@
 import { Queue, QueueEvents } from 'bullmq'
 import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
 import type { GatewayConfig } from '../../shared/config.js'
 import { discardPendingPlacement, findPlacementsByIds, type PlacementOutcome } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
+import { createRedis } from '../../shared/redis.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { PLACEMENT_QUEUE, placementJobOptions, type PlacementJob } from '../../shared/placement-queue.js'
 
@@ -24,17 +24,27 @@ interface Waiter {
  */
 export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: FastifyBaseLogger) {
   // No offline queue: with Redis down, `add` fails at once and the caller gets a 503.
-  const producer = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  const producer = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
   producer.on('error', (err) => log.debug({ err: err.message }, 'placement producer connection error'))
   // The job carries the trace context, so the worker's spans join the request's trace.
   const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection: producer, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => log.debug({ err: err.message }, 'placement queue error'))
-  const listener = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null })
+  const listener = createRedis(config, { maxRetriesPerRequest: null })
   listener.on('error', (err) => log.debug({ err: err.message }, 'queue events connection error'))
   const events = new QueueEvents(PLACEMENT_QUEUE, { connection: listener, prefix: config.QUEUE_PREFIX })
   events.on('error', (err) => log.debug({ err: err.message }, 'queue events error'))
 
   const waiters = new Map<string, Waiter>()
+
+  /**
+   * BullMQ waits for a reconnecting client instead of failing; a caller must not. A first
+   * connect (a fresh process, a cluster discovering its slots) is worth a short wait.
+   */
+  async function producerReady(): Promise<void> {
+    if (producer.status === 'ready') return
+    if (producer.status !== 'connecting' && producer.status !== 'connect') throw new Error(`Redis connection is ${producer.status}`)
+    await withDeadline(new Promise<void>((resolve) => producer.once('ready', () => resolve())), ENQUEUE_DEADLINE_MS)
+  }
 
   function settle(placementId: string, outcome: PlacementOutcome) {
     const waiter = waiters.get(placementId)
@@ -73,8 +83,7 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
         waiters.set(job.placementId, { resolve, timer })
       })
       try {
-        // BullMQ waits for a reconnecting client instead of failing; a caller must not.
-        if (producer.status !== 'ready') throw new Error(`Redis connection is ${producer.status}`)
+        await producerReady()
         await withDeadline(queue.add('place', job, { ...placementJobOptions, jobId: job.placementId }), ENQUEUE_DEADLINE_MS)
       } catch (err) {
         const waiter = waiters.get(job.placementId)

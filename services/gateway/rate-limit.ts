@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../shared/redis.js'
 import type { GatewayConfig } from '../../shared/config.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 
@@ -9,7 +9,7 @@ import { ApiError } from '../../shared/errors/api-error.js'
  * open: with Redis out of reach, quotes go on unlimited rather than failing. Registered after
  * authentication, so it counts keys, not addresses.
  */
-export async function limitRequests(app: FastifyInstance, config: GatewayConfig, redis: Redis): Promise<void> {
+export async function limitRequests(app: FastifyInstance, config: GatewayConfig, redis: RedisClient): Promise<void> {
   if (config.RATE_LIMIT_MAX === 0) return
   await app.register(rateLimit, {
     max: config.RATE_LIMIT_MAX,

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { Redis } from 'ioredis'
 import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
+import { createRedis } from '../../shared/redis.js'
 import { demoSeed } from '../operator-cli/commands/demo-seed.js'
 
 /*
@@ -27,7 +27,7 @@ try {
 
 await migrate(config)
 const sql = createSql(config, { max: 2 })
-const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true })
+const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
 let demo
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))

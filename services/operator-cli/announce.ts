@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis'
+import type { CommonConfig } from '../../shared/config.js'
+import { createRedis, type RedisClient } from '../../shared/redis.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
 
 function warn(message: string): void {
@@ -9,8 +10,8 @@ function warn(message: string): void {
  * A short-lived connection for one command: no offline queue and no reconnecting, so a
  * Redis that is down costs one failed connect, not a hung CLI.
  */
-export async function connectRedis(redisUrl: string): Promise<Redis | null> {
-  const redis = new Redis(redisUrl, {
+export async function connectRedis(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER'>): Promise<RedisClient | null> {
+  const redis = createRedis(config, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -25,7 +26,7 @@ export async function connectRedis(redisUrl: string): Promise<Redis | null> {
     return redis
   } catch (err) {
     redis.disconnect()
-    warn(`Redis at ${redisUrl} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
+    warn(`Redis at ${config.REDIS_URL} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
     return null
   }
 }
@@ -34,7 +35,7 @@ export async function connectRedis(redisUrl: string): Promise<Redis | null> {
  * Publishes an invalidation after the change committed. The change stands whatever Redis
  * does: gateway and pricing caches expire on their own TTL when the message is lost.
  */
-export async function announce(redis: Redis | null, queuePrefix: string, message: Invalidation): Promise<void> {
+export async function announce(redis: RedisClient | null, queuePrefix: string, message: Invalidation): Promise<void> {
   if (!redis) return
   try {
     await publishInvalidation(redis, queuePrefix, message)

@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../shared/redis.js'
 import type { CommonConfig } from '../../shared/config.js'
 import type { Sql } from '../../shared/db/sql.js'
 import type { Invalidation } from '../../shared/invalidation.js'
@@ -11,7 +11,7 @@ export interface OperatorContext {
   sql: Sql
   config: CommonConfig
   /** Connects on first use; null when Redis is out of reach (a warning went to stderr). */
-  redis(): Promise<Redis | null>
+  redis(): Promise<RedisClient | null>
   /** Publishes after a commit; a Redis failure only warns, the change stands. */
   announce(message: Invalidation): Promise<void>
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../shared/redis.js'
 import { commonEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
@@ -49,11 +49,11 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
   // Works on a fresh machine: the database and its tables are created on first use.
   await migrate(config)
   const sql: Sql = createSql(config, { max: 2 })
-  let redis: Promise<Redis | null> | undefined
+  let redis: Promise<RedisClient | null> | undefined
   const context: OperatorContext = {
     sql,
     config,
-    redis: () => (redis ??= connectRedis(config.REDIS_URL)),
+    redis: () => (redis ??= connectRedis(config)),
     announce: async (message) => announce(await context.redis(), config.QUEUE_PREFIX, message),
   }
   try {

@@ -2,10 +2,10 @@ import { Queue, Worker } from 'bullmq'
 import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
 import type { WorkerConfig } from '../../shared/config.js'
 import { discardPendingPlacement, findStalePending, releaseExpiredKeys, type PlacementOutcome } from '../../shared/db/placements.js'
 import { createSql, type Sql } from '../../shared/db/sql.js'
+import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
@@ -25,7 +25,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   await app.register(requestMetrics)
   // Each concurrent job holds at most one connection; two spare serve health and the sweep.
   const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2) })
-  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null })
+  const connection = createRedis(config, { maxRetriesPerRequest: null })
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
   const deps = { sql, geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
 

@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
 import type { PricingConfig } from '../../shared/config.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
@@ -12,6 +11,7 @@ import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
+import { createRedis } from '../../shared/redis.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { createQuoter } from '../../shared/pricing/quoter.js'
 import catalogRoutes from './routes/catalog.js'
@@ -31,7 +31,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   const sql = given ?? createSql(config)
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
   const quoter = createQuoter(
@@ -39,7 +39,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
     tools,
     config.RATE_CARD_CACHE_TTL_S * 1000,
   )
-  const invalidations = listenForInvalidations(config.REDIS_URL, config.QUEUE_PREFIX, {
+  const invalidations = listenForInvalidations(config, {
     onMessage: (message) => quoter.invalidate(message),
     onReset: () => quoter.reset(),
   })

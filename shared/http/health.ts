@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../redis.js'
 import type { Sql } from '../db/sql.js'
 
 /** Liveness and readiness; mounted at the root of every service and need no key. */
-export default async function healthRoutes(app: FastifyInstance, { sql, redis }: { sql: Sql; redis: Redis }) {
+export default async function healthRoutes(app: FastifyInstance, { sql, redis }: { sql: Sql; redis: RedisClient }) {
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {

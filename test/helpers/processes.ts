@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
@@ -31,15 +33,19 @@ export function startBuiltService(t: Test, entry: string, env: Record<string, st
  * A Redis server of the test's own on a free port, so a test can stop and restart it without
  * touching the shared one.
  */
-export async function startOwnRedis(t: Test, port?: number): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
+export async function startOwnRedis(t: Test, port?: number, options: { cluster?: boolean } = {}): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
   const chosen = port ?? (await freePort())
-  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  // A one-node cluster still enforces slots: a multi-key command across slots fails with CROSSSLOT.
+  const nodesFile = path.join(os.tmpdir(), `courier-test-nodes-${chosen}.conf`)
+  const clusterArgs = options.cluster ? ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--cluster-config-file', nodesFile] : []
+  const child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...clusterArgs], { stdio: 'ignore' })
   let stopped = false
   const stop = async () => {
     if (stopped) return
     stopped = true
     child.kill('SIGKILL')
     await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(null) : child.once('exit', resolve)))
+    if (options.cluster) rmSync(nodesFile, { force: true })
   }
   t.teardown(stop)
   await waitFor(async () => {
@@ -48,7 +54,9 @@ export async function startOwnRedis(t: Test, port?: number): Promise<{ url: stri
     probe.on('error', () => {})
     try {
       await probe.connect()
-      return (await probe.ping()) === 'PONG'
+      if (!options.cluster) return (await probe.ping()) === 'PONG'
+      if (!String(await probe.call('CLUSTER', 'INFO')).includes('cluster_slots_assigned:16384')) await probe.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+      return String(await probe.call('CLUSTER', 'INFO')).includes('cluster_state:ok')
     } catch {
       return false
     } finally {

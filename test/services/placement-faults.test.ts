@@ -143,6 +143,20 @@ t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) =>
   t.equal(response.json().path, '/v2/business/order')
 })
 
+
+t.test('Redis Cluster: the hash-tagged prefix keeps placements, quotes and the rate limit in one slot', async (t) => {
+  const redis = await startOwnRedis(t, undefined, { cluster: true })
+  const env = { REDIS_URL: redis.url, REDIS_CLUSTER: 'true' }
+  const { gateway, db } = await startStack(t, { worker: false, env: { ...env, RATE_LIMIT_MAX: '100' } })
+  startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, ...env, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const placed = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.equal(placed.statusCode, 201, placed.statusCode === 201 ? 'placed through the cluster' : placed.body)
+  const quoted = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey), payload: quoteRequest() })
+  t.equal(quoted.statusCode, 200)
+  t.equal(quoted.headers['ratelimit-limit'], '100', 'the limiter counted in the cluster')
+})
+
 /** Holds a wallet's row lock in a transaction of the test's own until `release`. */
 async function holdWalletLock(sql: Sql, businessId: string): Promise<{ release: () => Promise<void> }> {
   let release!: () => void

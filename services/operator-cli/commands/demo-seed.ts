@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../../shared/redis.js'
 import type { CommonConfig } from '../../../shared/config.js'
 import { createApiKey } from '../../../shared/db/api-keys.js'
 import { createBusiness, findDemoBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
@@ -44,7 +44,7 @@ export interface DemoSeed {
  * card only when the business has none, enables it, funds the wallet once, and issues a fresh
  * `orders:write` key (earlier keys stay valid). One transaction; invalidations after it.
  */
-export async function demoSeed(sql: Sql, redis: Redis | null, config: Pick<CommonConfig, 'CURRENCY' | 'QUEUE_PREFIX'>): Promise<DemoSeed> {
+export async function demoSeed(sql: Sql, redis: RedisClient | null, config: Pick<CommonConfig, 'CURRENCY' | 'QUEUE_PREFIX'>): Promise<DemoSeed> {
   const card = JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as unknown
   const seedOnce = () => sql.begin(async (tx) => {
     const existing = await findDemoBusiness(tx)
