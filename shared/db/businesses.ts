@@ -15,16 +15,8 @@ export interface Business {
   isDemo: boolean
 }
 
-export interface NewBusiness {
-  name: string
-  phone: string
-  address: string
-  state: string
-  latitude?: number | null
-  longitude?: number | null
-  currency: string
-  isDemo?: boolean
-}
+/** What the operator gives; the id is generated and no rate card is enabled yet. */
+export type NewBusiness = Pick<Business, 'name' | 'phone' | 'address' | 'state' | 'currency'> & Partial<Pick<Business, 'latitude' | 'longitude' | 'isDemo'>>
 
 interface BusinessRow {
   id: string
