@@ -1,3 +1,4 @@
+import type { Attributes } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { instruments } from '../telemetry/metrics.js'
@@ -23,11 +24,18 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 
 /** Request count and latency per route, method and status, for every service. */
 export const requestMetrics = fp(async (app: FastifyInstance) => {
-  app.addHook('onResponse', async (request, reply) => {
-    instruments().httpDuration.record(reply.elapsedTime / 1000, {
-      'http.request.method': request.method,
-      'http.route': request.routeOptions.url ?? 'unmatched',
-      'http.response.status_code': reply.statusCode,
-    })
+  // One attributes object per route, method and status, made once: the hot path then only
+  // looks it up instead of building and hashing a fresh object per request.
+  const attributeSets = new Map<string, Attributes>()
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${reply.statusCode} ${route}`
+    let attributes = attributeSets.get(key)
+    if (!attributes) {
+      attributes = { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': reply.statusCode }
+      attributeSets.set(key, attributes)
+    }
+    instruments().httpDuration.record(reply.elapsedTime / 1000, attributes)
+    done()
   })
 }, { name: 'request-metrics' })
