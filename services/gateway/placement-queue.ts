@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../../shared/config.js'
 import { discardPendingPlacement, findPlacementsByIds, type PlacementOutcome } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
+import { withDeadline } from '../../shared/deadline.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { PLACEMENT_QUEUE, placementJobOptions, type PlacementJob } from '../../shared/placement-queue.js'
 
@@ -84,6 +85,7 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
       })
       try {
         await producerReady()
+        // A job that lands after the deadline finds its row discarded and moves no money (place.ts).
         await withDeadline(queue.add('place', job, { ...placementJobOptions, jobId: job.placementId }), ENQUEUE_DEADLINE_MS)
       } catch (err) {
         const waiter = waiters.get(job.placementId)
@@ -109,16 +111,6 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
 }
 
 export type PlacementQueue = ReturnType<typeof createPlacementQueue>
-
-/**
- * Gives up on a queue call after `ms`. A job that still lands later finds its placement row
- * discarded and moves no money (see place.ts).
- */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`queue did not answer within ${ms} ms`)), ms) })
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
-}
 
 function timedOut(placementId: string): PlacementOutcome {
   return {

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { RedisClient } from '../redis.js'
 import type { Sql } from '../db/sql.js'
+import { withDeadline } from '../deadline.js'
+
+const CHECK_MS = 1000
 
 /** Liveness and readiness; mounted at the root of every service and need no key. */
 export default async function healthRoutes(app: FastifyInstance, { sql, redis }: { sql: Sql; redis: RedisClient }) {
@@ -8,20 +11,10 @@ export default async function healthRoutes(app: FastifyInstance, { sql, redis }:
 
   app.get('/readyz', async (_request, reply) => {
     const [postgres, redisUp] = await Promise.all([
-      withTimeout(sql`select 1`.then(() => true)),
-      withTimeout(redis.ping().then(() => true)),
+      withDeadline(sql`select 1`.then(() => true), CHECK_MS).catch(() => false),
+      withDeadline(redis.ping().then(() => true), CHECK_MS).catch(() => false),
     ])
     const ready = postgres && redisUp
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis: redisUp })
   })
-}
-
-async function withTimeout(check: Promise<boolean>, ms = 1000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), ms) })
-  try {
-    return await Promise.race([check.catch(() => false), timeout])
-  } finally {
-    clearTimeout(timer)
-  }
 }
