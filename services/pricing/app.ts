@@ -33,7 +33,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   const sql = given ?? createSql(config)
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
-  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
+  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
   const quoter = createQuoter(
     { loadCardForBusiness: (businessId) => loadRateCardForBusiness(sql, businessId), loadPlatformRates: () => getPlatformRates(sql) },
     tools,
