@@ -8,6 +8,19 @@ export class ConfigError extends Error {
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 
+/** `minLat,minLng,maxLat,maxLng`: the box quotes and placements accept points in (DESIGN 7). */
+const boundingBox = z
+  .string()
+  .transform((text) => text.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part))))
+  .pipe(
+    z
+      .tuple([z.number().min(-90).max(90), z.number().min(-180).max(180), z.number().min(-90).max(90), z.number().min(-180).max(180)], {
+        error: 'must be minLat,minLng,maxLat,maxLng',
+      })
+      .refine(([minLat, minLng, maxLat, maxLng]) => minLat < maxLat && minLng < maxLng, 'must be minLat,minLng,maxLat,maxLng with min below max'),
+  )
+  .transform(([minLat, minLng, maxLat, maxLng]) => ({ minLat, minLng, maxLat, maxLng }))
+
 /** Settings every process shares: where the data lives and what the deployment charges in. */
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -37,6 +50,8 @@ export const pricingEnv = commonEnv.extend({
   ROUTING_URL: z.string().url().optional(),
   ROUTING_TIMEOUT_MS: positiveInt(2000),
   RATE_CARD_CACHE_TTL_S: positiveInt(300),
+  // Nigeria's box by default; the worker shares it, so quotes and placements refuse the same points.
+  SERVICE_AREA_BBOX: boundingBox.default({ minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }),
 })
 
 export const gatewayEnv = commonEnv.extend({

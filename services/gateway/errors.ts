@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../shared/errors/api-error.js'
-import { errorBody } from '../../shared/errors/error-body.js'
+import { apiErrorBody, errorBody, toApiError } from '../../shared/errors/error-body.js'
 import { isConnectionError } from '../../shared/db/sql.js'
 
 /** Fastify's own errors and the fixed messages DESIGN.md gives them. */
@@ -30,14 +30,10 @@ function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
 export function installErrorBody(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // Postgres out of reach is an outage to wait out, not a bug: 503, so clients retry.
-    const known = err instanceof ApiError ? err : isConnectionError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit)
-    if (!known || known.statusCode >= 500) {
-      if (!known) request.log.error({ err }, 'unhandled error')
-      const status = known?.statusCode ?? 500
-      const message = known?.message ?? 'Internal server error'
-      return reply.code(status).send(errorBody(status, request.url, message, { ...known?.extra, request_id: request.id }))
-    }
-    return reply.code(known.statusCode).send(errorBody(known.statusCode, request.url, known.message, { ...known.extra, request_id: request.id }))
+    const known = toApiError(err) ?? (isConnectionError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit))
+    if (!known) request.log.error({ err }, 'unhandled error')
+    const answer = known ?? new ApiError(500, 'Internal server error')
+    return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))
   })
 
   app.setNotFoundHandler((request, reply) => {

@@ -1,6 +1,7 @@
 import { context, propagation } from '@opentelemetry/api'
 import { Pool } from 'undici'
 import { ApiError } from '../../shared/errors/api-error.js'
+import { relayedApiError } from '../../shared/errors/error-body.js'
 import type { QuoteRequest } from '../../shared/schemas/quote.js'
 
 export interface PricingAnswer {
@@ -41,11 +42,11 @@ export function createPricingClient(baseUrl: string, options: { connections: num
 
 export type PricingClient = ReturnType<typeof createPricingClient>
 
-/** Turns a non-200 answer of the pricing service into the API's error. */
+/**
+ * Turns a non-200 answer of the pricing service into the API's error. A 400 is the caller's
+ * refusal, relayed with its `message` and `errors`; anything else is pricing's trouble, a 503.
+ */
 export function pricingFailure(answer: PricingAnswer): ApiError {
-  if (answer.statusCode === 400) {
-    const { message } = JSON.parse(answer.body) as { message: string }
-    return new ApiError(400, message)
-  }
-  return new ApiError(503, 'Pricing is temporarily unavailable, retry shortly')
+  const refusal = answer.statusCode === 400 ? relayedApiError(400, answer.body) : null
+  return refusal ?? new ApiError(503, 'Pricing is temporarily unavailable, retry shortly')
 }

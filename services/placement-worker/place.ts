@@ -1,4 +1,4 @@
-import { findBusiness, type Business } from '../../shared/db/businesses.js'
+import { findBusiness } from '../../shared/db/businesses.js'
 import { insertOrders, newOrderId, type NewOrder } from '../../shared/db/orders.js'
 import { lockPlacement, settlePlacement, type PlacementOutcome } from '../../shared/db/placements.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
@@ -6,26 +6,16 @@ import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { debitWalletIfCovered, findWallet, lockWallet } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
-import { PricingError } from '../../shared/errors/pricing-error.js'
-import type { ErrorItem } from '../../shared/errors/validation-error.js'
-import type { Geocoder } from '../../shared/geo/geocoder.js'
-import { resolveEnds } from '../../shared/geo/locate.js'
 import { toMajor } from '../../shared/money.js'
-import type { DistanceProvider } from '../../shared/pricing/distance.js'
-import { priceShipment } from '../../shared/pricing/engine.js'
-import type { Point, Quote } from '../../shared/pricing/types.js'
+import type { LocateTools } from '../../shared/pricing/pipeline.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
-import type { Shipment } from '../../shared/schemas/shipment.js'
 import { inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
+import { locateShipments, priceShipments } from './reprice.js'
 
-export interface PlaceDeps {
+export interface PlaceDeps extends LocateTools {
   sql: Sql
-  geocoder: Geocoder
-  distance: DistanceProvider
   currency: string
 }
-
-type Ends = { pickup: Point; dropoff: Point } | { error: string }
 
 /** The answer for a job whose placement row is gone: the gateway already gave up on it. */
 const DISCARDED: PlacementOutcome = { statusCode: 410, body: { message: 'Placement was discarded before it ran' } }
@@ -63,10 +53,13 @@ async function settle(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
 
 async function settleOnce(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutcome> {
   const { sql } = deps
-  const business = await sqlSpan('select business', () => findBusiness(sql, job.businessId))
+  const [business, ratesBefore] = await Promise.all([
+    sqlSpan('select business', () => findBusiness(sql, job.businessId)),
+    sqlSpan('load platform rates', () => getPlatformRates(sql)),
+  ])
   if (!business) return DISCARDED
-  // Geocoding may call out over HTTP: done before any row is locked.
-  const ends = await Promise.all(job.shipments.map((shipment) => locateShipment(deps, business, shipment)))
+  // Geocoding and routing may call out over HTTP: done before any row is locked.
+  const located = await locateShipments(deps, business, ratesBefore, job.shipments)
 
   return inSpan('placement.transaction', { 'courier.placement_id': job.placementId }, () => sql.begin(async (tx) => {
     // Independent reads, pipelined on the transaction's connection: one wait instead of four.
@@ -80,22 +73,7 @@ async function settleOnce(deps: PlaceDeps, job: PlacementJob): Promise<Placement
     if (!placement) return DISCARDED
     if (placement.outcome) return placement.outcome
 
-    const errors: ErrorItem[] = []
-    const quotes: Quote[] = []
-    for (const [index, shipment] of job.shipments.entries()) {
-      const end = ends[index]
-      if ('error' in end) {
-        errors.push({ index, message: end.error })
-        continue
-      }
-      try {
-        const distanceKm = await deps.distance.measure(end.pickup, end.dropoff, rates.roadFactor)
-        quotes.push(priceShipment({ ...end, weight: billableWeight(shipment), vehicleType: shipment.vehicle_type, optionId: shipment.option_id }, distanceKm, card, rates, deps.currency))
-      } catch (err) {
-        if (!(err instanceof PricingError)) throw err
-        errors.push({ index, message: err.message })
-      }
-    }
+    const { quotes, errors } = priceShipments(located, card, rates, deps.currency)
     if (errors.length > 0) {
       const outcome = { statusCode: 400, body: { message: 'One or more orders could not be placed', errors } }
       await sqlSpan('settle placement', () => settlePlacement(tx, job.placementId, 'failed', outcome))
@@ -136,33 +114,4 @@ async function settleOnce(deps: PlaceDeps, job: PlacementJob): Promise<Placement
     ])
     return outcome
   }))
-}
-
-/** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */
-export function billableWeight(shipment: Pick<Shipment, 'weight' | 'quantity'>): number {
-  return Math.round(shipment.weight * shipment.quantity * 1e6) / 1e6
-}
-
-async function locateShipment(deps: PlaceDeps, business: Business, shipment: Shipment): Promise<Ends> {
-  // Without its own pickup address, a shipment leaves from the business, at its pinned point if it has one.
-  const fromBusiness = shipment.pickup_address === undefined
-  const businessPinned = fromBusiness && business.latitude !== null && business.longitude !== null
-  try {
-    return await resolveEnds(
-      {
-        pickup_address: shipment.pickup_address ?? business.address,
-        pickup_state: shipment.pickup_state ?? (fromBusiness ? business.state : undefined),
-        dropoff_address: shipment.dropoff_address,
-        dropoff_state: shipment.dropoff_state,
-        pickup_latitude: shipment.pickup_latitude ?? (businessPinned ? business.latitude! : undefined),
-        pickup_longitude: shipment.pickup_longitude ?? (businessPinned ? business.longitude! : undefined),
-        dropoff_latitude: shipment.dropoff_latitude,
-        dropoff_longitude: shipment.dropoff_longitude,
-      },
-      deps.geocoder,
-    )
-  } catch (err) {
-    if (err instanceof PricingError) return { error: err.message }
-    throw err
-  }
 }

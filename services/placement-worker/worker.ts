@@ -27,7 +27,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2) })
   const connection = createRedis(config, { maxRetriesPerRequest: null })
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
-  const deps = { sql, geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
+  const deps = { sql, geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
 
   const worker = new Worker<PlacementJob, PlacementOutcome>(PLACEMENT_QUEUE, (job) => placeAndMeasure(job.data), {
     connection,

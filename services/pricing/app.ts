@@ -4,8 +4,8 @@ import type { PricingConfig } from '../../shared/config.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
-import { PricingError } from '../../shared/errors/pricing-error.js'
-import { ValidationError } from '../../shared/errors/validation-error.js'
+import { ApiError } from '../../shared/errors/api-error.js'
+import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
@@ -24,8 +24,8 @@ export interface PricingAppOptions {
 }
 
 /**
- * The internal pricing API as one plugin: the gateway is its only caller, so answers are bare
- * `{message}` 400s that the gateway wraps in the public error body.
+ * The internal pricing API as one plugin. Refusals use the API's error body; the gateway, its
+ * only caller, relays their `message` and `errors` under its own public path.
  */
 async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
@@ -33,7 +33,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   const sql = given ?? createSql(config)
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
-  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
+  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
   const quoter = createQuoter(
     { loadCardForBusiness: (businessId) => loadRateCardForBusiness(sql, businessId), loadPlatformRates: () => getPlatformRates(sql) },
     tools,
@@ -50,16 +50,18 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
     if (!given) await sql.end({ timeout: 5 })
   })
 
+  // The gateway's body and mapping (shared/errors/error-body.ts): the gateway relays `message`
+  // and `errors` of a 400 and answers at its own public path.
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof PricingError) return reply.code(400).send({ message: err.message })
-    if (err instanceof ValidationError) return reply.code(400).send({ message: err.message, errors: err.errors })
-    if (isConnectionError(err)) {
+    let known = toApiError(err)
+    if (!known && isConnectionError(err)) {
       request.log.warn({ err }, 'database unreachable')
-      return reply.code(503).send({ message: 'Pricing is temporarily unavailable' })
+      known = new ApiError(503, 'Pricing is temporarily unavailable')
     }
-    if (err.statusCode && err.statusCode < 500) return reply.code(err.statusCode).send({ message: err.message })
-    request.log.error({ err }, 'pricing failed')
-    return reply.code(500).send({ message: 'Internal server error' })
+    if (!known && err.statusCode && err.statusCode < 500) known = new ApiError(err.statusCode, err.message)
+    if (!known) request.log.error({ err }, 'pricing failed')
+    const answer = known ?? new ApiError(500, 'Internal server error')
+    return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))
   })
 
   await app.register(healthRoutes, { sql, redis })

@@ -1,3 +1,8 @@
+import { z } from 'zod'
+import { ApiError } from './api-error.js'
+import { PricingError } from './pricing-error.js'
+import type { ErrorItem } from './validation-error.js'
+
 /** The spec's error body. Extra fields (`errors`, `request_id`, …) follow the four it names. */
 export function errorBody(statusCode: number, path: string, message: string, extra: Record<string, unknown> = {}) {
   return {
@@ -7,4 +12,42 @@ export function errorBody(statusCode: number, path: string, message: string, ext
     message,
     ...extra,
   }
+}
+
+/**
+ * The one mapping of a domain error to its HTTP answer, shared by the gateway and the pricing
+ * service so a refusal reads the same whichever raised it. A `ValidationError` is an
+ * `ApiError` already and keeps its `errors`; `null` means "not a known refusal".
+ */
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err
+  if (err instanceof PricingError) return new ApiError(400, err.message)
+  return null
+}
+
+/** The body of a known refusal, at the path the caller asked for, with the request id to trace it by. */
+export function apiErrorBody(error: ApiError, path: string, requestId: string) {
+  return errorBody(error.statusCode, path, error.message, { ...error.extra, request_id: requestId })
+}
+
+const errorItemSchema = z.object({ index: z.number().int().optional(), field: z.string().optional(), message: z.string() })
+
+/** The parts of another service's error body worth relaying: its own path, time and request id stay behind. */
+const relayedSchema = z.object({ message: z.string(), errors: z.array(errorItemSchema).optional() })
+
+/**
+ * Reads another service's refusal back into an `ApiError` carrying `message` and `errors`, so
+ * the caller's error handler answers it at the caller's own path. `null` when it is no such body.
+ */
+export function relayedApiError(statusCode: number, text: string): ApiError | null {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return null
+  }
+  const parsed = relayedSchema.safeParse(json)
+  if (!parsed.success) return null
+  const errors: ErrorItem[] | undefined = parsed.data.errors
+  return new ApiError(statusCode, parsed.data.message, errors ? { errors } : {})
 }

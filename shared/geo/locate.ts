@@ -14,6 +14,22 @@ export interface ShipmentEnds {
   dropoff_longitude?: number
 }
 
+/** The box, in degrees, that quotes and placements accept points in (`SERVICE_AREA_BBOX`). */
+export interface ServiceArea {
+  minLat: number
+  minLng: number
+  maxLat: number
+  maxLng: number
+}
+
+/** Refuses an end outside the service area, pickup first; a point on the box's edge is inside. */
+export function checkServiceArea(ends: { pickup: Point; dropoff: Point }, area: ServiceArea): void {
+  for (const end of ['pickup', 'dropoff'] as const) {
+    const { lat, lng } = ends[end]
+    if (lat < area.minLat || lat > area.maxLat || lng < area.minLng || lng > area.maxLng) throw new PricingError(`${end} point is outside the service area`)
+  }
+}
+
 /**
  * Places both ends of a shipment. An end whose latitude and longitude were both sent is used
  * as sent (so all four skip geocoding); any other end is geocoded from its address and state.

@@ -11,11 +11,21 @@ import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type P
  * Throws `PricingError` with the message the integrator sees.
  */
 export function priceShipment(request: PricingRequest, distanceKm: number, card: RateCard | null, rates: PlatformRates, currency: string): Quote {
-  if (request.vehicleType === undefined) {
-    if (request.optionId !== undefined) throw new PricingError('vehicle_type is required when option_id is sent')
-    return priceByDistance(request.weight, distanceKm, rates, currency)
-  }
-  return priceByRateCard(request, distanceKm, card, currency)
+  checkOptionRules(request)
+  const quote = request.vehicleType === undefined ? priceByDistance(request.weight, distanceKm, rates, currency) : priceByRateCard(request, distanceKm, card, currency)
+  // Local means local: checked last (DESIGN 13.9), so a trip with other faults reports those first.
+  if (distanceKm > rates.maxDistanceKm) throw new PricingError(`distance ${distanceKm.toFixed(2)} km exceeds the ${rates.maxDistanceKm} km limit of local delivery`)
+  return quote
+}
+
+/** The option rules that need no card, refused before the card and the addresses are looked at. */
+export function checkOptionRules(request: Pick<PricingRequest, 'vehicleType' | 'optionId'>): void {
+  const { vehicleType, optionId } = request
+  if (vehicleType === undefined) {
+    if (optionId !== undefined) throw new PricingError('vehicle_type is required when option_id is sent')
+  } else if (vehicleType === 'bike') {
+    if (optionId !== undefined) throw new PricingError('option_id must be omitted for bike; the band is chosen by weight')
+  } else if (optionId === undefined) throw new PricingError(`option_id is required when vehicle_type is ${vehicleType}`)
 }
 
 function priceByRateCard(request: PricingRequest, distanceKm: number, card: RateCard | null, currency: string): Quote {
@@ -43,11 +53,8 @@ function priceByRateCard(request: PricingRequest, distanceKm: number, card: Rate
 
 function chooseOption(card: RateCard, request: PricingRequest): RateOption {
   const vehicleType = request.vehicleType!
-  if (vehicleType === 'bike') {
-    if (request.optionId !== undefined) throw new PricingError('option_id must be omitted for bike; the band is chosen by weight')
-    return selectBikeBand(card.options, request.weight)
-  }
-  if (request.optionId === undefined) throw new PricingError(`option_id is required when vehicle_type is ${vehicleType}`)
+  // checkOptionRules already refused an option_id with bike and a missing one otherwise.
+  if (vehicleType === 'bike') return selectBikeBand(card.options, request.weight)
   const option = card.options.find((candidate) => candidate.id === request.optionId && candidate.vehicleType === vehicleType)
   if (!option) throw new PricingError(`option_id ${request.optionId} is not in your rate card for ${vehicleType}; read GET /business/rate-cards again`)
   // "Up to N kg" includes N.

@@ -1,38 +1,24 @@
-import { PricingError } from '../errors/pricing-error.js'
-import type { Geocoder } from '../geo/geocoder.js'
-import { resolveEnds, type ShipmentEnds } from '../geo/locate.js'
 import type { Invalidation } from '../invalidation.js'
 import type { Catalog } from '../schemas/catalog.js'
 import { buildCatalog } from './catalog.js'
-import type { DistanceProvider } from './distance.js'
-import { priceShipment } from './engine.js'
 import { ExpiringLoads } from './expiring-loads.js'
-import type { PlatformRates, Quote, RateCard, VehicleType } from './types.js'
+import { locateForPricing, priceLocated, type LocateTools, type QuoteInput } from './pipeline.js'
+import type { PlatformRates, Quote, RateCard } from './types.js'
 
 /** What a quote needs besides the card and rates: where the ends are, how far apart, in what money. */
-export interface QuoteTools {
-  geocoder: Geocoder
-  distance: DistanceProvider
+export interface QuoteTools extends LocateTools {
   currency: string
 }
 
-/** A quote request or a shipment, in the API's field names; `weight` is the billable weight. */
-export interface QuoteInput extends ShipmentEnds {
-  weight: number
-  vehicle_type?: VehicleType
-  option_id?: string
-}
+export type { QuoteInput }
 
 /**
- * Places the ends, measures the distance and prices, with a card and rates the caller already
- * holds: the placement worker passes the card it read inside its own transaction.
+ * Locates and prices with a card and rates the caller already holds, through the same two
+ * steps the placement worker runs on each shipment, so both refuse alike (DESIGN 13.9).
  */
 export async function quoteWith(input: QuoteInput, card: RateCard | null, rates: PlatformRates, tools: QuoteTools): Promise<Quote> {
-  // Fail before geocoding: an account without a card gets the same answer whatever the address.
-  if (input.vehicle_type !== undefined && !card) throw new PricingError('No rate card is enabled for this account')
-  const ends = await resolveEnds(input, tools.geocoder)
-  const distanceKm = await tools.distance.measure(ends.pickup, ends.dropoff, rates.roadFactor)
-  return priceShipment({ ...ends, weight: input.weight, vehicleType: input.vehicle_type, optionId: input.option_id }, distanceKm, card, rates, tools.currency)
+  const located = await locateForPricing(input, { hasCard: card !== null, roadFactor: rates.roadFactor }, tools)
+  return priceLocated(input, located, card, rates, tools.currency)
 }
 
 /** Where the quoter reads from on a cache miss. */

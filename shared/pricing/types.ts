@@ -43,13 +43,15 @@ export interface RateCard {
   options: RateOption[]
 }
 
-/** Platform rates for distance pricing, money in kobo. */
+/** Platform rates: distance pricing's fares in kobo, and the limits every quote obeys. */
 export interface PlatformRates {
   baseFare: number
   perKm: number
   perKg: number
   minFare: number
   roadFactor: number
+  /** Local means local: a trip whose reported distance_km exceeds this is refused, whatever the model. */
+  maxDistanceKm: number
 }
 
 export function priceKey(from: string, to: string): string {

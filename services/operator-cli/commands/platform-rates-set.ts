@@ -18,6 +18,7 @@ export function ratesInForce(rates: PlatformRates, currency: string) {
     per_kg: toMajor(rates.perKg),
     min_fare: toMajor(rates.minFare),
     road_factor: rates.roadFactor,
+    max_distance_km: rates.maxDistanceKm,
     currency,
   }
 }
@@ -31,6 +32,8 @@ function readChange(flags: Flags): RatesChange {
   }
   const roadFactor = optionalNumber(flags, 'road-factor', 1, 10)
   if (roadFactor !== null) change.roadFactor = roadFactor
+  const maxDistanceKm = optionalNumber(flags, 'max-distance-km', 0.01, 20_000)
+  if (maxDistanceKm !== null) change.maxDistanceKm = maxDistanceKm
   return change
 }
 
@@ -42,6 +45,7 @@ export const platformRatesSet = defineCommand({
     'per-kg': { type: 'string' },
     'min-fare': { type: 'string' },
     'road-factor': { type: 'string' },
+    'max-distance-km': { type: 'string' },
   },
   prepare(flags) {
     return readChange(flags)

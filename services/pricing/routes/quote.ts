@@ -7,7 +7,7 @@ import { quoteRequestSchema } from '../../../shared/schemas/quote.js'
 import { instruments } from '../../../shared/telemetry/metrics.js'
 
 /**
- * `POST /internal/quote` `{business_id, request}` → the spec's quote body, or 400 `{message}`.
+ * `POST /internal/quote` `{business_id, request}` → the spec's quote body, or a 400 error body.
  * The gateway validated `request` already; parsing again costs little and keeps this service
  * safe to call on its own.
  */

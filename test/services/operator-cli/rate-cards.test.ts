@@ -87,11 +87,22 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   t.test('platform-rates:set changes only the rates named', async (t) => {
     const set = await runOperatorCli(db, ['platform-rates:set', '--base-fare', '600', '--per-km', '0', '--road-factor', '1.4'])
     t.equal(set.code, 0, set.stderr)
-    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, currency: 'NGN' })
+    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, currency: 'NGN' })
     const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
     t.same(await stored(), { base_fare: 60000, per_km: 0, per_kg: 5000, min_fare: 100000, road_factor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
     await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 10/, stored)
+  })
+
+  t.test('platform-rates:set --max-distance-km sets the limit of local delivery', async (t) => {
+    const set = await runOperatorCli(db, ['platform-rates:set', '--max-distance-km', '2000'])
+    t.equal(set.code, 0, set.stderr)
+    t.match(set.json, { max_distance_km: 2000, road_factor: 1.4 }, 'the other rates stay')
+    const stored = async () => (await sql`select max_distance_km::float as max_distance_km from platform_rates`)[0]
+    t.same(await stored(), { max_distance_km: 2000 })
+    t.match((await runOperatorCli(db, ['platform-rates:set'])).json, { max_distance_km: 2000 }, 'shown without flags')
+    await refuses(t, ['platform-rates:set', '--max-distance-km', '0'], /--max-distance-km must be a number from 0.01 to 20000/, stored)
+    await refuses(t, ['platform-rates:set', '--max-distance-km', 'far'], /--max-distance-km must be a number/, stored)
   })
 
   t.test('demo:seed reuses the demo business and issues a fresh key each run', async (t) => {

@@ -43,7 +43,8 @@ function card(overrides: Partial<RateCard> = {}): RateCard {
   }
 }
 
-const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3 }
+const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 }
+const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
 const request = (fields: Partial<PricingRequest>): PricingRequest => ({ pickup: ALPHA_POINT, dropoff: ALPHA_POINT, weight: 1, ...fields })
 const price = (fields: Partial<PricingRequest>, withCard: RateCard | null = card()) => priceShipment(request(fields), 4.2, withCard, RATES, 'NGN')
 const refusal = (fields: Partial<PricingRequest>, withCard: RateCard | null = card()) => {
@@ -110,6 +111,7 @@ t.test('every refusal of the DESIGN section 3 table', async (t) => {
   const located = await quoteWith({ pickup_address: 'nowhere at all', dropoff_address: 'nowhere', weight: 1, pickup_latitude: 6.05, pickup_longitude: 3.05 }, card(), RATES, {
     geocoder: { locate: async () => null },
     distance: { measure: async () => 1 },
+    serviceArea: NIGERIA,
     currency: 'NGN',
   }).catch((err: Error) => err.message)
   t.equal(located, 'dropoff_address could not be located; send dropoff_latitude and dropoff_longitude')
@@ -186,7 +188,7 @@ t.test('quoter caches: concurrent misses share one load; invalidations drop only
         return RATES
       },
     },
-    { geocoder: { locate: async () => ALPHA_POINT }, distance: { measure: async () => 3 }, currency: 'NGN' },
+    { geocoder: { locate: async () => ALPHA_POINT }, distance: { measure: async () => 3 }, serviceArea: NIGERIA, currency: 'NGN' },
     60_000,
   )
   const input = { pickup_address: 'a', dropoff_address: 'b', weight: 2, vehicle_type: 'bike' as const }

@@ -1,0 +1,75 @@
+import type { Business } from '../../shared/db/businesses.js'
+import { PricingError } from '../../shared/errors/pricing-error.js'
+import type { ErrorItem } from '../../shared/errors/validation-error.js'
+import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
+import type { PlatformRates, Quote, RateCard } from '../../shared/pricing/types.js'
+import type { Shipment } from '../../shared/schemas/shipment.js'
+
+/** A shipment located before the transaction, or the refusal its locating gave. */
+export type LocatedShipment = { input: QuoteInput; located: Located } | { input: QuoteInput; error: string }
+
+/**
+ * The placement's half of the quote pipeline that runs before the transaction: geocoding and
+ * routing may call out over HTTP, so no row is locked meanwhile. `rates` are read before the
+ * transaction for the road factor only; pricing uses the rates read inside it, so a change in
+ * between prices with the new rates over a distance measured with the old factor, which is
+ * acceptable for a change that races a placement. `hasCard` comes from the business row: a
+ * card disabled in between is still refused inside, by the engine's own "no card" check.
+ */
+export async function locateShipments(tools: LocateTools, business: Business, rates: PlatformRates, shipments: Shipment[]): Promise<LocatedShipment[]> {
+  const facts = { hasCard: business.rateCardId !== null, roadFactor: rates.roadFactor }
+  return Promise.all(
+    shipments.map(async (shipment) => {
+      const input = shipmentInput(business, shipment)
+      try {
+        return { input, located: await locateForPricing(input, facts, tools) }
+      } catch (err) {
+        if (err instanceof PricingError) return { input, error: err.message }
+        throw err
+      }
+    }),
+  )
+}
+
+/** The half inside the transaction: prices every located shipment with the card and rates read there. */
+export function priceShipments(shipments: LocatedShipment[], card: RateCard | null, rates: PlatformRates, currency: string): { quotes: Quote[]; errors: ErrorItem[] } {
+  const quotes: Quote[] = []
+  const errors: ErrorItem[] = []
+  for (const [index, shipment] of shipments.entries()) {
+    if ('error' in shipment) {
+      errors.push({ index, message: shipment.error })
+      continue
+    }
+    try {
+      quotes.push(priceLocated(shipment.input, shipment.located, card, rates, currency))
+    } catch (err) {
+      if (!(err instanceof PricingError)) throw err
+      errors.push({ index, message: err.message })
+    }
+  }
+  return { quotes, errors }
+}
+
+/** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */
+export function billableWeight(shipment: Pick<Shipment, 'weight' | 'quantity'>): number {
+  return Math.round(shipment.weight * shipment.quantity * 1e6) / 1e6
+}
+
+/** A shipment as a quote input: without its own pickup address it leaves from the business, at its pinned point if it has one. */
+function shipmentInput(business: Business, shipment: Shipment): QuoteInput {
+  const fromBusiness = shipment.pickup_address === undefined
+  const businessPinned = fromBusiness && business.latitude !== null && business.longitude !== null
+  return {
+    pickup_address: shipment.pickup_address ?? business.address,
+    pickup_state: shipment.pickup_state ?? (fromBusiness ? business.state : undefined),
+    dropoff_address: shipment.dropoff_address,
+    dropoff_state: shipment.dropoff_state,
+    pickup_latitude: shipment.pickup_latitude ?? (businessPinned ? business.latitude! : undefined),
+    pickup_longitude: shipment.pickup_longitude ?? (businessPinned ? business.longitude! : undefined),
+    dropoff_latitude: shipment.dropoff_latitude,
+    dropoff_longitude: shipment.dropoff_longitude,
+    weight: billableWeight(shipment),
+    vehicle_type: shipment.vehicle_type,
+    option_id: shipment.option_id,
+  }
+}
