@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { errorBody } from '../../shared/errors/error-body.js'
-import { isConnectionError } from '../../shared/db/sql.js'
+import { isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 
 /** Fastify's own errors and the fixed messages DESIGN.md gives them. */
 function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
@@ -29,8 +29,10 @@ function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
  */
 export function installErrorBody(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // Postgres out of reach is an outage to wait out, not a bug: 503, so clients retry.
-    const known = err instanceof ApiError ? err : isConnectionError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit)
+    // Postgres out of reach, or too busy to answer within its session bounds, is an outage to
+    // wait out, not a bug: 503, so clients retry.
+    const unavailable = isConnectionError(err) || isTimeoutError(err)
+    const known = err instanceof ApiError ? err : unavailable ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit)
     if (!known || known.statusCode >= 500) {
       if (!known) request.log.error({ err }, 'unhandled error')
       const status = known?.statusCode ?? 500

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { PricingConfig } from '../../shared/config.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
-import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
+import { createSql, isConnectionError, isTimeoutError, type Sql } from '../../shared/db/sql.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
 import { ValidationError } from '../../shared/errors/validation-error.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
@@ -30,7 +30,7 @@ export interface PricingAppOptions {
 async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
-  const sql = given ?? createSql(config)
+  const sql = given ?? createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), currency: config.CURRENCY }
@@ -53,7 +53,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof PricingError) return reply.code(400).send({ message: err.message })
     if (err instanceof ValidationError) return reply.code(400).send({ message: err.message, errors: err.errors })
-    if (isConnectionError(err)) {
+    if (isConnectionError(err) || isTimeoutError(err)) {
       request.log.warn({ err }, 'database unreachable')
       return reply.code(503).send({ message: 'Pricing is temporarily unavailable' })
     }
