@@ -11,20 +11,22 @@ export const PERSONAL_FIELDS = [
 ]
 
 const ERASE_BATCH = 500
+const FINISHED = ['completed', 'failed', 'unknown']
 
 /**
  * Settles the pending placements no job will ever run: older than `orphanAfterS`, and whose
- * job is missing (a gateway died between recording and queueing, or Redis lost its data) or
- * failed for good (attempts exhausted, or stalled too often). They become `not_processed`
+ * job is missing (a gateway died between recording and queueing, or Redis lost its data),
+ * failed for good (attempts exhausted, or stalled too often) or finished without settling it. They become `not_processed`
  * with their key freed, so a read answers 503 and a retry with the key places afresh. A job
  * still waiting or running is left alone. Returns the ids settled.
  */
 export async function settleOrphans(sql: Sql, queue: Queue<PlacementJob>, orphanAfterS: number): Promise<string[]> {
   const settled: string[] = []
   for (const id of await findStalePending(sql, orphanAfterS)) {
+    // BullMQ moves a job to `failed` only once no retry is left; a job already `completed`
+    // while its row is pending settled nothing (its row was not its business's).
     const job = await queue.getJob(id)
-    // BullMQ moves a job to `failed` only once no retry is left.
-    if (job && !(await job.isFailed())) continue
+    if (job && !FINISHED.includes(await job.getState())) continue
     if (await settleNotProcessed(sql, id, NOT_PROCESSED)) settled.push(id)
   }
   return settled
