@@ -38,6 +38,10 @@ export const commonEnv = z.object({
   HOST: z.string().default('0.0.0.0'),
   // How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker).
   IDEMPOTENCY_TTL_H: positiveInt(24),
+  // Bounds on every session of a service's pool (not migrations or the CLI): a wait past them is a 503.
+  PG_STATEMENT_TIMEOUT_MS: positiveInt(5000),
+  PG_LOCK_TIMEOUT_MS: positiveInt(5000),
+  PG_IDLE_TX_TIMEOUT_MS: positiveInt(30000),
 })
 
 export const pricingEnv = commonEnv.extend({
@@ -64,6 +68,8 @@ export const gatewayEnv = commonEnv.extend({
   RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(1200),
   RATE_LIMIT_WINDOW_MS: positiveInt(60000),
   PLACEMENT_TIMEOUT_MS: positiveInt(30000),
+  // Above PLACEMENT_TIMEOUT_MS, so a placement answers its own 503 before fastify cuts it off.
+  REQUEST_TIMEOUT_MS: positiveInt(40000),
   API_KEY_CACHE_TTL_S: positiveInt(300),
 })
 
@@ -74,6 +80,10 @@ export const workerEnv = pricingEnv.extend({
   // How long a job may run without renewing its lock before BullMQ hands it to another worker.
   WORKER_LOCK_MS: positiveInt(30000),
   WORKER_STALLED_INTERVAL_MS: positiveInt(30000),
+  // A pending placement this old whose job is missing or failed for good is settled not processed.
+  PLACEMENT_ORPHAN_AFTER_S: positiveInt(45),
+  // Shipments' names, phones, e-mails and addresses are erased from placements this old.
+  PERSONAL_DATA_RETENTION_D: positiveInt(90),
 })
 
 export type CommonConfig = z.infer<typeof commonEnv>

@@ -32,7 +32,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   // JSON is the only body this API takes; anything else is a 415.
   app.removeContentTypeParser('text/plain')
 
-  const sql = createSql(config)
+  const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS })

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, errorBody, toApiError } from '../../shared/errors/error-body.js'
-import { isConnectionError } from '../../shared/db/sql.js'
+import { isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 
 /** Fastify's own errors and the fixed messages DESIGN.md gives them. */
 function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
@@ -29,8 +29,9 @@ function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
  */
 export function installErrorBody(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // Postgres out of reach is an outage to wait out, not a bug: 503, so clients retry.
-    const known = toApiError(err) ?? (isConnectionError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit))
+    // Postgres out of reach, or too busy to answer within its session bounds, is an outage to
+    // wait out, not a bug: 503, so clients retry.
+    const known = toApiError(err) ?? (isConnectionError(err) || isTimeoutError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit))
     if (!known) request.log.error({ err }, 'unhandled error')
     const answer = known ?? new ApiError(500, 'Internal server error')
     return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))

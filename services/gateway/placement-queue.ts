@@ -2,26 +2,30 @@ import { Queue, QueueEvents } from 'bullmq'
 import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../../shared/config.js'
-import { discardPendingPlacement, findPlacementsByIds, type PlacementOutcome } from '../../shared/db/placements.js'
+import { findPlacementsByIds, settleNotProcessed } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { withDeadline } from '../../shared/deadline.js'
-import { ApiError } from '../../shared/errors/api-error.js'
+import { NOT_PROCESSED, type PlacementOutcome } from '../../shared/placement/outcome.js'
 import { PLACEMENT_QUEUE, placementJobOptions, type PlacementJob } from '../../shared/placement-queue.js'
 
 const POLL_MS = 1000
 const ENQUEUE_DEADLINE_MS = 2000
 const CLOSE_DEADLINE_MS = 3000
 
+/** What a wait ends with: the stored outcome, or null when none was stored in time. */
+type Settled = PlacementOutcome | null
+
 interface Waiter {
-  resolve: (outcome: PlacementOutcome) => void
+  resolve: (outcome: Settled) => void
   timer: NodeJS.Timeout
 }
 
 /**
- * Queues placements and waits for their outcomes. One QueueEvents stream per process feeds a
- * map of waiting requests; because its events are best-effort, one poll a second also re-reads
- * every waited-for placement row, so a missed event costs a second, never a hung request.
+ * Queues placements and waits for their outcomes. The placement row is the answer: a
+ * QueueEvents 'completed' only says "look now", and because its events are best-effort, one
+ * poll a second also re-reads every waited-for row, so a missed event costs a second, never a
+ * hung request.
  */
 export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: FastifyBaseLogger) {
   // No offline queue: with Redis down, `add` fails at once and the caller gets a 503.
@@ -47,7 +51,7 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
     await withDeadline(new Promise<void>((resolve) => producer.once('ready', () => resolve())), ENQUEUE_DEADLINE_MS)
   }
 
-  function settle(placementId: string, outcome: PlacementOutcome) {
+  function settle(placementId: string, outcome: Settled) {
     const waiter = waiters.get(placementId)
     if (!waiter) return
     waiters.delete(placementId)
@@ -55,52 +59,56 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
     waiter.resolve(outcome)
   }
 
-  events.on('completed', ({ jobId, returnvalue }) => {
-    const outcome = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as PlacementOutcome
-    // 410: the worker found the row already discarded; nothing was placed.
-    settle(jobId, outcome.statusCode === 410 ? unavailable(jobId) : outcome)
+  /** Reads the rows of `ids` and answers the waiters whose placement is settled. */
+  async function look(ids: string[]): Promise<void> {
+    try {
+      for (const row of await findPlacementsByIds(sql, ids)) if (row.outcome) settle(row.id, row.outcome)
+    } catch (err) {
+      log.warn({ err }, 'placement read failed')
+    }
+  }
+
+  events.on('completed', ({ jobId }) => {
+    if (waiters.has(jobId)) void look([jobId])
   })
 
-  const poller = setInterval(async () => {
-    if (waiters.size === 0) return
-    const ids = [...waiters.keys()]
-    try {
-      const rows = await findPlacementsByIds(sql, ids)
-      const seen = new Set(rows.map((row) => row.id))
-      for (const row of rows) if (row.outcome) settle(row.id, row.outcome)
-      // A row that vanished was discarded after its job failed for good.
-      for (const id of ids) if (!seen.has(id)) settle(id, unavailable(id))
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'placement poll failed')
-    }
+  const poller = setInterval(() => {
+    if (waiters.size > 0) void look([...waiters.keys()])
   }, POLL_MS)
   poller.unref()
 
   return {
-    /** Queues the placement and resolves with its outcome, or a 503 once the wait runs out. */
-    async submit(job: PlacementJob): Promise<PlacementOutcome> {
-      const outcome = new Promise<PlacementOutcome>((resolve) => {
-        const timer = setTimeout(() => settle(job.placementId, timedOut(job.placementId)), config.PLACEMENT_TIMEOUT_MS)
-        waiters.set(job.placementId, { resolve, timer })
+    /**
+     * Queues the recorded placement and resolves with its stored outcome, or null once the
+     * wait runs out. When the job cannot be queued, the placement is settled not processed,
+     * unless its job got through after all and the worker settled it first; then the wait
+     * goes on for that outcome, so a job that may run is never reported as not placed.
+     */
+    async submit(job: PlacementJob): Promise<Settled> {
+      const id = job.placement_id
+      const outcome = new Promise<Settled>((resolve) => {
+        const timer = setTimeout(() => settle(id, null), config.PLACEMENT_TIMEOUT_MS)
+        waiters.set(id, { resolve, timer })
       })
       try {
         await producerReady()
-        // A job that lands after the deadline finds its row discarded and moves no money (place.ts).
-        await withDeadline(queue.add('place', job, { ...placementJobOptions, jobId: job.placementId }), ENQUEUE_DEADLINE_MS)
+        await withDeadline(queue.add('place', job, { ...placementJobOptions, jobId: id }), ENQUEUE_DEADLINE_MS)
       } catch (err) {
-        const waiter = waiters.get(job.placementId)
-        if (waiter) clearTimeout(waiter.timer)
-        waiters.delete(job.placementId)
-        log.warn({ err: (err as Error).message, placementId: job.placementId }, 'could not queue placement')
-        await discardPendingPlacement(sql, job.placementId).catch(() => {})
-        throw new ApiError(503, 'Placement is temporarily unavailable, retry shortly')
+        log.warn({ err, placementId: id }, 'could not queue placement')
+        // A job that lands after this finds its row settled and moves no money (place.ts).
+        const mine = await settleNotProcessed(sql, id, NOT_PROCESSED).catch(() => null)
+        if (mine === true) settle(id, NOT_PROCESSED)
+        // Unknown (Postgres unreachable too): answer at once with the id; the settler finishes.
+        else if (mine === null) settle(id, null)
+        // Lost: the worker settled it first; its outcome is on the row.
+        else await look([id])
       }
       return outcome
     },
 
     async close(): Promise<void> {
       clearInterval(poller)
-      for (const id of [...waiters.keys()]) settle(id, timedOut(id))
+      for (const id of [...waiters.keys()]) settle(id, null)
       // Bounded: BullMQ's close can wait forever on a connection that lived through a Redis restart.
       await withDeadline(events.close(), CLOSE_DEADLINE_MS).catch(() => listener.disconnect())
       await withDeadline(queue.close(), CLOSE_DEADLINE_MS).catch(() => {})
@@ -111,17 +119,3 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
 }
 
 export type PlacementQueue = ReturnType<typeof createPlacementQueue>
-
-function timedOut(placementId: string): PlacementOutcome {
-  return {
-    statusCode: 503,
-    body: {
-      message: `Placement is still being processed; retry with the same Idempotency-Key or read GET /v2/business/placements/${placementId}`,
-      placement_id: placementId,
-    },
-  }
-}
-
-function unavailable(placementId: string): PlacementOutcome {
-  return { statusCode: 503, body: { message: 'Placement could not be completed, retry shortly', placement_id: placementId } }
-}

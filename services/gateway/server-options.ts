@@ -9,6 +9,8 @@ const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
 export function gatewayServerOptions(config: GatewayConfig): FastifyServerOptions {
   return {
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // No request outlives this, whatever it waits on; a placement answers its own 503 before.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
     // A caller's own x-request-id is kept when it is sane, so its logs and ours line up.
     requestIdHeader: false,
     genReqId: (req) => {

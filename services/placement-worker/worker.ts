@@ -3,19 +3,23 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { WorkerConfig } from '../../shared/config.js'
-import { discardPendingPlacement, findStalePending, releaseExpiredKeys, type PlacementOutcome } from '../../shared/db/placements.js'
-import { createSql, type Sql } from '../../shared/db/sql.js'
+import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
+import { createSql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestMetrics } from '../../shared/http/observability.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
+import { toMajor } from '../../shared/money.js'
+import { NOT_PROCESSED, type PlacementOutcome } from '../../shared/placement/outcome.js'
 import { PLACEMENT_QUEUE, type PlacementJob } from '../../shared/placement-queue.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { place } from './place.js'
+import { erasePersonalDataOlderThan, settleOrphans } from './sweeps.js'
 
-const KEY_SWEEP_MS = 15 * 60 * 1000
-const ORPHAN_AFTER_MIN = 10
+const SWEEP_MS = 15 * 60 * 1000
+// Often enough that an orphan is settled a few seconds after PLACEMENT_ORPHAN_AFTER_S.
+const SETTLE_EVERY_MS = 2000
 
 /**
  * The placement worker as a plugin of its health server: it opens the queue consumer and the
@@ -24,12 +28,13 @@ const ORPHAN_AFTER_MIN = 10
 async function placementWorker(app: FastifyInstance, { config }: { config: WorkerConfig }) {
   await app.register(requestMetrics)
   // Each concurrent job holds at most one connection; two spare serve health and the sweep.
-  const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2) })
+  const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2), timeouts: config })
   const connection = createRedis(config, { maxRetriesPerRequest: null })
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
   const deps = { sql, geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
 
-  const worker = new Worker<PlacementJob, PlacementOutcome>(PLACEMENT_QUEUE, (job) => placeAndMeasure(job.data), {
+  // The job's return value is nothing: its outcome is on the placement row.
+  const worker = new Worker<PlacementJob, void>(PLACEMENT_QUEUE, async (job) => { await placeAndMeasure(job.data) }, {
     connection,
     // Continues the trace the gateway started when it queued the job.
     telemetry: new BullMQOtel({ tracerName: 'courier' }),
@@ -39,23 +44,22 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: 3,
   })
-  async function placeAndMeasure(job: PlacementJob): Promise<PlacementOutcome> {
+  async function placeAndMeasure(job: PlacementJob): Promise<PlacementOutcome | null> {
     const started = performance.now()
     const outcome = await place(deps, job)
     const { placements, jobDuration, orders, charged } = instruments()
-    const result = outcomeName(outcome)
+    const result = outcome?.kind ?? 'skipped'
     placements.add(1, { outcome: result })
     jobDuration.record((performance.now() - started) / 1000, { outcome: result })
-    if (outcome.statusCode === 201) {
-      const body = outcome.body as { orders: unknown[]; charged_total: number; currency: string }
-      orders.add(body.orders.length)
-      charged.add(body.charged_total, { currency: body.currency })
+    if (outcome?.kind === 'placed') {
+      orders.add(outcome.orders.length)
+      charged.add(toMajor(outcome.chargedTotal), { currency: outcome.currency })
     }
     return outcome
   }
 
   // Queue depth for dashboards and autoscaling, read from Redis when Prometheus scrapes.
-  const queue = new Queue(PLACEMENT_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
+  const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Placement jobs by state' }).addCallback(async (result) => {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
     for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: PLACEMENT_QUEUE, state })
@@ -65,18 +69,34 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   worker.on('failed', (job, err) => {
     if (!job) return
     app.log.warn({ placementId: job.id, attempt: job.attemptsMade, err: err.message }, 'placement attempt failed')
-    // Out of retries: a fault is never stored as an outcome, so the key is freed for a retry.
+    // Out of retries: it will never run, so it is settled not processed and its key freed.
+    // Should this fail (Postgres down), the settler does it later.
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      discardPendingPlacement(sql, job.data.placementId).catch((error) => app.log.error({ err: error }, 'could not discard placement'))
+      settleNotProcessed(sql, job.data.placement_id, NOT_PROCESSED).catch((error) => app.log.error({ err: error }, 'could not settle a failed placement'))
     }
   })
 
+  let settling = false
+  const settler = setInterval(async () => {
+    if (settling) return
+    settling = true
+    try {
+      const settled = await settleOrphans(sql, queue, config.PLACEMENT_ORPHAN_AFTER_S)
+      if (settled.length > 0) app.log.warn({ placementIds: settled }, 'settled placements no job backs as not processed')
+    } catch (err) {
+      app.log.warn({ err }, 'placement settler failed')
+    } finally {
+      settling = false
+    }
+  }, SETTLE_EVERY_MS).unref()
+
   const sweep = setInterval(() => {
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
-    discardOrphans(sql, queue).catch((err) => app.log.warn({ err: err.message }, 'orphan sweep failed'))
-  }, KEY_SWEEP_MS).unref()
+    erasePersonalDataOlderThan(sql, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
+  }, SWEEP_MS).unref()
 
   app.addHook('onClose', async () => {
+    clearInterval(settler)
     clearInterval(sweep)
     await worker.close()
     await queue.close()
@@ -88,21 +108,3 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
 }
 
 export const startPlacementWorker = fp(placementWorker, { name: 'placement-worker' })
-
-/**
- * A gateway that died between recording a placement and queueing it leaves a pending row no job
- * will ever settle, holding its Idempotency-Key. Rows pending for long with no job are dropped.
- */
-export async function discardOrphans(sql: Sql, queue: Queue): Promise<void> {
-  for (const id of await findStalePending(sql, ORPHAN_AFTER_MIN)) {
-    if (!(await queue.getJob(id))) await discardPendingPlacement(sql, id)
-  }
-}
-
-function outcomeName(outcome: PlacementOutcome): string {
-  if (outcome.statusCode === 201) return 'placed'
-  const message = (outcome.body as { message?: string }).message
-  if (message === 'Insufficient wallet balance') return 'insufficient_balance'
-  if (outcome.statusCode === 400) return 'unpriceable'
-  return 'discarded'
-}

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { PricingConfig } from '../../shared/config.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
-import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
+import { createSql, isConnectionError, isTimeoutError, type Sql } from '../../shared/db/sql.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
@@ -30,7 +30,7 @@ export interface PricingAppOptions {
 async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
-  const sql = given ?? createSql(config)
+  const sql = given ?? createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
@@ -54,7 +54,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   // and `errors` of a 400 and answers at its own public path.
   app.setErrorHandler((err: FastifyError, request, reply) => {
     let known = toApiError(err)
-    if (!known && isConnectionError(err)) {
+    if (!known && (isConnectionError(err) || isTimeoutError(err))) {
       request.log.warn({ err }, 'database unreachable')
       known = new ApiError(503, 'Pricing is temporarily unavailable')
     }

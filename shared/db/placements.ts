@@ -1,12 +1,8 @@
+import { placementOutcomeSchema, type PlacementOutcome } from '../placement/outcome.js'
+import type { Shipment } from '../schemas/shipment.js'
 import type { Db, Tx } from './sql.js'
 
 export type PlacementStatus = 'pending' | 'succeeded' | 'failed'
-
-/** What a finished placement answers, stored so every replay and read answers the same. */
-export interface PlacementOutcome {
-  statusCode: number
-  body: Record<string, unknown>
-}
 
 export interface Placement {
   id: string
@@ -14,6 +10,7 @@ export interface Placement {
   status: PlacementStatus
   idempotencyKey: string | null
   requestHash: string
+  /** Null while pending. */
   outcome: PlacementOutcome | null
   createdAt: Date
 }
@@ -24,8 +21,7 @@ interface PlacementRow {
   status: PlacementStatus
   idempotency_key: string | null
   request_hash: string
-  status_code: number | null
-  response: Record<string, unknown> | null
+  outcome: unknown
   created_at: Date
 }
 
@@ -36,19 +32,20 @@ function toPlacement(row: PlacementRow): Placement {
     status: row.status,
     idempotencyKey: row.idempotency_key,
     requestHash: row.request_hash,
-    outcome: row.status_code === null || row.response === null ? null : { statusCode: row.status_code, body: row.response },
+    outcome: row.outcome === null ? null : placementOutcomeSchema.parse(row.outcome),
     createdAt: row.created_at,
   }
 }
 
 /**
- * Records a placement before its job is queued. With an Idempotency-Key, a key already held by
- * this business wins and null comes back: the caller then reads that placement instead.
+ * Records a placement, with its shipments, before its job is queued. With an Idempotency-Key,
+ * a key already held by this business wins and false comes back: the caller then reads that
+ * placement instead.
  */
-export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; idempotencyKey: string | null; requestHash: string }): Promise<boolean> {
+export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; idempotencyKey: string | null; requestHash: string; shipments: Shipment[] }): Promise<boolean> {
   const rows = await db`
-    insert into placements (id, business_id, status, idempotency_key, request_hash)
-    values (${input.id}, ${input.businessId}, 'pending', ${input.idempotencyKey}, ${input.requestHash})
+    insert into placements (id, business_id, status, idempotency_key, request_hash, shipments)
+    values (${input.id}, ${input.businessId}, 'pending', ${input.idempotencyKey}, ${input.requestHash}, ${JSON.stringify(input.shipments)}::text::jsonb)
     on conflict (business_id, idempotency_key) where idempotency_key is not null do nothing
     returning id`
   return rows.length === 1
@@ -56,44 +53,73 @@ export async function createPendingPlacement(db: Db, input: { id: string; busine
 
 export async function findPlacementByKey(db: Db, businessId: string, idempotencyKey: string): Promise<Placement | null> {
   const [row] = await db<PlacementRow[]>`
-    select * from placements where business_id = ${businessId} and idempotency_key = ${idempotencyKey}`
+    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
+    from placements where business_id = ${businessId} and idempotency_key = ${idempotencyKey}`
   return row ? toPlacement(row) : null
 }
 
 /** A placement of this business; another business's id reads as unknown. */
 export async function findPlacement(db: Db, businessId: string, id: string): Promise<Placement | null> {
-  const [row] = await db<PlacementRow[]>`select * from placements where id = ${id} and business_id = ${businessId}`
+  const [row] = await db<PlacementRow[]>`
+    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
+    from placements where id = ${id} and business_id = ${businessId}`
   return row ? toPlacement(row) : null
 }
 
-/** The placements among `ids` that still exist, for the gateway's fallback when a queue event was missed. */
+/** The placements among `ids`, for the gateway's wait. */
 export async function findPlacementsByIds(db: Db, ids: string[]): Promise<Placement[]> {
-  const rows = await db<PlacementRow[]>`select * from placements where id = any(${ids}::uuid[])`
+  const rows = await db<PlacementRow[]>`
+    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
+    from placements where id = any(${ids}::uuid[])`
   return rows.map(toPlacement)
 }
 
-/** Locks the placement for the one transaction that may settle it; null when it is gone. */
+/** The shipments a job places, read without a lock: the worker locates them before its transaction. */
+export async function findPlacementShipments(db: Db, id: string): Promise<{ businessId: string; status: PlacementStatus; shipments: Shipment[] } | null> {
+  const [row] = await db<{ business_id: string; status: PlacementStatus; shipments: Shipment[] }[]>`
+    select business_id, status, shipments from placements where id = ${id}`
+  return row ? { businessId: row.business_id, status: row.status, shipments: row.shipments } : null
+}
+
+/** Locks the placement for the one transaction that may settle it; null when it is unknown. */
 export async function lockPlacement(tx: Tx, id: string): Promise<Placement | null> {
-  const [row] = await tx<PlacementRow[]>`select * from placements where id = ${id} for update`
+  const [row] = await tx<PlacementRow[]>`
+    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
+    from placements where id = ${id} for update`
   return row ? toPlacement(row) : null
 }
 
+// JSON goes in as text: a parameter Postgres types as jsonb would be JSON-encoded a second time.
 export async function settlePlacement(tx: Tx, id: string, status: 'succeeded' | 'failed', outcome: PlacementOutcome): Promise<void> {
   await tx`
-    update placements
-    set status = ${status}, status_code = ${outcome.statusCode}, response = ${tx.json(outcome.body as never)}, completed_at = now()
+    update placements set status = ${status}, outcome = ${JSON.stringify(outcome)}::text::jsonb, completed_at = now()
     where id = ${id}`
 }
 
 /**
- * Forgets a placement that never ran (its job could not be queued, or failed for good on a
- * fault), so its Idempotency-Key is free for a retry. Settled placements are never removed.
+ * Settles a still-pending placement as not processed and frees its Idempotency-Key; true when
+ * this call settled it. The update takes the row lock and re-checks `pending` once it holds it,
+ * so it cannot overwrite the worker's outcome, and a job that runs later finds the row settled.
  */
-export async function discardPendingPlacement(db: Db, id: string): Promise<void> {
-  await db`delete from placements where id = ${id} and status = 'pending'`
+export async function settleNotProcessed(db: Db, id: string, outcome: PlacementOutcome): Promise<boolean> {
+  const rows = await db`
+    update placements
+    set status = 'failed', outcome = ${JSON.stringify(outcome)}::text::jsonb, idempotency_key = null, completed_at = now()
+    where id = ${id} and status = 'pending'
+    returning id`
+  return rows.length === 1
 }
 
-/** Idempotency-Keys live 24 hours; after that the key may be used for a new request. */
+/** Pending placements older than `seconds`: the settler asks the queue whether a job backs them. */
+export async function findStalePending(db: Db, seconds: number): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`
+    select id from placements
+    where status = 'pending' and created_at < now() - make_interval(secs => ${seconds})
+    order by created_at limit 500`
+  return rows.map((row) => row.id)
+}
+
+/** Idempotency-Keys live `ttlHours`; after that the key may be used for a new request. */
 export async function releaseExpiredKeys(db: Db, ttlHours: number): Promise<number> {
   const rows = await db`
     update placements set idempotency_key = null
@@ -107,9 +133,22 @@ export async function releaseKey(db: Db, id: string): Promise<void> {
   await db`update placements set idempotency_key = null where id = ${id}`
 }
 
-/** Pending placements older than `minutes`: candidates for the sweep when no job backs them. */
-export async function findStalePending(db: Db, minutes: number): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select id from placements where status = 'pending' and created_at < now() - make_interval(mins => ${minutes}) limit 500`
-  return rows.map((row) => row.id)
+/**
+ * Removes `fields` from the shipments of settled placements older than `days`, on the
+ * placement row and on its orders; the outcome stays. At most `limit` placements per call.
+ */
+export async function erasePersonalData(tx: Tx, days: number, fields: string[], limit: number): Promise<number> {
+  const rows = await tx<{ id: string }[]>`
+    update placements p
+    set shipments = (select coalesce(jsonb_agg(s - ${fields}::text[] order by n), '[]') from jsonb_array_elements(p.shipments) with ordinality as e(s, n)),
+        personal_data_erased_at = now()
+    where p.id in (
+      select id from placements
+      where personal_data_erased_at is null and status <> 'pending' and created_at < now() - make_interval(days => ${days})
+      order by created_at limit ${limit} for update skip locked)
+    returning p.id`
+  if (rows.length === 0) return 0
+  const ids = rows.map((row) => row.id)
+  await tx`update orders set shipment = shipment - ${fields}::text[] where placement_id = any(${ids}::uuid[])`
+  return rows.length
 }

@@ -6,16 +6,24 @@ export type Tx = postgres.TransactionSql<{}>
 /** Either the pool or an open transaction: repositories accept both. */
 export type Db = Sql | Tx
 
+/** The bounds a service's sessions run under; migrations and the CLI go without them. */
+export type SessionTimeouts = Pick<CommonConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
+
 /**
  * Opens the one connection pool of a process. `bigint` columns hold kobo, far below 2^53,
  * so they are read as plain numbers; the schema is pinned through `search_path` so every
- * test file can own a schema of its own.
+ * test file can own a schema of its own. With `timeouts`, no statement, lock wait or idle
+ * transaction of the pool outlives its bound: Postgres cancels it and the caller answers 503.
  */
-export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>, options: { max?: number } = {}): Sql {
+export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>, options: { max?: number; timeouts?: SessionTimeouts } = {}): Sql {
+  const { timeouts } = options
+  const bounds = timeouts
+    ? { statement_timeout: timeouts.PG_STATEMENT_TIMEOUT_MS, lock_timeout: timeouts.PG_LOCK_TIMEOUT_MS, idle_in_transaction_session_timeout: timeouts.PG_IDLE_TX_TIMEOUT_MS }
+    : {}
   return postgres(config.DATABASE_URL, {
     max: options.max ?? config.DATABASE_POOL_MAX,
     onnotice: () => {},
-    connection: { search_path: config.DATABASE_SCHEMA, application_name: 'courier' },
+    connection: { search_path: config.DATABASE_SCHEMA, application_name: 'courier', ...bounds },
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
     },
@@ -28,10 +36,20 @@ export const PG = {
   uniqueViolation: '23505',
   checkViolation: '23514',
   lockNotAvailable: '55P03',
+  queryCanceled: '57014',
 } as const
 
 /** True for errors that mean the database is out of reach rather than that the query is wrong. */
 export function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: string })?.code ?? ''
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03', '08006', '08001'].includes(code)
+}
+
+/**
+ * True for a statement or lock wait that ran past the session's bound (statement_timeout,
+ * lock_timeout): the database is busy, not wrong, so the request answers 503 and may be retried.
+ */
+export function isTimeoutError(err: unknown): boolean {
+  if (!(err instanceof Error) || !('code' in err)) return false
+  return err.code === PG.queryCanceled || err.code === PG.lockNotAvailable
 }

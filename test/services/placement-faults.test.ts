@@ -81,13 +81,15 @@ t.test('SIGTERM: the worker finishes the job in hand, then exits', async (t) => 
   const account = await seedAccount(sql, { balance: 100000 })
   const walletLock = await holdWalletLock(sql, account.businessId)
 
-  const worker = startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
+  const worker = startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, LOG_LEVEL: 'info', WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
+  let output = ''
+  worker.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)))
   const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
   t.ok(await walletLockAwaited(sql), 'the job is inside its transaction')
 
   worker.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.ok(await waitFor(() => output.includes('worker stopping'), 10000), 'the worker took the signal')
   t.equal(worker.exitCode, null, 'still running while its job is unfinished')
   await walletLock.release()
   const answer = await response
@@ -102,19 +104,25 @@ t.test('Redis down: placements answer 503 at once and leave nothing behind; quot
   // and a process is simply killed (in production, runService's 30 s limit ends it the same way).
   startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, REDIS_URL: redis.url, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
   const account = await seedAccount(db.sql, { balance: 100000 })
-  const place = () => gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  const place = (headers: Record<string, string> = {}) => gateway.inject({ method: 'POST', url: '/v2/business/order', headers: { ...bearer(account.apiKey), ...headers }, payload: [shipment] })
 
   t.equal((await place()).statusCode, 201)
   await redis.stop()
-  const [{ count: placementsBefore }] = await db.sql`select count(*)::int from placements`
 
   const started = Date.now()
-  const refused = await place()
+  const refused = await place({ 'idempotency-key': 'during-outage' })
   t.equal(refused.statusCode, 503)
-  t.equal(refused.json().message, 'Placement is temporarily unavailable, retry shortly')
+  t.equal(refused.json().message, 'Placement was not processed; nothing was charged')
+  const refusedId = refused.json().placement_id
+  t.match(refusedId, /^[0-9a-f-]{36}$/, 'the 503 names its placement')
   t.ok(Date.now() - started < 3000, 'answered at once, not after the placement timeout')
-  const [{ count: placementsAfter }] = await db.sql`select count(*)::int from placements`
-  t.equal(placementsAfter, placementsBefore, 'no pending placement is left behind')
+  const [row] = await db.sql`select status, outcome, idempotency_key from placements where id = ${refusedId}`
+  t.same(row, { status: 'failed', outcome: { kind: 'not_processed' }, idempotency_key: null }, 'settled as not processed, its key freed')
+  const [{ count: pending }] = await db.sql`select count(*)::int from placements where status = 'pending'`
+  t.equal(pending, 0, 'no pending placement is left behind')
+  const read = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${refusedId}`, headers: bearer(account.apiKey) })
+  t.equal(read.statusCode, 503)
+  t.equal(read.json().message, 'Placement was not processed; nothing was charged')
 
   const quote = await gateway.inject({
     method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey),
@@ -123,7 +131,7 @@ t.test('Redis down: placements answer 503 at once and leave nothing behind; quot
   t.equal(quote.statusCode, 200, 'quotes do not need Redis')
 
   await startOwnRedis(t, redis.port)
-  t.ok(await waitFor(async () => (await place()).statusCode === 201, 15000, 300), 'placements work again once Redis is back')
+  t.ok(await waitFor(async () => (await place({ 'idempotency-key': 'during-outage' })).statusCode === 201, 15000, 300), 'a retry with the same key places once Redis is back')
   for (const wallet of await walletsAgainstLedger(db.sql)) t.equal(wallet.balance, wallet.ledger)
 })
 

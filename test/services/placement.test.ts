@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { discardOrphans } from '../../services/placement-worker/worker.js'
+import { settleOrphans } from '../../services/placement-worker/sweeps.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { releaseExpiredKeys } from '../../shared/db/placements.js'
 import { seedAccount } from '../helpers/accounts.js'
@@ -96,6 +96,8 @@ t.test('placement', async (t) => {
     t.ok(Number.isFinite(Date.parse(body.timestamp)))
     t.equal(body.available, 1000)
     t.ok(body.required > 1000)
+    t.equal(body.currency, 'NGN')
+    t.match(body.placement_id, /^[0-9a-f-]{36}$/, 'a refusal carries its placement id too')
     t.equal(await balanceOf(account.businessId), 100000)
     const after = await counts()
     t.equal(after.orders, before.orders)
@@ -109,6 +111,7 @@ t.test('placement', async (t) => {
     t.equal(response.statusCode, 400)
     const body = response.json()
     t.equal(body.message, 'One or more orders could not be placed')
+    t.match(body.placement_id, /^[0-9a-f-]{36}$/)
     t.same(body.errors, [
       { index: 1, message: 'dropoff point is outside the service zones of your rate card' },
       { index: 2, message: 'option_id opt_STALE0000000 is not in your rate card for truck; read GET /business/rate-cards again' },
@@ -230,18 +233,19 @@ t.test('placement', async (t) => {
     t.equal(row.idempotency_key, null, 'the sweep released the key')
   })
 
-  t.test('the sweep drops a pending placement that no job backs, freeing its key', async (t) => {
+  t.test('the settler settles a pending placement that no job backs as not processed, freeing its key', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
     const connection = new Redis(db.config.REDIS_URL, { maxRetriesPerRequest: null })
     const queue = new Queue(PLACEMENT_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
     t.teardown(async () => { await queue.close(); connection.disconnect() })
     const orphan = randomUUID()
-    await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, created_at)
-              values (${orphan}, ${account.businessId}, 'pending', 'crashed-gateway', 'x', now() - interval '11 minutes')`
+    await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, shipments, created_at)
+              values (${orphan}, ${account.businessId}, 'pending', 'crashed-gateway', 'x', '[]', now() - interval '11 minutes')`
     const recent = randomUUID()
-    await sql`insert into placements (id, business_id, status, request_hash) values (${recent}, ${account.businessId}, 'pending', 'x')`
-    await discardOrphans(sql, queue)
-    t.same((await sql`select id from placements where id in (${orphan}, ${recent})`).map((row) => row.id), [recent], 'only the old orphan goes')
+    await sql`insert into placements (id, business_id, status, request_hash, shipments) values (${recent}, ${account.businessId}, 'pending', 'x', '[]')`
+    t.same(await settleOrphans(sql, queue, 45), [orphan], 'only the old orphan is settled')
+    const rows = await sql`select id, status, outcome, idempotency_key from placements where id in (${orphan}, ${recent}) order by created_at`
+    t.same(rows.map((row) => [row.id, row.status, row.outcome, row.idempotency_key]), [[orphan, 'failed', { kind: 'not_processed' }, null], [recent, 'pending', null, null]])
     const retry = await place(account.apiKey, [shipment()], { 'idempotency-key': 'crashed-gateway' })
     t.equal(retry.statusCode, 201, 'its key places anew')
     await sql`delete from placements where id = ${recent}`

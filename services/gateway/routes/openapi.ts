@@ -51,7 +51,7 @@ export function openApiDocument() {
         get: {
           summary: 'Read a placement', security: auth,
           parameters: [{ name: 'placement_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
-          responses: { 201: json(placementResultSchema, 'Orders placed'), 202: { description: 'Still running' }, ...errors(400, 401, 403, 404) },
+          responses: { 201: json(placementResultSchema, 'Orders placed'), 202: { description: 'Still running' }, ...errors(400, 401, 403, 404, 503) },
         },
       },
       '/business/rate-cards': {

@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createPendingPlacement, findPlacement, findPlacementByKey, releaseKey, type PlacementOutcome } from '../../../shared/db/placements.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { createPendingPlacement, findPlacement, findPlacementByKey, releaseKey } from '../../../shared/db/placements.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
-import { errorBody } from '../../../shared/errors/error-body.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { placementRequestSchema } from '../../../shared/schemas/shipment.js'
+import { sendPlacement } from '../placement-answer.js'
 import type { PlacementQueue } from '../placement-queue.js'
 
 const KEY_MAX = 255
@@ -27,9 +27,10 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
     const placementId = randomUUID()
 
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (await createPendingPlacement(sql, { id: placementId, businessId, idempotencyKey, requestHash })) {
-        const outcome = await placements.submit({ placementId, businessId, shipments })
-        return sendOutcome(request, reply, outcome)
+      // The shipments stay on the row; the job carries ids only.
+      if (await createPendingPlacement(sql, { id: placementId, businessId, idempotencyKey, requestHash, shipments })) {
+        const outcome = await placements.submit({ placement_id: placementId, business_id: businessId })
+        return sendPlacement(request, reply, placementId, outcome)
       }
       // Only a held Idempotency-Key makes the insert yield nothing.
       const earlier = await findPlacementByKey(sql, businessId, idempotencyKey!)
@@ -41,7 +42,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
       if (earlier.requestHash !== requestHash) throw new ApiError(422, 'Idempotency-Key was already used with a different request body')
       if (!earlier.outcome) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress', { placement_id: earlier.id })
       reply.header('idempotent-replayed', 'true')
-      return sendOutcome(request, reply, earlier.outcome)
+      return sendPlacement(request, reply, earlier.id, earlier.outcome)
     }
     throw new ApiError(409, 'A request with this Idempotency-Key is still in progress')
   })
@@ -51,7 +52,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
     const placement = UUID.test(id) ? await findPlacement(sql, request.caller.businessId, id) : null
     if (!placement) throw new ApiError(404, `Placement ${id} was not found`)
     if (!placement.outcome) return reply.code(202).send({ status: 'pending', placement_id: placement.id })
-    return sendOutcome(request, reply, placement.outcome)
+    return sendPlacement(request, reply, placement.id, placement.outcome)
   })
 }
 
@@ -62,11 +63,4 @@ function readIdempotencyKey(request: FastifyRequest): string | null {
   if (key.length === 0) throw new ApiError(400, 'Idempotency-Key must not be empty')
   if (key.length > KEY_MAX) throw new ApiError(400, `Idempotency-Key must be shorter than or equal to ${KEY_MAX} characters`)
   return key
-}
-
-/** A stored outcome is shown as a success body, or as the error body with this request's path. */
-function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: PlacementOutcome) {
-  if (outcome.statusCode < 400) return reply.code(outcome.statusCode).send(outcome.body)
-  const { message, ...extra } = outcome.body as { message: string }
-  return reply.code(outcome.statusCode).send(errorBody(outcome.statusCode, request.url, message, { ...extra, request_id: request.id }))
 }

@@ -1,0 +1,51 @@
+import t from 'tap'
+import { withDeadline } from '../../../shared/deadline.js'
+import type { Sql, Tx } from '../../../shared/db/sql.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+/** Runs `statement` in a transaction of the test's own and holds it until `release`. */
+async function holdLock(sql: Sql, statement: (tx: Tx) => Promise<unknown>): Promise<() => Promise<void>> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const taken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = sql.begin(async (tx) => {
+    await statement(tx)
+    locked()
+    await held
+  })
+  await taken
+  return async () => { release(); await holder }
+}
+
+t.test('bounded Postgres waits: a held lock gives a final answer, never a hang or a 500', async (t) => {
+  // The test's own pool has no bounds; the services' pools give up on a lock after 300 ms.
+  const { gateway, db } = await startStack(t, { env: { PG_LOCK_TIMEOUT_MS: '300' } })
+  const { sql } = db
+  const place = (apiKey: string) => gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(apiKey), payload: [shipment()] })
+
+  t.test('the worker cannot lock the wallet: the placement ends not processed, nothing charged', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const release = await holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${account.businessId} for update`)
+    t.teardown(release)
+    // Each attempt gives up on the lock; once the retries are spent the row is settled.
+    const answer = await withDeadline(place(account.apiKey), 25000)
+    t.equal(answer.statusCode, 503)
+    t.equal(answer.json().message, 'Placement was not processed; nothing was charged')
+    t.match(answer.json().placement_id, /^[0-9a-f-]{36}$/)
+    const [{ n }] = await sql`select count(*)::int as n from ledger_entries where business_id = ${account.businessId} and kind = 'debit'`
+    t.equal(n, 0)
+  })
+
+  t.test('the gateway cannot write the placement row: 503, not a 500 and not a hang', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const release = await holdLock(sql, (tx) => tx`lock table placements in access exclusive mode`)
+    t.teardown(release)
+    const answer = await withDeadline(place(account.apiKey), 10000)
+    t.equal(answer.statusCode, 503)
+    t.equal(answer.json().message, 'Service temporarily unavailable, retry shortly')
+    t.equal(answer.json().path, '/v2/business/order')
+  })
+})
