@@ -1,9 +1,14 @@
 import type { Business } from '../../shared/db/businesses.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
-import type { ErrorItem } from '../../shared/errors/validation-error.js'
 import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
 import type { PlatformRates, Quote, RateCard } from '../../shared/pricing/types.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
+
+/** A shipment the placement cannot price, at its index in the request. */
+export interface ShipmentRefusal {
+  index: number
+  message: string
+}
 
 /** A shipment located before the transaction, or the refusal its locating gave. */
 export type LocatedShipment = { input: QuoteInput; located: Located } | { input: QuoteInput; error: string }
@@ -32,9 +37,9 @@ export async function locateShipments(tools: LocateTools, business: Business, ra
 }
 
 /** The half inside the transaction: prices every located shipment with the card and rates read there. */
-export function priceShipments(shipments: LocatedShipment[], card: RateCard | null, rates: PlatformRates, currency: string): { quotes: Quote[]; errors: ErrorItem[] } {
+export function priceShipments(shipments: LocatedShipment[], card: RateCard | null, rates: PlatformRates, currency: string): { quotes: Quote[]; errors: ShipmentRefusal[] } {
   const quotes: Quote[] = []
-  const errors: ErrorItem[] = []
+  const errors: ShipmentRefusal[] = []
   for (const [index, shipment] of shipments.entries()) {
     if ('error' in shipment) {
       errors.push({ index, message: shipment.error })
