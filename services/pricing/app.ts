@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { PricingConfig } from '../../shared/config.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
-import { createSql, isConnectionError, isTimeoutError, type Sql } from '../../shared/db/sql.js'
+import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
@@ -19,18 +19,16 @@ import quoteRoutes from './routes/quote.js'
 
 export interface PricingAppOptions {
   config: PricingConfig
-  /** A pool the caller owns (tests share theirs); without it the app opens and closes its own. */
-  sql?: Sql
 }
 
 /**
  * The internal pricing API as one plugin. Refusals use the API's error body; the gateway, its
  * only caller, relays their `message` and `errors` under its own public path.
  */
-async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingAppOptions) {
+async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
-  const sql = given ?? createSql(config, { timeouts: config })
+  const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
@@ -47,7 +45,7 @@ async function pricingApp(app: FastifyInstance, { config, sql: given }: PricingA
   app.addHook('onClose', async () => {
     await invalidations.close()
     redis.disconnect()
-    if (!given) await sql.end({ timeout: 5 })
+    await sql.end({ timeout: 5 })
   })
 
   // The gateway's body and mapping (shared/errors/error-body.ts): the gateway relays `message`

@@ -75,3 +75,17 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
   }
   return false
 }
+
+/**
+ * Probes until `done` holds for the probed value or the time runs out; returns whether it held
+ * and the last value, so the caller asserts both the wait and what it saw.
+ */
+export async function waitForValue<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, everyMs = 20): Promise<{ held: boolean; value: T }> {
+  const deadline = Date.now() + timeoutMs
+  let value = await probe()
+  while (!done(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+    value = await probe()
+  }
+  return { held: done(value), value }
+}

@@ -2,6 +2,8 @@
 export const ISLAND = { lat: 6.45, lng: 3.40 }
 export const LEKKI = { lat: 6.44, lng: 3.47 }
 export const IKEJA = { lat: 6.60, lng: 3.35 }
+/** Far outside every zone of the demo card. */
+export const KANO = { lat: 12.0, lng: 8.52 }
 
 /** A bike shipment from the Island to Ikeja with coordinates, so no geocoding is involved. */
 export function shipment(overrides: Record<string, unknown> = {}) {

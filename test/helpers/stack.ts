@@ -1,6 +1,8 @@
+import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
+import { loggerOptions } from '../../shared/http/observability.js'
 import gatewayApp from '../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../services/gateway/server-options.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
@@ -18,16 +20,18 @@ export interface Stack {
  * file's own schema and queue prefix. The pricing service listens on a free port because the
  * gateway reaches it over HTTP, as in production; the gateway is driven with `inject`.
  */
-export async function startStack(t: Test, options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
+export interface StackOptions {
+  worker?: boolean
+  env?: Record<string, string>
+  /** Where the gateway writes its log lines, at trace level and with production's redaction; silent without it. */
+  gatewayLog?: Writable
+}
+
+export async function startStack(t: Test, options: StackOptions = {}): Promise<Stack> {
   const db = await useTestDb(t)
   const env = { ...db.env, ...options.env }
 
-  const { default: pricingApp } = await import('../../services/pricing/app.js')
-  const pricing = Fastify({ logger: false })
-  await pricing.register(pricingApp, { config: loadConfig(pricingEnv, env) })
-  await pricing.listen({ port: 0, host: '127.0.0.1' })
-  const address = pricing.server.address()
-  const pricingUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+  const { app: pricing, url: pricingUrl } = await startPricing(env)
 
   let worker: FastifyInstance | null = null
   if (options.worker !== false) {
@@ -37,7 +41,9 @@ export async function startStack(t: Test, options: { worker?: boolean; env?: Rec
   }
 
   const gatewayConfig = loadConfig(gatewayEnv, { PRICING_URL: pricingUrl, RATE_LIMIT_MAX: '0', ...env })
-  const gateway = Fastify({ ...gatewayServerOptions(gatewayConfig), logger: false })
+  const logger = loggerOptions('trace')
+  const gatewayLog = options.gatewayLog && typeof logger === 'object' ? { ...logger, stream: options.gatewayLog } : false
+  const gateway = Fastify({ ...gatewayServerOptions(gatewayConfig), logger: gatewayLog })
   await gateway.register(gatewayApp, { config: gatewayConfig })
   await gateway.ready()
 
@@ -48,6 +54,19 @@ export async function startStack(t: Test, options: { worker?: boolean; env?: Rec
     await pricing.close()
   })
   return { db, gateway, pricing, worker }
+}
+
+/**
+ * The pricing service as production builds it: its own pool and Redis from the environment,
+ * listening on a free port. The caller closes it (startStack does, in its teardown).
+ */
+export async function startPricing(env: Record<string, string>): Promise<{ app: FastifyInstance; url: string }> {
+  const { default: pricingApp } = await import('../../services/pricing/app.js')
+  const app = Fastify({ logger: false })
+  await app.register(pricingApp, { config: loadConfig(pricingEnv, env) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  return { app, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` }
 }
 
 export function bearer(apiKey: string) {

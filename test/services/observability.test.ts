@@ -1,12 +1,7 @@
 import { Writable } from 'node:stream'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
-import Fastify from 'fastify'
 import t from 'tap'
-import gatewayApp from '../../services/gateway/app.js'
-import { gatewayServerOptions } from '../../services/gateway/server-options.js'
-import { gatewayEnv, loadConfig } from '../../shared/config.js'
-import { loggerOptions } from '../../shared/http/observability.js'
 import { startMetrics } from '../../shared/telemetry/metrics.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { freePort, startOwnRedis } from '../helpers/processes.js'
@@ -66,15 +61,10 @@ t.test('a quote is one trace across gateway and pricing', async (t) => {
 })
 
 t.test('logs: request id and trace id on each line, no API key, no phone number', async (t) => {
-  const { db, pricing } = await startStack(t, { worker: false })
-  const account = await seedAccount(db.sql, { balance: 100000 })
-  const address = pricing.server.address()
-  const config = loadConfig(gatewayEnv, { ...db.env, PRICING_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, RATE_LIMIT_MAX: '0' })
   let captured = ''
   const stream = new Writable({ write(chunk, _encoding, done) { captured += chunk; done() } })
-  const gateway = Fastify({ ...gatewayServerOptions(config), logger: { ...(loggerOptions('trace') as object), stream } })
-  await gateway.register(gatewayApp, { config })
-  t.teardown(() => gateway.close())
+  const { db, gateway } = await startStack(t, { worker: false, gatewayLog: stream })
+  const account = await seedAccount(db.sql, { balance: 100000 })
 
   const quote = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: { ...bearer(account.apiKey), 'x-request-id': 'caller-req-42' }, payload: quoteBody })
   t.equal(quote.headers['x-request-id'], 'caller-req-42')

@@ -4,6 +4,7 @@ import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
+import { waitFor } from '../../helpers/processes.js'
 
 const business = ['--name', 'Mama Put Foods', '--phone', '+2348012345678', '--address', '12 Allen Avenue, Ikeja', '--state', 'Lagos']
 
@@ -73,7 +74,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.equal(run.json.key_id, issued.json.key_id)
     t.ok(Date.parse(run.json.revoked_at) <= Date.now())
     t.equal(await findActiveKeyByHash(sql, hashApiKey(issued.json.api_key)), null)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.ok(await waitFor(() => messages.length > 0, 10_000), 'the revoke is announced')
     t.same(messages, [{ kind: 'api-key', keyHash: hashApiKey(issued.json.api_key) }])
 
     await refuses(t, ['key:revoke', '--key-id', '00000000-0000-4000-8000-000000000000'], /API key .* does not exist/)

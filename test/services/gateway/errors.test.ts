@@ -1,0 +1,64 @@
+import t from 'tap'
+import { assertError, CATALOG, PLACE, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'
+import { shipment } from '../../helpers/shipments.js'
+import { bearer } from '../../helpers/stack.js'
+
+t.test('gateway errors and request ids', async (t) => {
+  const { gateway, account, catalog } = await startGateway(t)
+
+  t.test('body errors with a valid key: 400, 415, 413', async (t) => {
+    const key = bearer(account.apiKey)
+    const json = { ...key, 'content-type': 'application/json' }
+    const malformed = { status: 400, message: 'Malformed JSON in request body' }
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: '{"weight": ' }), { ...malformed, path: QUOTE })
+    assertError(t, await gateway.inject({ method: 'POST', url: `${QUOTE}?debug=1`, headers: json, payload: "{'weight': 2}" }), { ...malformed, path: QUOTE })
+    assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: '[{"weight": 2},]' }), { ...malformed, path: PLACE })
+
+    const unsupported = { status: 415, message: 'Content-Type must be application/json' }
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'text/plain' }, payload: JSON.stringify(quoteBody()) }), { ...unsupported, path: QUOTE })
+    assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: { ...key, 'content-type': 'text/plain' }, payload: JSON.stringify([shipment()]) }), { ...unsupported, path: PLACE })
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'weight=2' }), { ...unsupported, path: QUOTE })
+
+    // One byte over the limit: the padding makes the JSON exactly 1048577 bytes long.
+    const base = JSON.stringify({ ...quoteBody(), pad: '' })
+    const overBy1 = JSON.stringify({ ...quoteBody(), pad: 'x'.repeat(1048577 - Buffer.byteLength(base)) })
+    t.equal(Buffer.byteLength(overBy1), 1048577)
+    const tooLarge = { status: 413, message: 'Request body is larger than 1048576 bytes' }
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: overBy1 }), { ...tooLarge, path: QUOTE })
+    assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: `[${overBy1}]` }), { ...tooLarge, path: PLACE })
+    // At the limit exactly, the body is read and reaches validation.
+    const atLimit = JSON.stringify({ ...quoteBody(), pad: 'x'.repeat(1048576 - Buffer.byteLength(base)) })
+    t.equal((await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: atLimit })).statusCode, 200, 'a body of exactly 1 MiB is accepted')
+  })
+
+  t.test('unknown routes are 404 whatever the key; health needs no key', async (t) => {
+    for (const headers of [{}, bearer(account.apiKey), bearer('ck_live_unknown')]) {
+      assertError(t, await gateway.inject({ method: 'GET', url: '/v2/nothing', headers }), { status: 404, path: '/v2/nothing', message: 'Cannot GET /v2/nothing' })
+      assertError(t, await gateway.inject({ method: 'POST', url: '/v2/business/unknown?x=1', headers, payload: {} }), { status: 404, path: '/v2/business/unknown', message: 'Cannot POST /v2/business/unknown' })
+    }
+    assertError(t, await gateway.inject({ method: 'GET', url: QUOTE, headers: bearer(account.apiKey) }), { status: 404, path: QUOTE, message: `Cannot GET ${QUOTE}` })
+    assertError(t, await gateway.inject({ method: 'POST', url: '/business/order/cost', headers: bearer(account.apiKey), payload: quoteBody() }), { status: 404, path: '/business/order/cost', message: 'Cannot POST /business/order/cost' })
+
+    const health = await gateway.inject({ method: 'GET', url: '/healthz' })
+    t.equal(health.statusCode, 200)
+    t.strictSame(health.json(), { status: 'ok' })
+    const ready = await gateway.inject({ method: 'GET', url: '/readyz' })
+    t.equal(ready.statusCode, 200)
+    t.strictSame(ready.json(), { status: 'ready', postgres: true, redis: true })
+  })
+
+  t.test('x-request-id', async (t) => {
+    const own = await gateway.inject({ method: 'GET', url: CATALOG, headers: { ...bearer(account.apiKey), 'x-request-id': 'trace-42.a:b' } })
+    t.equal(own.statusCode, 200)
+    t.equal(own.headers['x-request-id'], 'trace-42.a:b', "a caller's own id is echoed")
+    const ownError = await gateway.inject({ method: 'POST', url: QUOTE, headers: { 'x-request-id': 'trace-43' }, payload: quoteBody() })
+    t.equal(ownError.headers['x-request-id'], 'trace-43')
+    t.equal(ownError.json().request_id, 'trace-43', 'and carried in the error body')
+
+    const first = await catalog(account.apiKey)
+    const second = await catalog(account.apiKey)
+    for (const response of [first, second]) t.match(response.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'one is generated otherwise')
+    t.not(first.headers['x-request-id'], second.headers['x-request-id'], 'a fresh one per request')
+    t.match((await gateway.inject({ method: 'GET', url: '/healthz' })).headers['x-request-id'], /^[0-9a-f-]{36}$/, 'health answers carry one too')
+  })
+})
