@@ -110,3 +110,14 @@ t.test('with Redis out of reach the limit fails open', async (t) => {
   const from = { ip: '10.7.0.1' }
   for (let i = 0; i < 4; i++) assertRefusal(t, await quote(gateway, 'Bearer nope', from), 401, 'Invalid API key')
 })
+
+t.test('TRUST_PROXY takes what fastify takes', async (t) => {
+  const trust = (value?: string) => loadConfig(gatewayEnv, value === undefined ? {} : { TRUST_PROXY: value }).TRUST_PROXY
+  t.equal(trust(), false, 'off by default')
+  t.equal(trust('true'), true)
+  t.equal(trust('false'), false)
+  t.equal(trust('2'), 2, 'a number of hops')
+  t.same(trust('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'], 'a comma list of addresses')
+  const hops = gatewayServerOptions(loadConfig(gatewayEnv, { TRUST_PROXY: '1' })).trustProxy
+  t.ok(typeof hops === 'function' && hops('10.0.0.1', 0) && !hops('10.0.0.2', 1), 'one hop trusts the socket peer only')
+})
