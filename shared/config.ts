@@ -21,6 +21,16 @@ const boundingBox = z
   )
   .transform(([minLat, minLng, maxLat, maxLng]) => ({ minLat, minLng, maxLat, maxLng }))
 
+/**
+ * fastify's `trustProxy`: `true` or `false`, a number of proxy hops, or a comma list of proxy
+ * addresses and CIDR ranges.
+ */
+function trustProxy(value: string): boolean | number | string[] {
+  if (value === 'true' || value === 'false') return value === 'true'
+  if (/^\d+$/.test(value)) return Number(value)
+  return value.split(',').map((address) => address.trim()).filter((address) => address.length > 0)
+}
+
 /** Settings every process shares: where the data lives and what the deployment charges in. */
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -71,6 +81,9 @@ export const gatewayEnv = commonEnv.extend({
   // Above PLACEMENT_TIMEOUT_MS, so a placement answers its own 503 before fastify cuts it off.
   REQUEST_TIMEOUT_MS: positiveInt(40000),
   API_KEY_CACHE_TTL_S: positiveInt(300),
+  // Requests answered 401 per client address and minute before they are answered 429; 0 turns it off.
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(60),
+  TRUST_PROXY: z.string().default('false').transform(trustProxy),
 })
 
 export const workerEnv = pricingEnv.extend({

@@ -7,6 +7,7 @@ import { requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
+import { createAuthFailureLimit } from './auth-failures.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
@@ -37,6 +38,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS })
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
+  const failures = createAuthFailureLimit(redis, { limit: config.AUTH_FAILURE_LIMIT, prefix: config.QUEUE_PREFIX })
   const invalidations = listenForInvalidations(config, {
     onMessage: (message) => { if (message.kind === 'api-key') keys.clear() },
     onReset: () => keys.clear(),
@@ -60,7 +62,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   await app.register(healthRoutes, { sql, redis })
   await app.register(openApiRoutes)
   await app.register(async (v2) => {
-    v2.addHook('onRequest', requireScope(keys, 'orders:write'))
+    v2.addHook('onRequest', requireScope({ keys, failures }, 'orders:write'))
     await limitRequests(v2, config, redis)
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
+import type { AuthFailureLimit } from './auth-failures.js'
 
 export interface Caller {
   businessId: string
@@ -15,7 +16,10 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^bearer\s+(\S+)\s*$/i
+// The shape `key:create` issues. Anchored, no quantifier can overlap another: one pass over at
+// most 40 characters, and a value of any other length never reaches it.
+const KEY_SHAPE = /^ck_(?:live|test)_[0-9A-Za-z]{32}$/
+const KEY_LENGTH = 40
 // Unknown keys are remembered briefly so a flood of bad keys does not become a flood of queries.
 const UNKNOWN_KEY_TTL_MS = 2000
 const MAX_ENTRIES = 50_000
@@ -62,16 +66,34 @@ export function createKeyCache(sql: Sql, ttlMs: number) {
 export type KeyCache = ReturnType<typeof createKeyCache>
 
 /**
- * An `onRequest` hook: it runs before the body is read, so a caller without a valid key
- * learns nothing about body limits or validation.
+ * The API key of an `Authorization: Bearer <key>` header (scheme in any case), or null unless
+ * the key has the issued shape. Plain code, linear in the header: a malformed value is refused
+ * here, before the key cache and without a Postgres query.
  */
-export function requireScope(keys: KeyCache, scope: string) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization
-    const apiKey = typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined
-    if (!apiKey) throw new ApiError(401, 'Invalid API key')
-    const caller = await keys.find(apiKey)
-    if (!caller) throw new ApiError(401, 'Invalid API key')
+export function bearerKey(header: string | undefined): string | null {
+  if (typeof header !== 'string') return null
+  const value = header.trim()
+  if (value.slice(0, 6).toLowerCase() !== 'bearer') return null
+  const key = value.slice(6).trimStart()
+  if (key.length === value.length - 6) return null
+  return key.length === KEY_LENGTH && KEY_SHAPE.test(key) ? key : null
+}
+
+/**
+ * An `onRequest` hook: it runs before the body is read, so a caller without a valid key
+ * learns nothing about body limits or validation. A request that would be 401 is counted per
+ * client address; past `AUTH_FAILURE_LIMIT` it is a 429 instead, with the per-key limit's body.
+ */
+export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }, scope: string) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const apiKey = bearerKey(request.headers.authorization)
+    const caller = apiKey === null ? null : await keys.find(apiKey)
+    if (!caller) {
+      const wait = await failures.count(request.ip)
+      if (wait === null) throw new ApiError(401, 'Invalid API key')
+      reply.header('retry-after', String(wait))
+      throw new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+    }
     if (!caller.scopes.includes(scope)) throw new ApiError(403, 'Insufficient API key scope')
     request.caller = caller
   }

@@ -18,7 +18,14 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
       return typeof own === 'string' && CALLER_REQUEST_ID.test(own) ? own : randomUUID()
     },
     logger: loggerOptions(config.LOG_LEVEL),
-    trustProxy: true,
+    // Off by default: the socket address is the client, so X-Forwarded-For cannot pick the
+    // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (DESIGN 7).
+    trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
     return503OnClosing: true,
   }
+}
+
+// A number of hops, as fastify does at run time (its types leave numbers out).
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops
 }

@@ -1,15 +1,36 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 import { ValidationError, type ErrorItem } from '../errors/validation-error.js'
 
 /**
  * Parses a request body with a resource schema, or throws the API's 400 with every violation.
- * A field sent as `null` counts as omitted. Issues inside an array element are prefixed with
- * the element's index: `[3].weight …`.
+ * A field sent as `null` counts as omitted (a list body drops its elements' nulls in `listBody`,
+ * once its length passed). Issues inside an array element are prefixed with the element's
+ * index: `[3].weight …`.
  */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(Array.isArray(body) ? body.map(withoutNulls) : withoutNulls(body))
+  const parsed = schema.safeParse(withoutNulls(body))
   if (parsed.success) return parsed.data
   throw new ValidationError(parsed.error.issues.map(toErrorItem))
+}
+
+interface ListRules {
+  min: number
+  max: number
+  message: string
+}
+
+/**
+ * A JSON array body of `min` to `max` elements. The length is checked before any element is
+ * looked at, so an array of 100 000 elements costs one comparison, not 100 000 validations
+ * (DESIGN 7, "Validation is linear in the input"). The OpenAPI document shows the array schema.
+ */
+export function listBody<S extends z.ZodType>(element: S, { min, max, message }: ListRules) {
+  const list = z.array(element, { error: message }).min(min, { error: message }).max(max, { error: message })
+  return z.preprocess((body, ctx) => {
+    if (Array.isArray(body) && body.length >= min && body.length <= max) return body.map(withoutNulls)
+    ctx.addIssue({ code: 'custom', message })
+    return z.NEVER
+  }, list)
 }
 
 function withoutNulls(value: unknown): unknown {

@@ -1,0 +1,39 @@
+import { withDeadline } from '../../shared/deadline.js'
+import type { RedisClient } from '../../shared/redis.js'
+
+const WINDOW_MS = 60_000
+// A slow Redis must not slow every refusal down: past this the failure is simply not counted.
+const REDIS_DEADLINE_MS = 250
+
+// One round trip: count the failure, start the window on the first one, say how long it has left.
+const COUNT_FAILURE = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return { count, redis.call('PTTL', KEYS[1]) }`
+
+/**
+ * Counts requests that would be answered 401, per client address and minute, in Redis so every
+ * gateway replica shares the count (DESIGN 7, "Cheap refusals first"). Only failures are counted,
+ * so a valid key from the same address is never held back. It fails open: with Redis out of
+ * reach, refusals stay plain 401s.
+ */
+export function createAuthFailureLimit(redis: RedisClient, options: { limit: number; prefix: string }) {
+  return {
+    /** Counts one failure from `ip`: the seconds to wait once it is over the limit, else null. */
+    async count(ip: string): Promise<number | null> {
+      if (options.limit === 0) return null
+      let reply: unknown
+      try {
+        reply = await withDeadline(redis.eval(COUNT_FAILURE, 1, `${options.prefix}:auth-failures:${ip}`, WINDOW_MS), REDIS_DEADLINE_MS)
+      } catch {
+        return null
+      }
+      if (!Array.isArray(reply)) return null
+      const [count, ttl] = reply
+      if (typeof count !== 'number' || count <= options.limit) return null
+      return Math.max(1, Math.ceil((typeof ttl === 'number' && ttl > 0 ? ttl : WINDOW_MS) / 1000))
+    },
+  }
+}
+
+export type AuthFailureLimit = ReturnType<typeof createAuthFailureLimit>

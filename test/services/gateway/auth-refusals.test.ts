@@ -1,0 +1,123 @@
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify'
+import t, { type Test } from 'tap'
+import { gatewayEnv, loadConfig } from '../../../shared/config.js'
+import gatewayApp from '../../../services/gateway/app.js'
+import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
+import { quoteRequest } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+/*
+ * DESIGN 7, "Cheap refusals first": a malformed bearer value is a 401 without a Postgres query,
+ * and 401s are limited per client address (AUTH_FAILURE_LIMIT) with the 429 body, while a valid
+ * key from that address keeps working. TRUST_PROXY decides whether X-Forwarded-For names the client.
+ */
+
+const QUOTE = '/v2/business/order/cost'
+const WELL_SHAPED_UNKNOWN = 'ck_live_0000000000000000000000000000zzzz'
+const MALFORMED = ['ck_live_short', 'ck_prod_00000000000000000000000000000000', `ck_live_${'0'.repeat(31)}!`, `ck_live_${'a'.repeat(10_000)}`, 'x'.repeat(8000)]
+
+/**
+ * A gateway of its own on the file's schema and queue prefix. It is used once its Redis client
+ * is connected: before that the limit fails open, as it does when Redis is down.
+ */
+async function gatewayWith(t: Test, env: Record<string, string>): Promise<FastifyInstance> {
+  const config = loadConfig(gatewayEnv, { RATE_LIMIT_MAX: '0', ...env })
+  const gateway = Fastify({ ...gatewayServerOptions(config), logger: false })
+  await gateway.register(gatewayApp, { config })
+  await gateway.ready()
+  t.teardown(() => gateway.close())
+  const redisUp = await waitFor(async () => (await gateway.inject({ method: 'GET', url: '/readyz' })).json().redis === true, 10_000)
+  t.ok(redisUp, 'the gateway reached Redis')
+  return gateway
+}
+
+function quote(gateway: FastifyInstance, authorization: string, from: { ip: string; forwardedFor?: string }) {
+  const headers: Record<string, string> = { authorization, 'content-type': 'application/json' }
+  if (from.forwardedFor) headers['x-forwarded-for'] = from.forwardedFor
+  return gateway.inject({ method: 'POST', url: QUOTE, remoteAddress: from.ip, headers, payload: JSON.stringify(quoteRequest()) })
+}
+
+function assertRefusal(t: Test, response: LightMyRequestResponse, status: number, message: string | RegExp) {
+  t.equal(response.statusCode, status, `${status}: ${response.body}`)
+  t.match(response.json(), { statusCode: status, path: QUOTE, message })
+}
+
+t.test('a malformed key is refused without Postgres; a well-shaped one needs it', async (t) => {
+  // Postgres out of reach: only a request that queries it can tell, by answering 503.
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '0' })
+  const from = { ip: '10.1.0.1' }
+  for (const value of MALFORMED) assertRefusal(t, await quote(gateway, `Bearer ${value}`, from), 401, 'Invalid API key')
+  assertRefusal(t, await quote(gateway, 'Basic abc', from), 401, 'Invalid API key')
+  assertRefusal(t, await quote(gateway, `Bearer ${WELL_SHAPED_UNKNOWN}`, from), 503, 'Service temporarily unavailable, retry shortly')
+})
+
+t.test('401s per client address are limited, and only they', async (t) => {
+  const { db, pricing } = await startStack(t, { worker: false })
+  const account = await seedAccount(db.sql)
+  const address = pricing.server.address()
+  const env = { ...db.env, PRICING_URL: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` }
+  const limited = await gatewayWith(t, { ...env, AUTH_FAILURE_LIMIT: '3' })
+
+  t.test('past the limit a would-be 401 is a 429; a valid key from that address still works', async (t) => {
+    const from = { ip: '10.2.0.1' }
+    for (const value of [MALFORMED[0], WELL_SHAPED_UNKNOWN, MALFORMED[1]]) assertRefusal(t, await quote(limited, `Bearer ${value}`, from), 401, 'Invalid API key')
+    for (const value of [MALFORMED[2], WELL_SHAPED_UNKNOWN]) {
+      const refused = await quote(limited, `Bearer ${value}`, from)
+      assertRefusal(t, refused, 429, /^Too many requests, retry in \d+ seconds$/)
+      const seconds = Number(refused.headers['retry-after'])
+      t.ok(seconds >= 1 && seconds <= 60, `Retry-After ${refused.headers['retry-after']}`)
+      t.equal(refused.json().message, `Too many requests, retry in ${seconds} seconds`, 'the body names the same wait as Retry-After')
+    }
+    const valid = await quote(limited, bearer(account.apiKey).authorization, from)
+    t.equal(valid.statusCode, 200, `a valid key from the same address: ${valid.body}`)
+    assertRefusal(t, await quote(limited, `Bearer ${WELL_SHAPED_UNKNOWN}`, { ip: '10.2.0.2' }), 401, 'Invalid API key')
+  })
+
+  t.test('replicas share the count', async (t) => {
+    const from = { ip: '10.3.0.1' }
+    const other = await gatewayWith(t, { ...env, AUTH_FAILURE_LIMIT: '3' })
+    for (const gateway of [limited, other, limited]) assertRefusal(t, await quote(gateway, 'Bearer nope', from), 401, 'Invalid API key')
+    assertRefusal(t, await quote(other, 'Bearer nope', from), 429, /^Too many requests/)
+  })
+
+  t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
+    const unlimited = await gatewayWith(t, { ...env, AUTH_FAILURE_LIMIT: '0' })
+    const from = { ip: '10.4.0.1' }
+    for (let i = 0; i < 8; i++) assertRefusal(t, await quote(unlimited, 'Bearer nope', from), 401, 'Invalid API key')
+  })
+
+  t.test('TRUST_PROXY off: X-Forwarded-For is ignored, the socket address is the client', async (t) => {
+    const from = (forwardedFor: string) => ({ ip: '10.5.0.1', forwardedFor })
+    for (const forwardedFor of ['192.0.2.1', '192.0.2.2', '192.0.2.3']) assertRefusal(t, await quote(limited, 'Bearer nope', from(forwardedFor)), 401, 'Invalid API key')
+    assertRefusal(t, await quote(limited, 'Bearer nope', from('192.0.2.4')), 429, /^Too many requests/)
+  })
+
+  t.test('TRUST_PROXY on: X-Forwarded-For names the client', async (t) => {
+    const proxied = await gatewayWith(t, { ...env, AUTH_FAILURE_LIMIT: '3', TRUST_PROXY: 'true' })
+    const from = (forwardedFor: string) => ({ ip: '10.6.0.1', forwardedFor })
+    for (let i = 0; i < 3; i++) assertRefusal(t, await quote(proxied, 'Bearer nope', from('198.51.100.1')), 401, 'Invalid API key')
+    assertRefusal(t, await quote(proxied, 'Bearer nope', from('198.51.100.1')), 429, /^Too many requests/)
+    assertRefusal(t, await quote(proxied, 'Bearer nope', from('198.51.100.2')), 401, 'Invalid API key')
+  })
+})
+
+t.test('with Redis out of reach the limit fails open', async (t) => {
+  const redis = await startOwnRedis(t)
+  const gateway = await gatewayWith(t, { REDIS_URL: redis.url, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '1' })
+  await redis.stop()
+  const from = { ip: '10.7.0.1' }
+  for (let i = 0; i < 4; i++) assertRefusal(t, await quote(gateway, 'Bearer nope', from), 401, 'Invalid API key')
+})
+
+t.test('TRUST_PROXY takes what fastify takes', async (t) => {
+  const trust = (value?: string) => loadConfig(gatewayEnv, value === undefined ? {} : { TRUST_PROXY: value }).TRUST_PROXY
+  t.equal(trust(), false, 'off by default')
+  t.equal(trust('true'), true)
+  t.equal(trust('false'), false)
+  t.equal(trust('2'), 2, 'a number of hops')
+  t.same(trust('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'], 'a comma list of addresses')
+  const hops = gatewayServerOptions(loadConfig(gatewayEnv, { TRUST_PROXY: '1' })).trustProxy
+  t.ok(typeof hops === 'function' && hops('10.0.0.1', 0) && !hops('10.0.0.2', 1), 'one hop trusts the socket peer only')
+})
