@@ -1,21 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createInterface } from 'node:readline'
 import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { demoSeed } from '../operator-cli/commands/demo-seed.js'
+import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
  * `npm start`: one command for a newcomer. It prepares the database, seeds the demo account,
- * then runs the three services as separate processes, exactly as their containers run them.
+ * then runs the three services as separate processes, exactly as their containers run them,
+ * and restarts any that dies (supervise.ts).
  */
 
-const SERVICES = [
-  { name: 'pricing', entry: 'dist/services/pricing/main.js' },
-  { name: 'worker', entry: 'dist/services/placement-worker/main.js' },
+// Pricing and the worker's health port serve this machine only; the gateway is the public door.
+const INTERNAL = { HOST: '127.0.0.1' }
+const SERVICES: ServiceSpec[] = [
+  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: INTERNAL },
+  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: INTERNAL },
   { name: 'gateway', entry: 'dist/services/gateway/main.js' },
-] as const
+]
 
 let config
 try {
@@ -37,33 +39,17 @@ try {
   await sql.end()
 }
 
-const children: ChildProcess[] = []
 let stopping = false
+const services = supervise(SERVICES, () => stopAll(1))
 
 function stopAll(code: number) {
   if (stopping) return
   stopping = true
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM')
+  // Each service drains within its own 30 s; this bound only covers one that hangs anyway.
   const forced = setTimeout(() => process.exit(code), 35_000)
-  Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null))).then(() => {
+  void services.stop().then(() => {
     clearTimeout(forced)
     process.exit(code)
-  })
-}
-
-for (const service of SERVICES) {
-  const child = spawn(process.execPath, ['--import', './dist/shared/telemetry/register.js', service.entry], {
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.push(child)
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => console.log(`[${service.name}] ${line}`))
-  }
-  child.on('exit', (code, signal) => {
-    if (stopping) return
-    console.error(`launcher: ${service.name} exited (${signal ?? code}); stopping the others`)
-    stopAll(code || 1)
   })
 }
 

@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+
+/** One service the launcher runs: a name for its log prefix and the built entry it starts. */
+export interface ServiceSpec {
+  name: string
+  entry: string
+  /** Variables this service gets on top of the launcher's own environment. */
+  env?: Record<string, string>
+}
+
+const FIRST_DELAY_MS = 1000
+const MAX_DELAY_MS = 30_000
+// A child that stayed up this long was healthy: its next crash starts the backoff afresh.
+const HEALTHY_AFTER_MS = 60_000
+// A child that dies this soon, this many times in a row, cannot start (a port in use, bad
+// config): restarting it would only loop, so the launcher gives up and says why.
+const EARLY_EXIT_MS = 5000
+const EARLY_EXITS_TO_GIVE_UP = 3
+
+interface Supervised {
+  spec: ServiceSpec
+  child: ChildProcess | null
+  startedAt: number
+  delayMs: number
+  earlyExits: number
+  restart: NodeJS.Timeout | null
+}
+
+/**
+ * Runs each service as its own process and keeps it running: one that dies is started again
+ * after 1 s, 2 s, 4 s … (at most 30 s) while the others keep serving. `stop` ends them all.
+ * `onGiveUp` is called when a service cannot start at all (its own last lines say why).
+ */
+export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void) {
+  let stopping = false
+  const services: Supervised[] = specs.map((spec) => ({ spec, child: null, startedAt: 0, delayMs: FIRST_DELAY_MS, earlyExits: 0, restart: null }))
+
+  function start(service: Supervised) {
+    service.restart = null
+    const child = spawn(process.execPath, ['--import', './dist/shared/telemetry/register.js', service.spec.entry], {
+      env: { ...process.env, ...service.spec.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    service.child = child
+    service.startedAt = Date.now()
+    console.log(`launcher: ${service.spec.name} started (pid ${child.pid})`)
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => console.log(`[${service.spec.name}] ${line}`))
+    }
+    child.on('exit', (code, signal) => onExit(service, signal ?? String(code)))
+  }
+
+  function onExit(service: Supervised, how: string) {
+    service.child = null
+    if (stopping) return
+    const upMs = Date.now() - service.startedAt
+    if (upMs >= HEALTHY_AFTER_MS) service.delayMs = FIRST_DELAY_MS
+    service.earlyExits = upMs < EARLY_EXIT_MS ? service.earlyExits + 1 : 0
+    if (service.earlyExits >= EARLY_EXITS_TO_GIVE_UP) {
+      console.error(`launcher: ${service.spec.name} exited (${how}) ${service.earlyExits} times within ${EARLY_EXIT_MS / 1000} s of starting; giving up`)
+      onGiveUp(service.spec.name)
+      return
+    }
+    const delay = service.delayMs
+    console.error(`launcher: ${service.spec.name} exited (${how}); restarting in ${delay / 1000} s`)
+    service.delayMs = Math.min(delay * 2, MAX_DELAY_MS)
+    service.restart = setTimeout(() => start(service), delay)
+  }
+
+  for (const service of services) start(service)
+
+  return {
+    /** SIGTERM to every running service, pending restarts cancelled; resolves once all have exited. */
+    async stop(): Promise<void> {
+      stopping = true
+      await Promise.all(services.map((service) => {
+        if (service.restart) clearTimeout(service.restart)
+        const child = service.child
+        if (!child || child.exitCode !== null || child.signalCode !== null) return null
+        const exited = new Promise((resolve) => child.once('exit', resolve))
+        child.kill('SIGTERM')
+        return exited
+      }))
+    },
+  }
+}
