@@ -60,7 +60,7 @@ export async function startScenario(t: Test, options: { databaseUrl: string; red
 /** Final answers and money, checked against the database after every client is done. */
 export async function assertSettled(t: Test, scenario: Scenario, outcomes: ClientOutcome[]): Promise<void> {
   const { sql, businessId } = scenario.launched
-  const statuses = await sql`select status, status_code, count(*)::int as count from placements where business_id = ${businessId} group by 1, 2 order by 1, 2`
+  const statuses = await sql`select status, outcome->>'kind' as kind, count(*)::int as count from placements where business_id = ${businessId} group by 1, 2 order by 1, 2`
   t.comment(`attempts by answer: ${JSON.stringify(Object.fromEntries(scenario.swarm.seen()))}; placements: ${JSON.stringify(statuses)}`)
   const unanswered = outcomes.filter((outcome) => outcome.status === null)
   t.equal(unanswered.length, 0, `every client reached a final answer (unanswered retried: ${JSON.stringify(unanswered.slice(0, 3).map((outcome) => outcome.retried.slice(-5)))})`)
