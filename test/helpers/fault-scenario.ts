@@ -62,6 +62,8 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const { sql, businessId } = scenario.launched
   const statuses = await sql`select status, outcome->>'kind' as kind, count(*)::int as count from placements where business_id = ${businessId} group by 1, 2 order by 1, 2`
   t.comment(`attempts by answer: ${JSON.stringify(Object.fromEntries(scenario.swarm.seen()))}; placements: ${JSON.stringify(statuses)}`)
+  const supervision = scenario.launched.output().split('\n').filter((line) => line.startsWith('launcher:'))
+  if (supervision.length > 0) t.comment(`launcher said: ${supervision.join(' | ')}`)
   const unanswered = outcomes.filter((outcome) => outcome.status === null)
   t.equal(unanswered.length, 0, `every client reached a final answer (unanswered retried: ${JSON.stringify(unanswered.slice(0, 3).map((outcome) => outcome.retried.slice(-5)))})`)
 
