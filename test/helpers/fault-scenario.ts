@@ -63,7 +63,10 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const statuses = await sql`select status, outcome->>'kind' as kind, count(*)::int as count from placements where business_id = ${businessId} group by 1, 2 order by 1, 2`
   t.comment(`attempts by answer: ${JSON.stringify(Object.fromEntries(scenario.swarm.seen()))}; placements: ${JSON.stringify(statuses)}`)
   const supervision = scenario.launched.output().split('\n').filter((line) => line.startsWith('launcher:'))
-  if (supervision.length > 0) t.comment(`launcher said: ${supervision.join(' | ')}`)
+  if (supervision.length > 0) {
+    const lastWords = scenario.launched.output().split('\n').filter((line) => /^\[(worker|gateway|pricing)\]/.test(line)).slice(-5)
+    t.comment(`launcher said: ${supervision.join(' | ')}; last service lines: ${lastWords.join(' | ').slice(0, 2000)}`)
+  }
   const unanswered = outcomes.filter((outcome) => outcome.status === null)
   t.equal(unanswered.length, 0, `every client reached a final answer (unanswered retried: ${JSON.stringify(unanswered.slice(0, 3).map((outcome) => outcome.retried.slice(-5)))})`)
 
