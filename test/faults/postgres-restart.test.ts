@@ -1,0 +1,21 @@
+import t from 'tap'
+import { assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
+import { startOwnPostgres } from '../helpers/postgres.js'
+import { startOwnRedis, waitFor } from '../helpers/processes.js'
+
+// Postgres crashes (immediate shutdown) and comes back: the services reconnect, transactions cut
+// off roll back, and the clients' retries reach a final answer, each placement charged once.
+t.test('Postgres restart under 110 retrying clients', async (t) => {
+  const redis = await startOwnRedis(t)
+  const pg = await startOwnPostgres(t)
+  const scenario = await startScenario(t, { databaseUrl: pg.url('courier_test'), redisUrl: redis.url })
+  const { swarm } = scenario
+
+  t.ok(await waitFor(() => swarm.finished() > 0, 30000), 'placements are under way')
+  await pg.stop()
+  t.ok(swarm.finished() < CLIENTS, 'the fault hits while clients are still placing')
+  t.ok(await waitFor(() => seenCount(swarm, 503, 'network') > 0, 10000), 'clients see the outage')
+  await pg.start()
+
+  await assertSettled(t, scenario, await swarm.done)
+})

@@ -1,0 +1,120 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import type { Test } from 'tap'
+import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
+import { createSql, type Sql } from '../../shared/db/sql.js'
+import { freePort, projectRoot, waitFor } from './processes.js'
+
+export const SERVICE_ENTRIES = {
+  gateway: 'dist/services/gateway/main.js',
+  pricing: 'dist/services/pricing/main.js',
+  worker: 'dist/services/placement-worker/main.js',
+} as const
+export type ServiceName = keyof typeof SERVICE_ENTRIES
+
+export interface Launched {
+  /** http://127.0.0.1:PORT/v2, as the launcher printed it. */
+  baseUrl: string
+  apiKey: string
+  /** The demo business the launcher seeded. */
+  businessId: string
+  config: CommonConfig
+  /** A small pool on the launcher's schema, for the test's own reads and setup. */
+  sql: Sql
+  launcherPid: number
+  /** The pids of the launcher's children running that service right now. */
+  pids: (service: ServiceName) => number[]
+  /** Everything the launcher printed so far. */
+  output: () => string
+}
+
+/**
+ * Runs the built `npm start` launcher (no rebuild: `npm test` builds first) on free ports, its
+ * own schema and queue prefix, and stops it with its children when the test ends.
+ */
+export async function startLauncher(t: Test, options: { databaseUrl: string; redisUrl: string; env?: Record<string, string> }): Promise<Launched> {
+  const suffix = randomBytes(5).toString('hex')
+  const ports = {
+    GATEWAY_PORT: await freePort(),
+    GATEWAY_OPS_PORT: await freePort(),
+    PRICING_PORT: await freePort(),
+    PRICING_OPS_PORT: await freePort(),
+    WORKER_PORT: await freePort(),
+    WORKER_OPS_PORT: await freePort(),
+  }
+  const env: Record<string, string> = {
+    DATABASE_URL: options.databaseUrl,
+    DATABASE_SCHEMA: `t_${suffix}`,
+    QUEUE_PREFIX: `{courier-test-${suffix}}`,
+    REDIS_URL: options.redisUrl,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '0',
+    AUTH_FAILURE_LIMIT: '0',
+    PRICING_URL: `http://127.0.0.1:${ports.PRICING_PORT}`,
+    ...Object.fromEntries(Object.entries(ports).map(([name, value]) => [name, String(value)])),
+    ...options.env,
+  }
+  const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js')], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const lines: string[] = []
+  for (const stream of [launcher.stdout, launcher.stderr]) createInterface({ input: stream }).on('line', (line) => lines.push(line))
+  const exited = () => launcher.exitCode !== null || launcher.signalCode !== null
+
+  const pids = (service: ServiceName) => childPids(launcher.pid!, SERVICE_ENTRIES[service], env.QUEUE_PREFIX!)
+  t.teardown(async () => {
+    // The children too: a launcher killed outright would leave them behind.
+    const children = (Object.keys(SERVICE_ENTRIES) as ServiceName[]).flatMap(pids)
+    if (!exited()) {
+      launcher.kill('SIGTERM')
+      const stopped = await waitFor(exited, 10000)
+      if (!stopped) launcher.kill('SIGKILL')
+    }
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // already gone
+      }
+    }
+  })
+
+  const ready = await waitFor(() => exited() || lines.some((line) => line.startsWith('Demo API key: ')), 60000)
+  const apiKey = lines.map((line) => /^Demo API key: (ck_live_[0-9A-Za-z]{32})$/.exec(line)?.[1]).find(Boolean)
+  const baseUrl = lines.map((line) => /^Courier API ready at (http:\/\/\S+\/v2)$/.exec(line)?.[1]).find(Boolean)
+  const businessId = lines.map((line) => /^Demo business ([0-9a-f-]{36}),/.exec(line)?.[1]).find(Boolean)
+  if (!ready || !apiKey || !baseUrl || !businessId) throw new Error(`the launcher did not come up:\n${lines.join('\n')}`)
+
+  const config = loadConfig(commonEnv, env)
+  const sql = createSql(config, { max: 4 })
+  t.teardown(async () => {
+    await sql`drop schema if exists ${sql(config.DATABASE_SCHEMA)} cascade`.catch(() => {})
+    await sql.end({ timeout: 5 })
+  })
+  return { baseUrl, apiKey, businessId, config, sql, launcherPid: launcher.pid!, pids, output: () => lines.join('\n') }
+}
+
+/**
+ * Children of the launcher running `entry`. The parent pid says whose they are; the queue prefix
+ * in their environment guards against a pid reused by someone else's process.
+ */
+function childPids(parent: number, entry: string, queuePrefix: string): number[] {
+  const listed = spawnSync('pgrep', ['-P', String(parent), '-f', entry], { encoding: 'utf8' }).stdout
+  return listed
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`QUEUE_PREFIX=${queuePrefix}`)
+      } catch {
+        return false
+      }
+    })
+}
