@@ -15,6 +15,18 @@ export const SERVICE_ENTRIES = {
 } as const
 export type ServiceName = keyof typeof SERVICE_ENTRIES
 
+/** A launcher process as spawned: what it printed, when it exits, its children. */
+export interface LauncherProcess {
+  env: Record<string, string>
+  launcherPid: number
+  /** Resolves with the launcher's exit code. */
+  exit: Promise<number | null>
+  /** The pids of the launcher's children running that service right now. */
+  pids: (service: ServiceName) => number[]
+  /** Everything the launcher printed so far, a line each. */
+  lines: string[]
+}
+
 export interface Launched {
   /** http://127.0.0.1:PORT/v2, as the launcher printed it. */
   baseUrl: string
@@ -31,11 +43,17 @@ export interface Launched {
   output: () => string
 }
 
+interface LauncherOptions {
+  databaseUrl: string
+  redisUrl: string
+  env?: Record<string, string>
+}
+
 /**
  * Runs the built `npm start` launcher (no rebuild: `npm test` builds first) on free ports, its
  * own schema and queue prefix, and stops it with its children when the test ends.
  */
-export async function startLauncher(t: Test, options: { databaseUrl: string; redisUrl: string; env?: Record<string, string> }): Promise<Launched> {
+export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<LauncherProcess> {
   const suffix = randomBytes(5).toString('hex')
   const ports = {
     GATEWAY_PORT: await freePort(),
@@ -66,6 +84,7 @@ export async function startLauncher(t: Test, options: { databaseUrl: string; red
   const lines: string[] = []
   for (const stream of [launcher.stdout, launcher.stderr]) createInterface({ input: stream }).on('line', (line) => lines.push(line))
   const exited = () => launcher.exitCode !== null || launcher.signalCode !== null
+  const exit = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)))
 
   const pids = (service: ServiceName) => childPids(launcher.pid!, SERVICE_ENTRIES[service], env.QUEUE_PREFIX!)
   t.teardown(async () => {
@@ -83,9 +102,20 @@ export async function startLauncher(t: Test, options: { databaseUrl: string; red
         // already gone
       }
     }
+    const sql = createSql(loadConfig(commonEnv, env), { max: 1 })
+    await sql`drop schema if exists ${sql(env.DATABASE_SCHEMA!)} cascade`.catch(() => {})
+    await sql.end({ timeout: 5 })
   })
 
-  const ready = await waitFor(() => exited() || lines.some((line) => line.startsWith('Demo API key: ')), 60000)
+  return { env, launcherPid: launcher.pid!, exit, pids, lines }
+}
+
+/** The launcher up and serving: its demo key, base URL and demo business, and a pool on its schema. */
+export async function startLauncher(t: Test, options: LauncherOptions): Promise<Launched> {
+  const { env, launcherPid, pids, lines, exit } = await spawnLauncher(t, options)
+  let exited = false
+  void exit.then(() => (exited = true))
+  const ready = await waitFor(() => exited || lines.some((line) => line.startsWith('Demo API key: ')), 60000)
   const apiKey = lines.map((line) => /^Demo API key: (ck_live_[0-9A-Za-z]{32})$/.exec(line)?.[1]).find(Boolean)
   const baseUrl = lines.map((line) => /^Courier API ready at (http:\/\/\S+\/v2)$/.exec(line)?.[1]).find(Boolean)
   const businessId = lines.map((line) => /^Demo business ([0-9a-f-]{36}),/.exec(line)?.[1]).find(Boolean)
@@ -93,11 +123,8 @@ export async function startLauncher(t: Test, options: { databaseUrl: string; red
 
   const config = loadConfig(commonEnv, env)
   const sql = createSql(config, { max: 4 })
-  t.teardown(async () => {
-    await sql`drop schema if exists ${sql(config.DATABASE_SCHEMA)} cascade`.catch(() => {})
-    await sql.end({ timeout: 5 })
-  })
-  return { baseUrl, apiKey, businessId, config, sql, launcherPid: launcher.pid!, pids, output: () => lines.join('\n') }
+  t.teardown(() => sql.end({ timeout: 5 }))
+  return { baseUrl, apiKey, businessId, config, sql, launcherPid, pids, output: () => lines.join('\n') }
 }
 
 /**
