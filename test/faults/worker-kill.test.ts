@@ -1,4 +1,5 @@
 import t from 'tap'
+import { TEST_DATABASE_URL } from '../helpers/db.js'
 import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, inFlight, startScenario } from '../helpers/fault-scenario.js'
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
@@ -6,7 +7,7 @@ import { startOwnRedis, waitFor } from '../helpers/processes.js'
 // restarts (DESIGN 7: `npm start` supervises), and each placement is charged once.
 t.test('worker SIGKILL under 110 retrying clients, restarted by the launcher', async (t) => {
   const redis = await startOwnRedis(t)
-  const scenario = await startScenario(t, { databaseUrl: process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test', redisUrl: redis.url })
+  const scenario = await startScenario(t, { databaseUrl: TEST_DATABASE_URL, redisUrl: redis.url })
   const { swarm, launched } = scenario
   const before = launched.pids('worker')
   t.equal(before.length, 1, 'one worker under the launcher')
