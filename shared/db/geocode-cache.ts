@@ -1,4 +1,4 @@
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 import type { Db } from './sql.js'
 
 /** A point stored for this query no longer ago than the TTL, or null. */

@@ -2,7 +2,7 @@ import { request } from 'undici'
 import type { PricingConfig } from '../config.js'
 import { findCachedPlace, storeCachedPlace } from '../db/geocode-cache.js'
 import type { Db } from '../db/sql.js'
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 import { locateInGazetteer } from './gazetteer.js'
 
 /** Turns an address (and its state, where given) into a point, or null when it cannot. */

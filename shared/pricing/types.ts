@@ -1,17 +1,4 @@
-export const VEHICLE_TYPES = ['bike', 'bus_van', 'truck'] as const
-export type VehicleType = (typeof VEHICLE_TYPES)[number]
-
-export const DELIVERY_MODES: Record<VehicleType, DeliveryMode> = {
-  bike: 'MOTORBIKE',
-  bus_van: 'BUS_VAN',
-  truck: 'TRUCK',
-}
-export type DeliveryMode = 'MOTORBIKE' | 'BUS_VAN' | 'TRUCK'
-
-export interface Point {
-  lat: number
-  lng: number
-}
+import type { DeliveryMode, Point, VehicleType } from '../courier.js'
 
 /** A zone of a rate card: a closed GeoJSON ring of `[lng, lat]` pairs. */
 export interface Zone {

@@ -7,7 +7,7 @@ import { findState, locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { resolveEnds } from '../../shared/geo/locate.js'
 import { DISTRICTS, STATES } from '../../shared/geo/places.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
-import type { Point } from '../../shared/pricing/types.js'
+import type { Point } from '../../shared/courier.js'
 import { useTestDb } from '../helpers/db.js'
 
 const near = (found: Point | null, lat: number, lng: number, km = 3) => found !== null && haversineKm(found, { lat, lng }) < km
