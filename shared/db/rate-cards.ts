@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { isUuid, newOptionId } from '../ids.js'
 import { toMinor } from '../money.js'
-import { checkRateCardFile } from '../pricing/rate-card-file.js'
 import type { VehicleType } from '../courier.js'
 import { priceKey, type RateCard, type RateOption, type Zone } from '../pricing/types.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
@@ -14,13 +13,11 @@ export interface ImportedRateCard {
 }
 
 /**
- * Imports a rate-card file: a known `name` becomes the card's next version, a new name a new
- * card at version 1; every version gets fresh option ids, so ids of older versions stop
- * working. Throws `RateCardFileError` (nothing written) when the file is wrong. Runs in the
- * caller's transaction, or in one of its own when given the pool.
+ * Writes a checked card: a known `name` becomes the card's next version, a new name a new card
+ * at version 1; every version gets fresh option ids, so ids of older versions stop working.
+ * Runs in the caller's transaction, or in one of its own when given the pool.
  */
-export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
-  const card = checkRateCardFile(file, currency)
+export async function insertRateCardVersion(db: Db, card: RateCardFile): Promise<ImportedRateCard> {
   return inTransaction(db, (tx) => writeVersion(tx, card))
 }
 
