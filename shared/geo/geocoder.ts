@@ -1,4 +1,5 @@
 import { request } from 'undici'
+import { LoadCache } from '../cache.js'
 import type { PricingConfig } from '../config.js'
 import type { Point } from '../courier.js'
 import { locateInGazetteer } from './gazetteer.js'
@@ -83,17 +84,10 @@ export function storeCached(inner: Geocoder, places: PlaceStore): Geocoder {
  * a provider's rarely does). Bounded so a stream of unique addresses cannot exhaust memory.
  */
 export function memoryCached(inner: Geocoder, ttlSeconds: number, maxEntries = 10_000): Geocoder {
-  const entries = new Map<string, { found: Promise<Point | null>; expires: number }>()
+  const entries = new LoadCache<string, Point | null>({ max: maxEntries, ttlMs: ttlSeconds * 1000 })
   return {
-    async locate(address, state) {
-      const key = cacheKey(address, state)
-      const hit = entries.get(key)
-      if (hit && hit.expires > Date.now()) return hit.found
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-      const found = inner.locate(address, state)
-      entries.set(key, { found, expires: Date.now() + ttlSeconds * 1000 })
-      found.catch(() => entries.delete(key))
-      return found
+    locate(address, state) {
+      return entries.get(cacheKey(address, state), () => inner.locate(address, state))
     },
   }
 }
