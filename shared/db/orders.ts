@@ -1,4 +1,4 @@
-import type { Quote } from '../pricing/types.js'
+import type { Quote } from '../courier.js'
 import type { Shipment } from '../schemas/shipment.js'
 import type { Tx } from './sql.js'
 

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { isUuid, newOptionId } from '../ids.js'
 import { toMinor } from '../money.js'
-import type { VehicleType } from '../courier.js'
-import { priceKey, type RateCard, type RateOption, type Zone } from '../pricing/types.js'
+import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../courier.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
 import type { Db, Sql, Tx } from './sql.js'
 

@@ -3,7 +3,7 @@ import type { Invalidation } from '../invalidation.js'
 import type { Catalog } from '../schemas/catalog.js'
 import { buildCatalog } from './catalog.js'
 import { locateForPricing, priceLocated, type LocateTools, type QuoteInput } from './pipeline.js'
-import type { PlatformRates, Quote, RateCard } from './types.js'
+import type { PlatformRates, Quote, RateCard } from '../courier.js'
 
 /** What a quote needs besides the card and rates: where the ends are, how far apart, in what money. */
 export interface QuoteTools extends LocateTools {

@@ -4,7 +4,7 @@ import { DEFAULT_PLATFORM_RATES, getPlatformRates, setPlatformRates } from '../.
 import { loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
 import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
-import { priceKey } from '../../../shared/pricing/types.js'
+import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
 import { useTestDb } from '../../helpers/db.js'
 
