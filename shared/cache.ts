@@ -1,9 +1,11 @@
 import { LRUCache } from 'lru-cache'
 
-export interface LoadCacheOptions {
+export interface LoadCacheOptions<V> {
   /** Most entries kept; the least recently used goes first. Keys come from callers, so always bounded. */
   max: number
   ttlMs: number
+  /** A value's own TTL where it differs, e.g. "no such key" kept briefly; `ttlMs` otherwise. */
+  ttlOf?: (value: V) => number
 }
 
 /**
@@ -17,9 +19,11 @@ export class LoadCache<K extends {}, V> {
   // Wrapped: lru-cache refuses null and undefined values, and "not found" is a value worth keeping.
   private readonly values: LRUCache<K, { of: V }>
   private readonly loading = new Map<K, Promise<V>>()
+  private readonly ttlOf?: (value: V) => number
 
-  constructor(options: LoadCacheOptions) {
+  constructor(options: LoadCacheOptions<V>) {
     this.values = new LRUCache({ max: options.max, ttl: options.ttlMs })
+    this.ttlOf = options.ttlOf
   }
 
   get(key: K, load: () => Promise<V>): Promise<V> {
@@ -34,7 +38,7 @@ export class LoadCache<K extends {}, V> {
         // Gone from `loading` means deleted mid-load (or replaced): the answer may be stale.
         if (this.loading.get(key) !== pending) return
         this.loading.delete(key)
-        this.values.set(key, { of: value })
+        this.values.set(key, { of: value }, this.ttlOf && { ttl: this.ttlOf(value) })
       },
       () => {
         if (this.loading.get(key) === pending) this.loading.delete(key)

@@ -69,3 +69,11 @@ t.test('a value expires after its TTL', async (t) => {
   t.equal(await cache.get('a', async () => 2), 1, 'fresh within the TTL')
   t.ok(await waitFor(async () => (await cache.get('a', async () => 2)) === 2, 10_000, 10), 'loaded again once expired')
 })
+
+t.test('ttlOf gives a value its own TTL', async (t) => {
+  const cache = new LoadCache<string, string | null>({ max: 10, ttlMs: 60_000, ttlOf: (value) => (value === null ? 20 : 60_000) })
+  await cache.get('known', async () => 'caller')
+  await cache.get('unknown', async () => null)
+  t.ok(await waitFor(async () => (await cache.get('unknown', async () => 'now known')) === 'now known', 10_000, 10), 'the short-lived miss expired')
+  t.equal(await cache.get('known', async () => 'reloaded'), 'caller', 'the long-lived value is still held')
+})
