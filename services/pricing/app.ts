@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { PricingConfig } from '../../shared/config.js'
+import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
@@ -31,7 +32,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
-  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
+  const tools = { geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
   const quoter = createQuoter(
     { loadCardForBusiness: (businessId) => loadRateCardForBusiness(sql, businessId), loadPlatformRates: () => getPlatformRates(sql) },
     tools,

@@ -1,6 +1,6 @@
 import { PlatformRatesError } from '../errors/platform-rates-error.js'
 import { hasAtMostTwoDecimals, toMinor } from '../money.js'
-import type { PlatformRates } from '../pricing/types.js'
+import type { PlatformRates } from '../courier.js'
 import type { Db, Sql, Tx } from './sql.js'
 
 /** DESIGN.md's defaults (NGN 500 + 120/km + 50/kg, at least 1000, trips up to 80 km), in kobo, until an operator sets rates. */

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { setPlatformRates } from '../../shared/db/platform-rates.js'
-import { importRateCard } from '../../shared/db/rate-cards.js'
+import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { invalidationChannel, publishInvalidation } from '../../shared/invalidation.js'
 import { roadDistanceKm } from '../../shared/pricing/distance.js'

@@ -1,7 +1,7 @@
 import { getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
 import { toMajor } from '../../../shared/money.js'
 import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
-import type { PlatformRates } from '../../../shared/pricing/types.js'
+import type { PlatformRates } from '../../../shared/courier.js'
 import { defineCommand, type Flags } from '../command.js'
 import { amountInKobo, optionalNumber } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'

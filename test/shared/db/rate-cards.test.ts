@@ -1,9 +1,10 @@
 import t from 'tap'
 import { createBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
 import { DEFAULT_PLATFORM_RATES, getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
-import { importRateCard, loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
-import { priceKey } from '../../../shared/pricing/types.js'
+import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
 import { useTestDb } from '../../helpers/db.js'
 

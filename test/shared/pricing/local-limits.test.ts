@@ -5,7 +5,7 @@ import { locateInGazetteer } from '../../../shared/geo/gazetteer.js'
 import { haversineDistance } from '../../../shared/pricing/distance.js'
 import { locateForPricing, priceLocated, type QuoteInput } from '../../../shared/pricing/pipeline.js'
 import { quoteWith, type QuoteTools } from '../../../shared/pricing/quoter.js'
-import { priceKey, type PlatformRates, type RateCard } from '../../../shared/pricing/types.js'
+import { priceKey, type PlatformRates, type RateCard } from '../../../shared/courier.js'
 
 const rect = (w: number, s: number, e: number, n: number): [number, number][] => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
