@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { setPlatformRates } from '../../shared/db/platform-rates.js'
+import { changePlatformRates } from '../../shared/pricing/platform-rates.js'
 import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { invalidationChannel, publishInvalidation } from '../../shared/invalidation.js'
@@ -92,7 +92,7 @@ t.test('pricing service', async (t) => {
 
     const distanceQuote = async () => (await quote(bare.businessId, { pickup_address: 'a b c', dropoff_address: 'a b c', weight: 1, pickup_latitude: 6.5, pickup_longitude: 3.35, dropoff_latitude: 6.5, dropoff_longitude: 3.35 })).json().price
     t.equal(await distanceQuote(), 1000, 'minimum fare')
-    await setPlatformRates(db.sql, { minFare: 1500 })
+    await changePlatformRates(db.sql, { minFare: 1500 })
     await publishInvalidation(publisher, config.QUEUE_PREFIX, { kind: 'platform-rates' })
     const rates = await waitForValue(distanceQuote, (price) => price === 1500, 10_000)
     t.equal(rates.value, 1500, 'new platform rates apply after their invalidation')
