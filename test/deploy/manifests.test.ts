@@ -8,7 +8,7 @@ import type { z } from 'zod'
 import { commonEnv, gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
-import { demoRateCardPath } from '../../services/operator-cli/commands/demo-seed.js'
+import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 
 /*
  * The container and Kubernetes files cannot be run on a machine without Docker, so this reads
