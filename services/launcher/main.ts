@@ -1,4 +1,4 @@
-import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
+import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
@@ -22,7 +22,7 @@ const SERVICES: ServiceSpec[] = [
 
 let config
 try {
-  config = loadConfig(gatewayEnv)
+  config = loadConfig(launcherEnv)
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err)
   process.exit(1)
