@@ -297,6 +297,14 @@ t.test('deploy/k8s', async (t) => {
     t.ok(named('Namespace', 'courier'), 'the namespace is created')
   })
 
+  t.test('only the gateway and the worker reach pricing', async (t) => {
+    const policy = named('NetworkPolicy', 'pricing')
+    t.same(policy?.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'pricing' }, 'the policy selects the pricing pods')
+    const apiRule = policy?.spec?.ingress?.find((rule: any) => rule.ports?.some((p: any) => p.port === 'http'))
+    const callers = (apiRule?.from ?? []).map((peer: any) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']).sort()
+    t.same(callers, ['gateway', 'worker'], 'the API port admits the gateway and the worker only')
+  })
+
   const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
   const images = new Set<string>()
   const deploymentOf = new Map<string, Doc>()
