@@ -59,7 +59,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     reply.header('x-request-id', request.id)
   })
 
-  await app.register(healthRoutes, { sql, redis })
+  await app.register(healthRoutes, { sql, redis, needsRedis: false })
   await app.register(openApiRoutes)
   await app.register(async (v2) => {
     v2.addHook('onRequest', requireScope({ keys, failures }, 'orders:write'))

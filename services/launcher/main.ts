@@ -1,8 +1,9 @@
-import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
+import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
+import { demoSeed } from '../../shared/accounts/demo-seed.js'
+import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
-import { demoSeed } from '../operator-cli/commands/demo-seed.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -21,7 +22,7 @@ const SERVICES: ServiceSpec[] = [
 
 let config
 try {
-  config = loadConfig(gatewayEnv)
+  config = loadConfig(launcherEnv)
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err)
   process.exit(1)
@@ -33,7 +34,9 @@ const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true }
 let demo
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
-  demo = await demoSeed(sql, redis.status === 'ready' ? redis : null, config)
+  const reachable = redis.status === 'ready'
+  // A lost message costs a cache TTL, never the start-up.
+  demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
 } finally {
   redis.disconnect()
   await sql.end()

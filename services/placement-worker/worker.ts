@@ -105,7 +105,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     await sql.end({ timeout: 5 })
   })
 
-  await app.register(healthRoutes, { sql, redis: connection })
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
 }
 
 export const startPlacementWorker = fp(placementWorker, { name: 'placement-worker' })

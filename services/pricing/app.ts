@@ -63,7 +63,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
     return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))
   })
 
-  await app.register(healthRoutes, { sql, redis })
+  await app.register(healthRoutes, { sql, redis, needsRedis: false })
   await app.register(quoteRoutes, { quoter })
   await app.register(catalogRoutes, { quoter })
 }

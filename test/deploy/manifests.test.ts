@@ -8,7 +8,7 @@ import type { z } from 'zod'
 import { commonEnv, gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
-import { demoRateCardPath } from '../../services/operator-cli/commands/demo-seed.js'
+import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 
 /*
  * The container and Kubernetes files cannot be run on a machine without Docker, so this reads
@@ -295,6 +295,14 @@ t.test('deploy/k8s', async (t) => {
     t.same([...(kustomization?.resources ?? [])].sort(), k8sFiles.filter((file) => kustomization?.file !== file), 'kustomization lists every manifest')
     t.equal(kustomization?.namespace, 'courier', 'kustomization sets the namespace')
     t.ok(named('Namespace', 'courier'), 'the namespace is created')
+  })
+
+  t.test('only the gateway and the worker reach pricing', async (t) => {
+    const policy = named('NetworkPolicy', 'pricing')
+    t.same(policy?.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'pricing' }, 'the policy selects the pricing pods')
+    const apiRule = policy?.spec?.ingress?.find((rule: any) => rule.ports?.some((p: any) => p.port === 'http'))
+    const callers = (apiRule?.from ?? []).map((peer: any) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']).sort()
+    t.same(callers, ['gateway', 'worker'], 'the API port admits the gateway and the worker only')
   })
 
   const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
