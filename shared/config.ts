@@ -66,7 +66,13 @@ export const geocodingRoutingEnv = {
   SERVICE_AREA_BBOX: boundingBox.default({ minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }),
 }
 
+/** What an internal endpoint and its callers share: the bearer token of every internal call. */
+export const internalEnv = {
+  INTERNAL_TOKEN: z.string({ error: 'is required: a shared secret of at least 16 characters (npm start makes one per run)' }).min(16, 'must be at least 16 characters'),
+}
+
 export const pricingEnv = commonEnv.extend({
+  ...internalEnv,
   PRICING_PORT: port(3001),
   PRICING_OPS_PORT: port(9465),
   ...geocodingRoutingEnv,
@@ -74,6 +80,7 @@ export const pricingEnv = commonEnv.extend({
 })
 
 export const gatewayEnv = commonEnv.extend({
+  ...internalEnv,
   GATEWAY_PORT: port(3000),
   GATEWAY_OPS_PORT: port(9464),
   PRICING_URL: z.string().url().default('http://127.0.0.1:3001'),
@@ -108,6 +115,8 @@ export const workerEnv = commonEnv.extend({
 /** `npm start`: prepares the database and seeds the demo, then finds the gateway on its port. */
 export const launcherEnv = commonEnv.extend({
   GATEWAY_PORT: gatewayEnv.shape.GATEWAY_PORT,
+  // Passed to the services when set; otherwise the launcher makes a fresh one each run.
+  INTERNAL_TOKEN: internalEnv.INTERNAL_TOKEN.optional(),
 })
 
 export type CommonConfig = z.infer<typeof commonEnv>

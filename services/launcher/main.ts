@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
@@ -11,14 +12,6 @@ import { supervise, type ServiceSpec } from './supervise.js'
  * then runs the three services as separate processes, exactly as their containers run them,
  * and restarts any that dies (supervise.ts).
  */
-
-// Pricing and the worker's health port serve this machine only; the gateway is the public door.
-const INTERNAL = { HOST: '127.0.0.1' }
-const SERVICES: ServiceSpec[] = [
-  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: INTERNAL },
-  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: INTERNAL },
-  { name: 'gateway', entry: 'dist/services/gateway/main.js' },
-]
 
 let config
 try {
@@ -41,6 +34,17 @@ try {
   redis.disconnect()
   await sql.end()
 }
+
+// One token per run unless the operator set one: only the gateway (and the worker, later) may
+// call pricing. Pricing and the worker's health port serve this machine only; the gateway is
+// the public door.
+const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url') }
+const internal = { ...shared, HOST: '127.0.0.1' }
+const SERVICES: ServiceSpec[] = [
+  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: internal },
+  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: internal },
+  { name: 'gateway', entry: 'dist/services/gateway/main.js', env: shared },
+]
 
 let stopping = false
 const services = supervise(SERVICES, () => stopAll(1))

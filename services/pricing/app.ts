@@ -9,6 +9,7 @@ import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
+import { requireInternalToken } from '../../shared/http/internal-token.js'
 import { requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
@@ -64,8 +65,12 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   })
 
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
-  await app.register(quoteRoutes, { quoter })
-  await app.register(catalogRoutes, { quoter })
+  // Health stays open for probes; everything else answers the gateway and the worker only.
+  await app.register(async (internal) => {
+    internal.addHook('onRequest', requireInternalToken(config.INTERNAL_TOKEN))
+    await internal.register(quoteRoutes, { quoter })
+    await internal.register(catalogRoutes, { quoter })
+  })
 }
 
 export default fp(pricingApp, { name: 'pricing' })

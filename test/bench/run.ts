@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -135,6 +136,8 @@ async function main() {
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
+    // As the launcher does: one token per run, shared by the gateway and pricing.
+    INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
   }
   const config = loadConfig(workerEnv, projectEnv)
   await migrate(config)
