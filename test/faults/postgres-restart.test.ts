@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
+import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
 import { startOwnPostgres } from '../helpers/postgres.js'
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
@@ -11,7 +11,7 @@ t.test('Postgres restart under 110 retrying clients', async (t) => {
   const scenario = await startScenario(t, { databaseUrl: pg.url('courier_test'), redisUrl: redis.url })
   const { swarm } = scenario
 
-  t.ok(await waitFor(() => swarm.finished() > 0, 30000), 'placements are under way')
+  t.ok(await waitFor(() => swarm.finished() >= ANSWERS_BEFORE_FAULT, 30000), 'placements are under way')
   await pg.stop()
   t.ok(swarm.finished() < CLIENTS, 'the fault hits while clients are still placing')
   t.ok(await waitFor(() => seenCount(swarm, 503, 'network') > 0, 10000), 'clients see the outage')

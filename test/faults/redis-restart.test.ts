@@ -1,15 +1,16 @@
 import t from 'tap'
-import { assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
+import { TEST_DATABASE_URL } from '../helpers/db.js'
+import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
 // Redis restarted without persistence loses every queued job and idempotency hint; the pending
 // rows they leave are settled not processed, and the clients' retries place anew (DESIGN 7).
 t.test('Redis restart without persistence under 110 retrying clients', async (t) => {
   const redis = await startOwnRedis(t)
-  const scenario = await startScenario(t, { databaseUrl: process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test', redisUrl: redis.url })
+  const scenario = await startScenario(t, { databaseUrl: TEST_DATABASE_URL, redisUrl: redis.url })
   const { swarm } = scenario
 
-  t.ok(await waitFor(() => swarm.finished() > 0, 30000), 'placements are under way')
+  t.ok(await waitFor(() => swarm.finished() >= ANSWERS_BEFORE_FAULT, 30000), 'placements are under way')
   await redis.stop()
   t.ok(swarm.finished() < CLIENTS, 'the fault hits while clients are still placing')
   t.ok(await waitFor(() => seenCount(swarm, 503, 'network') > 0, 10000), 'clients see the outage')

@@ -14,6 +14,9 @@ export interface TestDb {
   env: Record<string, string>
 }
 
+/** The shared test database (one schema per test file inside it). */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test'
+
 /**
  * Gives a test file its own migrated schema and its own queue prefix, dropped when the file
  * ends, so files run in parallel and dev data is never touched.
@@ -21,7 +24,7 @@ export interface TestDb {
 export async function useTestDb(t: Test): Promise<TestDb> {
   const suffix = randomBytes(5).toString('hex')
   const env = {
-    DATABASE_URL: process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test',
+    DATABASE_URL: TEST_DATABASE_URL,
     DATABASE_SCHEMA: `t_${suffix}`,
     QUEUE_PREFIX: `{courier-test-${suffix}}`,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',

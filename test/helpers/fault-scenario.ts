@@ -16,6 +16,10 @@ export const COVERED = 40
 // (DESIGN 13.8), so the clients get 90 s in all, which the broken behaviour (pending forever) misses.
 export const CLIENT_DEADLINE_MS = 90_000
 
+// The fault is injected once this many clients have their answer, so it hits a swarm that has been
+// placing for a while with most clients still to go (DESIGN 13.7: wait for a condition, not a sleep).
+export const ANSWERS_BEFORE_FAULT = 10
+
 // Small timeouts so a lost job is settled and retried within seconds (DESIGN 13.8).
 export const FAULT_ENV = {
   PLACEMENT_ORPHAN_AFTER_S: '3',
@@ -90,6 +94,11 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const expected = new Map([[scenario.probePlacementId, scenario.priceKobo], ...placed.map((outcome): [string, number] => [String(outcome.body?.placement_id), Math.round(Number(outcome.body?.charged_total) * 100)])])
   t.same(Object.fromEntries([...charged].sort()), Object.fromEntries([...expected].sort()), 'debited are exactly the successes, each by its charged total')
 
+  // Each key's last placement is final (its client has the answer) and earlier ones were settled to
+  // free the key, so a row still pending is one that nothing will ever settle.
+  const [pending] = await sql`select count(*)::int as count from placements where business_id = ${businessId} and status = 'pending'`
+  t.equal(pending!.count, 0, 'no placement is left pending')
+
   const [orders] = await sql`select count(*)::int as count from orders where business_id = ${businessId}`
   t.equal(orders!.count, COVERED + 1, 'one order per success (and the probe)')
 
@@ -97,6 +106,12 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   t.equal(Number(wallet!.balance), scenario.fundedKobo - COVERED * scenario.priceKobo, 'wallet = funded − the charged totals')
   const broken = (await walletsAgainstLedger(sql)).filter((row) => row.balance !== row.ledger || row.balance < 0)
   t.same(broken, [], 'balance = credits − debits')
+}
+
+/** Placements of the demo business whose outcome is not stored yet: work in flight. */
+export async function inFlight(scenario: Scenario): Promise<number> {
+  const [row] = await scenario.launched.sql`select count(*)::int as count from placements where business_id = ${scenario.launched.businessId} and status = 'pending'`
+  return row!.count
 }
 
 /** Attempts seen so far with one of these statuses. */

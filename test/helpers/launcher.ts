@@ -1,6 +1,6 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
@@ -86,7 +86,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
   const exited = () => launcher.exitCode !== null || launcher.signalCode !== null
   const exit = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)))
 
-  const pids = (service: ServiceName) => childPids(launcher.pid!, SERVICE_ENTRIES[service], env.QUEUE_PREFIX!)
+  const pids = (service: ServiceName) => childPids(launcher.pid!, service, env.QUEUE_PREFIX!)
   t.teardown(async () => {
     // The children too: a launcher killed outright would leave them behind.
     const children = (Object.keys(SERVICE_ENTRIES) as ServiceName[]).flatMap(pids)
@@ -128,18 +128,24 @@ export async function startLauncher(t: Test, options: LauncherOptions): Promise<
 }
 
 /**
- * Children of the launcher running `entry`. The parent pid says whose they are; the queue prefix
- * in their environment guards against a pid reused by someone else's process.
+ * Children of the launcher running that service, found in /proc (no pgrep needed). The parent pid
+ * says whose they are; the queue prefix in their environment guards against a pid reused by
+ * another process.
  */
-function childPids(parent: number, entry: string, queuePrefix: string): number[] {
-  const listed = spawnSync('pgrep', ['-P', String(parent), '-f', entry], { encoding: 'utf8' }).stdout
-  return listed
-    .split('\n')
-    .filter((line) => line.trim() !== '')
+function childPids(parent: number, service: ServiceName, queuePrefix: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
     .map(Number)
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`QUEUE_PREFIX=${queuePrefix}`)
+        // The parent pid follows the state, after the parenthesised command name (which may hold spaces).
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        const parentPid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+        return (
+          parentPid === parent &&
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(SERVICE_ENTRIES[service]) &&
+          readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`QUEUE_PREFIX=${queuePrefix}`)
+        )
       } catch {
         return false
       }
