@@ -54,21 +54,33 @@ export const commonEnv = z.object({
   PG_IDLE_TX_TIMEOUT_MS: positiveInt(30000),
 })
 
-export const pricingEnv = commonEnv.extend({
-  PRICING_PORT: port(3001),
-  PRICING_OPS_PORT: port(9465),
+/** Where addresses and roads come from: pricing quotes with it, the worker places with it. */
+export const geocodingRoutingEnv = {
   GEOCODER: z.enum(['gazetteer', 'nominatim']).default('gazetteer'),
   NOMINATIM_URL: z.string().url().default('https://nominatim.openstreetmap.org'),
   GEOCODER_TIMEOUT_MS: positiveInt(2000),
   GEOCODE_CACHE_TTL_S: positiveInt(7 * 24 * 3600),
   ROUTING_URL: z.string().url().optional(),
   ROUTING_TIMEOUT_MS: positiveInt(2000),
-  RATE_CARD_CACHE_TTL_S: positiveInt(300),
   // Nigeria's box by default; the worker shares it, so quotes and placements refuse the same points.
   SERVICE_AREA_BBOX: boundingBox.default({ minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }),
+}
+
+/** What an internal endpoint and its callers share: the bearer token of every internal call. */
+export const internalEnv = {
+  INTERNAL_TOKEN: z.string({ error: 'is required: a shared secret of at least 16 characters (npm start makes one per run)' }).min(16, 'must be at least 16 characters'),
+}
+
+export const pricingEnv = commonEnv.extend({
+  ...internalEnv,
+  PRICING_PORT: port(3001),
+  PRICING_OPS_PORT: port(9465),
+  ...geocodingRoutingEnv,
+  RATE_CARD_CACHE_TTL_S: positiveInt(300),
 })
 
 export const gatewayEnv = commonEnv.extend({
+  ...internalEnv,
   GATEWAY_PORT: port(3000),
   GATEWAY_OPS_PORT: port(9464),
   PRICING_URL: z.string().url().default('http://127.0.0.1:3001'),
@@ -86,7 +98,8 @@ export const gatewayEnv = commonEnv.extend({
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
 })
 
-export const workerEnv = pricingEnv.extend({
+export const workerEnv = commonEnv.extend({
+  ...geocodingRoutingEnv,
   WORKER_PORT: port(3002),
   WORKER_OPS_PORT: port(9466),
   WORKER_CONCURRENCY: positiveInt(8),
@@ -99,10 +112,18 @@ export const workerEnv = pricingEnv.extend({
   PERSONAL_DATA_RETENTION_D: positiveInt(90),
 })
 
+/** `npm start`: prepares the database and seeds the demo, then finds the gateway on its port. */
+export const launcherEnv = commonEnv.extend({
+  GATEWAY_PORT: gatewayEnv.shape.GATEWAY_PORT,
+  // Passed to the services when set; otherwise the launcher makes a fresh one each run.
+  INTERNAL_TOKEN: internalEnv.INTERNAL_TOKEN.optional(),
+})
+
 export type CommonConfig = z.infer<typeof commonEnv>
 export type PricingConfig = z.infer<typeof pricingEnv>
 export type GatewayConfig = z.infer<typeof gatewayEnv>
 export type WorkerConfig = z.infer<typeof workerEnv>
+export type LauncherConfig = z.infer<typeof launcherEnv>
 
 /**
  * Parses the environment once. Empty strings count as unset, so `FOO=` in a compose file

@@ -36,7 +36,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
-  const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS })
+  const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS, token: config.INTERNAL_TOKEN })
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
   const failures = createAuthFailureLimit(redis, { limit: config.AUTH_FAILURE_LIMIT, prefix: config.QUEUE_PREFIX })
   const invalidations = listenForInvalidations(config, {
@@ -59,7 +59,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     reply.header('x-request-id', request.id)
   })
 
-  await app.register(healthRoutes, { sql, redis })
+  await app.register(healthRoutes, { sql, redis, needsRedis: false })
   await app.register(openApiRoutes)
   await app.register(async (v2) => {
     v2.addHook('onRequest', requireScope({ keys, failures }, 'orders:write'))

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
+import { LoadCache } from '../../shared/cache.js'
 import type { AuthFailureLimit } from './auth-failures.js'
 
 export interface Caller {
@@ -24,41 +25,25 @@ const KEY_LENGTH = 40
 const UNKNOWN_KEY_TTL_MS = 2000
 const MAX_ENTRIES = 50_000
 
-interface Entry {
-  caller: Caller | null
-  expiresAt: number
-}
-
 /**
  * API keys by SHA-256 hash, held in memory so a request in steady state costs no query.
  * A revoke reaches this cache through the invalidation bus; the TTL is only the backstop.
  */
 export function createKeyCache(sql: Sql, ttlMs: number) {
-  const entries = new Map<string, Entry>()
-  const loading = new Map<string, Promise<Caller | null>>()
+  const callers = new LoadCache<string, Caller | null>({ max: MAX_ENTRIES, ttlMs, ttlOf: (caller) => (caller ? ttlMs : UNKNOWN_KEY_TTL_MS) })
 
   async function load(hash: string): Promise<Caller | null> {
     const found = await findActiveKeyByHash(sql, hash)
-    const caller = found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes }
-    if (entries.size >= MAX_ENTRIES) entries.clear()
-    entries.set(hash, { caller, expiresAt: Date.now() + (caller ? ttlMs : UNKNOWN_KEY_TTL_MS) })
-    return caller
+    return found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes }
   }
 
   return {
-    async find(apiKey: string): Promise<Caller | null> {
+    find(apiKey: string): Promise<Caller | null> {
       const hash = hashApiKey(apiKey)
-      const entry = entries.get(hash)
-      if (entry && entry.expiresAt > Date.now()) return entry.caller
-      let pending = loading.get(hash)
-      if (!pending) {
-        pending = load(hash).finally(() => loading.delete(hash))
-        loading.set(hash, pending)
-      }
-      return pending
+      return callers.get(hash, () => load(hash))
     },
     clear(): void {
-      entries.clear()
+      callers.clear()
     },
   }
 }

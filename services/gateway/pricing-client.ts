@@ -2,6 +2,7 @@ import { context, propagation } from '@opentelemetry/api'
 import { Pool } from 'undici'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { relayedApiError } from '../../shared/errors/error-body.js'
+import { internalAuthorization } from '../../shared/http/internal-token.js'
 import type { QuoteRequest } from '../../shared/schemas/quote.js'
 
 export interface PricingAnswer {
@@ -14,7 +15,7 @@ export interface PricingAnswer {
  * Talks to the pricing service over one keep-alive pool. Successful answers are relayed as
  * bytes: the gateway has nothing to add to a quote, so it need not parse and re-serialise it.
  */
-export function createPricingClient(baseUrl: string, options: { connections: number; timeoutMs: number }) {
+export function createPricingClient(baseUrl: string, options: { connections: number; timeoutMs: number; token: string }) {
   const pool = new Pool(baseUrl, {
     connections: options.connections,
     keepAliveTimeout: 30_000,
@@ -22,8 +23,10 @@ export function createPricingClient(baseUrl: string, options: { connections: num
     bodyTimeout: options.timeoutMs,
   })
 
+  const authorization = internalAuthorization(options.token)
+
   async function call(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<PricingAnswer> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    const headers: Record<string, string> = { 'content-type': 'application/json', authorization }
     propagation.inject(context.active(), headers)
     try {
       const response = await pool.request({ method, path, headers, body: payload === undefined ? undefined : JSON.stringify(payload) })

@@ -1,8 +1,10 @@
-import { ConfigError, gatewayEnv, loadConfig } from '../../shared/config.js'
+import { randomBytes } from 'node:crypto'
+import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
+import { demoSeed } from '../../shared/accounts/demo-seed.js'
+import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
-import { demoSeed } from '../operator-cli/commands/demo-seed.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -11,17 +13,9 @@ import { supervise, type ServiceSpec } from './supervise.js'
  * and restarts any that dies (supervise.ts).
  */
 
-// Pricing and the worker's health port serve this machine only; the gateway is the public door.
-const INTERNAL = { HOST: '127.0.0.1' }
-const SERVICES: ServiceSpec[] = [
-  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: INTERNAL },
-  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: INTERNAL },
-  { name: 'gateway', entry: 'dist/services/gateway/main.js' },
-]
-
 let config
 try {
-  config = loadConfig(gatewayEnv)
+  config = loadConfig(launcherEnv)
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err)
   process.exit(1)
@@ -33,11 +27,24 @@ const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true }
 let demo
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
-  demo = await demoSeed(sql, redis.status === 'ready' ? redis : null, config)
+  const reachable = redis.status === 'ready'
+  // A lost message costs a cache TTL, never the start-up.
+  demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
 } finally {
   redis.disconnect()
   await sql.end()
 }
+
+// One token per run unless the operator set one: only the gateway (and the worker, later) may
+// call pricing. Pricing and the worker's health port serve this machine only; the gateway is
+// the public door.
+const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url') }
+const internal = { ...shared, HOST: '127.0.0.1' }
+const SERVICES: ServiceSpec[] = [
+  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: internal },
+  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: internal },
+  { name: 'gateway', entry: 'dist/services/gateway/main.js', env: shared },
+]
 
 let stopping = false
 const services = supervise(SERVICES, () => stopAll(1))

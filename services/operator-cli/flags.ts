@@ -1,8 +1,8 @@
+import { isUuid } from '../../shared/ids.js'
 import { toMinor } from '../../shared/money.js'
 import type { Flags } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 // Digits with up to two decimals: no sign, no exponent, so "-5" and "1e3" never slip through.
 const MAJOR_AMOUNT = /^\d+(\.\d{1,2})?$/
 // Keeps kobo far inside 2^53, where bigint columns are read as plain numbers.
@@ -22,7 +22,7 @@ export function optionalText(flags: Flags, name: string, maxLength = 255): strin
 /** Checked here so a malformed id is a clear message, never a Postgres cast error. */
 export function requiredUuid(flags: Flags, name: string): string {
   const value = requiredText(flags, name)
-  if (!UUID.test(value)) throw new OperatorInputError(`--${name} must be a UUID, got '${value}'`)
+  if (!isUuid(value)) throw new OperatorInputError(`--${name} must be a UUID, got '${value}'`)
   return value.toLowerCase()
 }
 

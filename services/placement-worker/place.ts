@@ -1,5 +1,6 @@
 import { findBusiness, type Business } from '../../shared/db/businesses.js'
-import { insertOrders, newOrderId, type NewOrder } from '../../shared/db/orders.js'
+import { insertOrders, type NewOrder } from '../../shared/db/orders.js'
+import { newOrderId } from '../../shared/ids.js'
 import { findPlacementShipments, lockPlacement, settlePlacement } from '../../shared/db/placements.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'

@@ -1,7 +1,7 @@
 import type { Business } from '../../shared/db/businesses.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
 import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
-import type { PlatformRates, Quote, RateCard } from '../../shared/pricing/types.js'
+import type { PlatformRates, Quote, RateCard } from '../../shared/courier.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
 
 /** A shipment the placement cannot price, at its index in the request. */

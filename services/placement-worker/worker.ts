@@ -3,6 +3,7 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { WorkerConfig } from '../../shared/config.js'
+import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
 import { createSql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
@@ -31,7 +32,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2), timeouts: config })
   const connection = createRedis(config, { maxRetriesPerRequest: null })
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
-  const deps = { sql, geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
+  const deps = { sql, geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
 
   // The job's return value is nothing: its outcome is on the placement row.
   const worker = new Worker<PlacementJob, void>(PLACEMENT_QUEUE, async (job) => { await placeAndMeasure(job.data) }, {
@@ -104,7 +105,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     await sql.end({ timeout: 5 })
   })
 
-  await app.register(healthRoutes, { sql, redis: connection })
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
 }
 
 export const startPlacementWorker = fp(placementWorker, { name: 'placement-worker' })

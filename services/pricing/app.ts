@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { PricingConfig } from '../../shared/config.js'
+import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
 import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
 import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
@@ -8,6 +9,7 @@ import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
+import { requireInternalToken } from '../../shared/http/internal-token.js'
 import { requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
@@ -31,7 +33,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
-  const tools = { geocoder: createGeocoder(config, sql), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
+  const tools = { geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
   const quoter = createQuoter(
     { loadCardForBusiness: (businessId) => loadRateCardForBusiness(sql, businessId), loadPlatformRates: () => getPlatformRates(sql) },
     tools,
@@ -62,9 +64,13 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
     return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))
   })
 
-  await app.register(healthRoutes, { sql, redis })
-  await app.register(quoteRoutes, { quoter })
-  await app.register(catalogRoutes, { quoter })
+  await app.register(healthRoutes, { sql, redis, needsRedis: false })
+  // Health stays open for probes; everything else answers the gateway and the worker only.
+  await app.register(async (internal) => {
+    internal.addHook('onRequest', requireInternalToken(config.INTERNAL_TOKEN))
+    await internal.register(quoteRoutes, { quoter })
+    await internal.register(catalogRoutes, { quoter })
+  })
 }
 
 export default fp(pricingApp, { name: 'pricing' })

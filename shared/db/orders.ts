@@ -1,17 +1,6 @@
-import { randomBytes } from 'node:crypto'
-import type { Quote } from '../pricing/types.js'
+import type { Quote } from '../courier.js'
 import type { Shipment } from '../schemas/shipment.js'
 import type { Tx } from './sql.js'
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
-
-/** `ORD-` and 10 Crockford base32 characters (50 random bits) from a CSPRNG. */
-export function newOrderId(): string {
-  const bytes = randomBytes(10)
-  let code = ''
-  for (const byte of bytes) code += CROCKFORD[byte & 31]
-  return `ORD-${code}`
-}
 
 export interface NewOrder {
   id: string

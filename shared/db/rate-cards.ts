@@ -1,17 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
+import { isUuid, newOptionId } from '../ids.js'
 import { toMinor } from '../money.js'
-import { checkRateCardFile } from '../pricing/rate-card-file.js'
-import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../pricing/types.js'
+import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../courier.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
 import type { Db, Sql, Tx } from './sql.js'
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** `opt_` + 12 Crockford base32 characters; 256 is a multiple of 32, so `byte % 32` is unbiased. */
-export function newOptionId(): string {
-  return 'opt_' + Array.from(randomBytes(12), (byte) => CROCKFORD[byte % 32]).join('')
-}
 
 export interface ImportedRateCard {
   rate_card_id: string
@@ -20,13 +12,11 @@ export interface ImportedRateCard {
 }
 
 /**
- * Imports a rate-card file: a known `name` becomes the card's next version, a new name a new
- * card at version 1; every version gets fresh option ids, so ids of older versions stop
- * working. Throws `RateCardFileError` (nothing written) when the file is wrong. Runs in the
- * caller's transaction, or in one of its own when given the pool.
+ * Writes a checked card: a known `name` becomes the card's next version, a new name a new card
+ * at version 1; every version gets fresh option ids, so ids of older versions stop working.
+ * Runs in the caller's transaction, or in one of its own when given the pool.
  */
-export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
-  const card = checkRateCardFile(file, currency)
+export async function insertRateCardVersion(db: Db, card: RateCardFile): Promise<ImportedRateCard> {
   return inTransaction(db, (tx) => writeVersion(tx, card))
 }
 
@@ -65,7 +55,7 @@ async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCar
 
 /** The newest version of a card, as the engine reads it, or null for an unknown id. */
 export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard | null> {
-  if (!UUID.test(rateCardId)) return null
+  if (!isUuid(rateCardId)) return null
   const [head] = await db<{ version_id: string; version: number; created_at: Date; name: string; currency: string }[]>`
     select v.id as version_id, v.version, v.created_at, c.name, c.currency
     from rate_card_versions v join rate_cards c on c.id = v.rate_card_id
@@ -103,13 +93,13 @@ export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard
 
 /** The card in force for a business (newest version of its enabled card), or null when none is enabled. */
 export async function loadRateCardForBusiness(db: Db, businessId: string): Promise<RateCard | null> {
-  if (!UUID.test(businessId)) return null
+  if (!isUuid(businessId)) return null
   const [business] = await db<{ rate_card_id: string | null }[]>`select rate_card_id from businesses where id = ${businessId}`
   return business?.rate_card_id ? loadRateCard(db, business.rate_card_id) : null
 }
 
 export async function rateCardExists(db: Db, rateCardId: string): Promise<boolean> {
-  if (!UUID.test(rateCardId)) return false
+  if (!isUuid(rateCardId)) return false
   const [row] = await db`select 1 from rate_cards where id = ${rateCardId}`
   return row !== undefined
 }

@@ -1,4 +1,4 @@
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 import { DISTRICTS, STATES, type StatePlace } from './places.js'
 
 /** Lower case, punctuation to spaces, padded: `" d line "` then matches as whole words only. */

@@ -1,8 +1,7 @@
 import { request } from 'undici'
+import { LoadCache } from '../cache.js'
 import type { PricingConfig } from '../config.js'
-import { findCachedPlace, storeCachedPlace } from '../db/geocode-cache.js'
-import type { Db } from '../db/sql.js'
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 import { locateInGazetteer } from './gazetteer.js'
 
 /** Turns an address (and its state, where given) into a point, or null when it cannot. */
@@ -57,15 +56,24 @@ export function firstOf(...geocoders: Geocoder[]): Geocoder {
   }
 }
 
-/** Remembers answers in the `geocode_cache` table so replicas and restarts share paid lookups. */
-export function tableCached(inner: Geocoder, db: Db, ttlSeconds: number): Geocoder {
+/**
+ * Where found points outlive this process (the `geocode_cache` table in the services), so
+ * replicas and restarts share paid lookups. Injected so geo does not depend on the database;
+ * the store owns expiry: `find` answers null for an entry older than its TTL.
+ */
+export interface PlaceStore {
+  find(query: string): Promise<Point | null>
+  store(query: string, at: Point): Promise<void>
+}
+
+export function storeCached(inner: Geocoder, places: PlaceStore): Geocoder {
   return {
     async locate(address, state) {
       const key = cacheKey(address, state)
-      const cached = await findCachedPlace(db, key, ttlSeconds)
+      const cached = await places.find(key)
       if (cached) return cached
       const found = await inner.locate(address, state)
-      if (found) await storeCachedPlace(db, key, found)
+      if (found) await places.store(key, found)
       return found
     },
   }
@@ -76,17 +84,10 @@ export function tableCached(inner: Geocoder, db: Db, ttlSeconds: number): Geocod
  * a provider's rarely does). Bounded so a stream of unique addresses cannot exhaust memory.
  */
 export function memoryCached(inner: Geocoder, ttlSeconds: number, maxEntries = 10_000): Geocoder {
-  const entries = new Map<string, { found: Promise<Point | null>; expires: number }>()
+  const entries = new LoadCache<string, Point | null>({ max: maxEntries, ttlMs: ttlSeconds * 1000 })
   return {
-    async locate(address, state) {
-      const key = cacheKey(address, state)
-      const hit = entries.get(key)
-      if (hit && hit.expires > Date.now()) return hit.found
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-      const found = inner.locate(address, state)
-      entries.set(key, { found, expires: Date.now() + ttlSeconds * 1000 })
-      found.catch(() => entries.delete(key))
-      return found
+    locate(address, state) {
+      return entries.get(cacheKey(address, state), () => inner.locate(address, state))
     },
   }
 }
@@ -96,9 +97,9 @@ function cacheKey(address: string, state?: string): string {
 }
 
 /** The geocoder the configuration names, with its caches in front. */
-export function createGeocoder(config: Pick<PricingConfig, 'GEOCODER' | 'NOMINATIM_URL' | 'GEOCODER_TIMEOUT_MS' | 'GEOCODE_CACHE_TTL_S'>, db: Db): Geocoder {
+export function createGeocoder(config: Pick<PricingConfig, 'GEOCODER' | 'NOMINATIM_URL' | 'GEOCODER_TIMEOUT_MS' | 'GEOCODE_CACHE_TTL_S'>, places: PlaceStore): Geocoder {
   if (config.GEOCODER === 'gazetteer') return memoryCached(gazetteerGeocoder, config.GEOCODE_CACHE_TTL_S)
-  const remote = tableCached(nominatimGeocoder(config.NOMINATIM_URL, config.GEOCODER_TIMEOUT_MS), db, config.GEOCODE_CACHE_TTL_S)
+  const remote = storeCached(nominatimGeocoder(config.NOMINATIM_URL, config.GEOCODER_TIMEOUT_MS), places)
   // Misses are kept briefly only: a provider outage must not pin "not found" for a week.
   return memoryCached(firstOf(remote, gazetteerGeocoder), Math.min(config.GEOCODE_CACHE_TTL_S, 3600))
 }

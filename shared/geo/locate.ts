@@ -1,5 +1,5 @@
 import { PricingError } from '../errors/pricing-error.js'
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 import type { Geocoder } from './geocoder.js'
 
 /** The address and coordinate fields a quote request and a shipment share. */

@@ -1,4 +1,4 @@
-import type { Point } from '../pricing/types.js'
+import type { Point } from '../courier.js'
 
 /** A state (or the FCT), placed at its capital; `names` are how addresses mention it. */
 export interface StatePlace {

@@ -5,8 +5,15 @@ import { withDeadline } from '../deadline.js'
 
 const CHECK_MS = 1000
 
-/** Liveness and readiness; mounted at the root of every service and need no key. */
-export default async function healthRoutes(app: FastifyInstance, { sql, redis }: { sql: Sql; redis: RedisClient }) {
+/**
+ * Liveness and readiness; mounted at the root of every service and need no key. A service is
+ * ready when what it cannot work without answers: Postgres always, Redis only for a service
+ * that needs it (the worker's queue). The body reports both either way.
+ */
+export default async function healthRoutes(
+  app: FastifyInstance,
+  { sql, redis, needsRedis }: { sql: Sql; redis: RedisClient; needsRedis: boolean },
+) {
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -14,7 +21,7 @@ export default async function healthRoutes(app: FastifyInstance, { sql, redis }:
       withDeadline(sql`select 1`.then(() => true), CHECK_MS).catch(() => false),
       withDeadline(redis.ping().then(() => true), CHECK_MS).catch(() => false),
     ])
-    const ready = postgres && redisUp
+    const ready = postgres && (redisUp || !needsRedis)
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis: redisUp })
   })
 }

@@ -1,5 +1,5 @@
 import { PricingError } from '../errors/pricing-error.js'
-import type { RateOption } from './types.js'
+import type { RateOption } from '../courier.js'
 
 /** Bike options ordered from the lightest band up; the importer guarantees they tile without gaps. */
 export function bikeBands(options: RateOption[]): RateOption[] {

@@ -1,5 +1,5 @@
 import type { Catalog, CatalogGroup } from '../schemas/catalog.js'
-import { DELIVERY_MODES, VEHICLE_TYPES, type RateCard } from './types.js'
+import { DELIVERY_MODES, VEHICLE_TYPES, type RateCard } from '../courier.js'
 
 /**
  * What a business may send as `vehicle_type` and `option_id` right now. Vehicle types without

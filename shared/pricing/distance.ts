@@ -1,6 +1,6 @@
 import { request } from 'undici'
 import { roundHalfAwayFromZero } from '../money.js'
-import type { Point } from './types.js'
+import type { Point } from '../courier.js'
 
 const EARTH_RADIUS_KM = 6371.0088
 

@@ -2,7 +2,7 @@ import { PricingError } from '../errors/pricing-error.js'
 import { roundHalfAwayFromZero } from '../money.js'
 import { selectBikeBand } from './bands.js'
 import { zoneOf } from './zones.js'
-import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type PricingRequest, type Quote, type RateCard, type RateOption } from './types.js'
+import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type PricingRequest, type Quote, type RateCard, type RateOption } from '../courier.js'
 
 /**
  * Prices one shipment whose ends are already placed and measured. Pure: the caller brings the

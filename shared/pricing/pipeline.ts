@@ -3,7 +3,7 @@ import type { Geocoder } from '../geo/geocoder.js'
 import { checkServiceArea, resolveEnds, type ServiceArea, type ShipmentEnds } from '../geo/locate.js'
 import type { DistanceProvider } from './distance.js'
 import { checkOptionRules, priceShipment } from './engine.js'
-import type { PlatformRates, Point, Quote, RateCard, VehicleType } from './types.js'
+import type { PlatformRates, Point, Quote, RateCard, VehicleType } from '../courier.js'
 
 /**
  * The one pricing pipeline of a quote and of every shipment of a placement, in DESIGN 13.9's

@@ -1,6 +1,6 @@
 import { toMajor } from '../money.js'
 import type { QuoteResponse } from '../schemas/quote.js'
-import type { Quote } from './types.js'
+import type { Quote } from '../courier.js'
 
 /** The quote as the API shows it: snake_case, major units, option and zone fields null under distance pricing. */
 export function toQuoteResponse(quote: Quote): QuoteResponse {

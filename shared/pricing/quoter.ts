@@ -1,9 +1,9 @@
+import { LoadCache } from '../cache.js'
 import type { Invalidation } from '../invalidation.js'
 import type { Catalog } from '../schemas/catalog.js'
 import { buildCatalog } from './catalog.js'
-import { ExpiringLoads } from './expiring-loads.js'
 import { locateForPricing, priceLocated, type LocateTools, type QuoteInput } from './pipeline.js'
-import type { PlatformRates, Quote, RateCard } from './types.js'
+import type { PlatformRates, Quote, RateCard } from '../courier.js'
 
 /** What a quote needs besides the card and rates: where the ends are, how far apart, in what money. */
 export interface QuoteTools extends LocateTools {
@@ -39,11 +39,12 @@ export interface Quoter {
 /**
  * Quotes with the business's card and the platform rates held in memory, so a quote in steady
  * state makes no database round trip. Invalidation messages drop entries at once; the TTL is
- * the backstop for a lost message.
+ * the backstop for a lost message. Cards are keyed by the caller's business id, so at most
+ * `maxCards` are held.
  */
-export function createQuoter(sources: QuoteSources, tools: QuoteTools, ttlMs: number): Quoter {
-  const cards = new ExpiringLoads<string, RateCard | null>(ttlMs)
-  const rates = new ExpiringLoads<'rates', PlatformRates>(ttlMs)
+export function createQuoter(sources: QuoteSources, tools: QuoteTools, ttlMs: number, maxCards = 10_000): Quoter {
+  const cards = new LoadCache<string, RateCard | null>({ max: maxCards, ttlMs })
+  const rates = new LoadCache<'rates', PlatformRates>({ max: 1, ttlMs })
   const cardFor = (businessId: string) => cards.get(businessId, () => sources.loadCardForBusiness(businessId))
   const currentRates = () => rates.get('rates', () => sources.loadPlatformRates())
 

@@ -1,7 +1,18 @@
+import { insertRateCardVersion, type ImportedRateCard } from '../db/rate-cards.js'
+import type { Db } from '../db/sql.js'
 import { RateCardFileError } from '../errors/rate-card-file-error.js'
 import { ringProblem } from '../geo/ring.js'
 import { hasAtMostTwoDecimals } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
+
+/**
+ * Imports a rate-card file, the one step every path shares (the CLI, the demo seed, tests):
+ * checks it, then writes it as the card's next version. Throws `RateCardFileError` (nothing
+ * written) when the file is wrong.
+ */
+export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
+  return insertRateCardVersion(db, checkRateCardFile(file, currency))
+}
 
 /**
  * Checks a rate-card file before anything is written: its shape, then the rules that tie its

@@ -1,7 +1,7 @@
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon'
 import { point, polygon } from '@turf/helpers'
 import { PricingError } from '../errors/pricing-error.js'
-import type { Point, Zone } from './types.js'
+import type { Point, Zone } from '../courier.js'
 
 /**
  * The first zone, in the card's order, that contains the point. turf's `ignoreBoundary`

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { VEHICLE_TYPES } from '../pricing/types.js'
+import { VEHICLE_TYPES } from '../courier.js'
 
 const catalogOptionSchema = z.object({ id: z.string(), label: z.string(), min_weight_kg: z.number().nullable(), max_weight_kg: z.number() })
 

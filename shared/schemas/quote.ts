@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { VEHICLE_TYPES } from '../pricing/types.js'
+import { VEHICLE_TYPES } from '../courier.js'
 import { checkPricingFields, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
 
 /** Body of `POST /v2/business/order/cost`. The quote's weight is already the billable weight. */

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { VEHICLE_TYPES } from '../pricing/types.js'
+import { VEHICLE_TYPES } from '../courier.js'
 import { checkPricingFields, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
 import { listBody } from './parse.js'
 

@@ -73,7 +73,10 @@ function bareApp() {
 
 async function quoteBack() {
   const app = bareApp()
-  app.post('/internal/quote', async (request) => {
+  // The internal token check the contract asks of pricing, at its bare cost.
+  const authorization = 'Bearer baseline-internal-token'
+  app.post('/internal/quote', async (request, reply) => {
+    if (request.headers.authorization !== authorization) return reply.code(401).send({ message: 'Invalid internal token' })
     const body = request.body as { business_id: string; request: { weight: number } }
     return { ...QUOTE, price: QUOTE.price + (body.request.weight > 5 ? 1000 : 0) }
   })
@@ -87,7 +90,7 @@ async function quoteFront() {
     const response = await pool.request({
       method: 'POST',
       path: '/internal/quote',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer baseline-internal-token' },
       body: JSON.stringify({ business_id: 'b', request: request.body }),
     })
     const text = await response.body.text()

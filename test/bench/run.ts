@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -8,7 +9,7 @@ import { createSql } from '../../shared/db/sql.js'
 import { toMinor } from '../../shared/money.js'
 import { createApiKey } from '../../shared/db/api-keys.js'
 import { createBusiness, setBusinessRateCard } from '../../shared/db/businesses.js'
-import { importRateCard } from '../../shared/db/rate-cards.js'
+import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { createWallet, creditWallet } from '../../shared/db/wallets.js'
 import { ISLAND, quoteRequest, shipment } from '../helpers/shipments.js'
 import { prepareBaselineSchema } from './baselines.js'
@@ -135,6 +136,8 @@ async function main() {
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
+    // As the launcher does: one token per run, shared by the gateway and pricing.
+    INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
   }
   const config = loadConfig(workerEnv, projectEnv)
   await migrate(config)

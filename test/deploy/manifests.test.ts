@@ -8,7 +8,8 @@ import type { z } from 'zod'
 import { commonEnv, gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
-import { demoRateCardPath } from '../../services/operator-cli/commands/demo-seed.js'
+import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
+import { TEST_INTERNAL_TOKEN } from '../helpers/db.js'
 
 /*
  * The container and Kubernetes files cannot be run on a machine without Docker, so this reads
@@ -38,8 +39,8 @@ interface Role {
 }
 
 const defaults = {
-  gateway: loadConfig(gatewayEnv, {}),
-  pricing: loadConfig(pricingEnv, {}),
+  gateway: loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
+  pricing: loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
   worker: loadConfig(workerEnv, {}),
   common: loadConfig(commonEnv, {}),
 }
@@ -297,6 +298,23 @@ t.test('deploy/k8s', async (t) => {
     t.ok(named('Namespace', 'courier'), 'the namespace is created')
   })
 
+  t.test('only the gateway and the worker reach pricing', async (t) => {
+    const policy = named('NetworkPolicy', 'pricing')
+    t.same(policy?.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'pricing' }, 'the policy selects the pricing pods')
+    const apiRule = policy?.spec?.ingress?.find((rule: any) => rule.ports?.some((p: any) => p.port === 'http'))
+    const callers = (apiRule?.from ?? []).map((peer: any) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']).sort()
+    t.same(callers, ['gateway', 'worker'], 'the API port admits the gateway and the worker only')
+  })
+
+  t.test('the gateway and pricing share one internal token, and no other pod sees it', async (t) => {
+    const tokenRef = (name: string) => named('Deployment', name)?.spec.template.spec.containers[0].env?.find((entry: Doc) => entry.name === 'INTERNAL_TOKEN')?.valueFrom?.secretKeyRef
+    t.same(tokenRef('gateway'), { name: 'courier-internal', key: 'INTERNAL_TOKEN' }, 'the gateway reads it from the internal Secret')
+    t.same(tokenRef('pricing'), tokenRef('gateway'), 'pricing reads the same key')
+    t.notOk(tokenRef('worker'), 'the worker does not get it')
+    const envFromSecrets = ofKind('Deployment').flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).map((source: Doc) => source.secretRef?.name)
+    t.notOk(envFromSecrets.includes('courier-internal'), 'no pod takes the whole internal Secret')
+  })
+
   const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
   const images = new Set<string>()
   const deploymentOf = new Map<string, Doc>()
@@ -324,6 +342,13 @@ t.test('deploy/k8s', async (t) => {
           Object.assign(env, doc?.data ?? {}, doc?.stringData ?? {})
         }
         for (const entry of container.env ?? []) {
+          const fromSecret = entry.valueFrom?.secretKeyRef
+          if (fromSecret) {
+            const value = named('Secret', fromSecret.name)?.stringData?.[fromSecret.key]
+            t.type(value, 'string', `env ${entry.name} comes from Secret ${fromSecret.name} key ${fromSecret.key}`)
+            env[entry.name] = value
+            continue
+          }
           t.type(entry.value, 'string', `env ${entry.name} has a literal value`)
           env[entry.name] = entry.value
         }

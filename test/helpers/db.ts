@@ -4,6 +4,9 @@ import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql, type Sql } from '../../shared/db/sql.js'
 
+/** The internal token of every test file's services: the gateway and pricing must share one. */
+export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789'
+
 export interface TestDb {
   config: CommonConfig
   sql: Sql
@@ -27,6 +30,7 @@ export async function useTestDb(t: Test): Promise<TestDb> {
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
+    INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
   }
   const config = loadConfig(commonEnv, env)
   await migrate(config)

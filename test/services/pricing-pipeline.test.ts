@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { pricingFailure } from '../../services/gateway/pricing-client.js'
 import { roadDistanceKm } from '../../shared/pricing/distance.js'
 import { demoCardFile, seedAccount } from '../helpers/accounts.js'
+import { TEST_INTERNAL_TOKEN } from '../helpers/db.js'
 import { IKEJA, ISLAND, shipment } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -70,7 +71,7 @@ t.test('quote and placement refuse alike', async (t) => {
   })
 
   t.test('pricing answers with the API error body; the gateway relays message and errors at its own path', async (t) => {
-    const answer = await pricing.inject({ method: 'POST', url: '/internal/quote', payload: { business_id: bare.businessId, request: { pickup_address: 'ab', weight: 0.01 } } })
+    const answer = await pricing.inject({ method: 'POST', url: '/internal/quote', headers: { authorization: `Bearer ${TEST_INTERNAL_TOKEN}` }, payload: { business_id: bare.businessId, request: { pickup_address: 'ab', weight: 0.01 } } })
     t.equal(answer.statusCode, 400)
     const body = answer.json()
     t.match(body, { statusCode: 400, path: '/internal/quote', message: 'pickup_address must be longer than or equal to 3 characters', timestamp: String, request_id: String })
@@ -82,7 +83,7 @@ t.test('quote and placement refuse alike', async (t) => {
     t.equal(pricingFailure({ statusCode: 400, body: 'not json' }).statusCode, 503, 'an unreadable refusal is pricing\'s trouble')
     t.equal(pricingFailure({ statusCode: 500, body: answer.body }).statusCode, 503)
 
-    const refused = await pricing.inject({ method: 'POST', url: '/internal/quote', payload: { business_id: bare.businessId, request: asQuote(shipment({ vehicle_type: 'bike' })) } })
+    const refused = await pricing.inject({ method: 'POST', url: '/internal/quote', headers: { authorization: `Bearer ${TEST_INTERNAL_TOKEN}` }, payload: { business_id: bare.businessId, request: asQuote(shipment({ vehicle_type: 'bike' })) } })
     t.match(refused.json(), { statusCode: 400, path: '/internal/quote', message: 'No rate card is enabled for this account' }, 'a pricing refusal uses the same body')
   })
 

@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { setPlatformRates } from '../../shared/db/platform-rates.js'
-import { importRateCard } from '../../shared/db/rate-cards.js'
+import { changePlatformRates } from '../../shared/pricing/platform-rates.js'
+import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { invalidationChannel, publishInvalidation } from '../../shared/invalidation.js'
 import { roadDistanceKm } from '../../shared/pricing/distance.js'
 import { demoCardFile, seedAccount } from '../helpers/accounts.js'
-import { useTestDb } from '../helpers/db.js'
+import { TEST_INTERNAL_TOKEN, useTestDb } from '../helpers/db.js'
 import { waitForValue } from '../helpers/processes.js'
 import { startPricing } from '../helpers/stack.js'
 
@@ -25,11 +25,23 @@ t.test('pricing service', async (t) => {
   const cardName = 'Service Card'
   const account = await seedAccount(db.sql, { card: { ...demoCardFile(), name: cardName } })
   const bare = await seedAccount(db.sql, { card: null, name: 'No Card Ltd' })
-  const quote = (businessId: string, request: Record<string, unknown>) => app.inject({ method: 'POST', url: '/internal/quote', payload: { business_id: businessId, request } })
+  const internal = { authorization: `Bearer ${TEST_INTERNAL_TOKEN}` }
+  const quote = (businessId: string, request: Record<string, unknown>) => app.inject({ method: 'POST', url: '/internal/quote', headers: internal, payload: { business_id: businessId, request } })
+  const catalogOf = (businessId: string) => app.inject({ url: `/internal/catalog/${businessId}`, headers: internal })
 
   t.test('health and readiness', async (t) => {
     t.same((await app.inject('/healthz')).json(), { status: 'ok' })
     t.equal((await app.inject('/readyz')).statusCode, 200)
+  })
+
+  t.test('internal routes answer only the holder of INTERNAL_TOKEN', async (t) => {
+    const payload = { business_id: bare.businessId, request: { pickup_address: 'Lekki', dropoff_address: 'Ikeja', weight: 2 } }
+    for (const headers of [{}, { authorization: 'Bearer wrong-token-of-some-length' }, { authorization: TEST_INTERNAL_TOKEN }, { authorization: `Bearer ${TEST_INTERNAL_TOKEN}x` }]) {
+      const refused = await app.inject({ method: 'POST', url: '/internal/quote', headers, payload })
+      t.equal(refused.statusCode, 401, `quote refused with ${JSON.stringify(headers)}`)
+      t.match(refused.json(), { statusCode: 401, path: '/internal/quote', message: 'Invalid internal token' })
+      t.equal((await app.inject({ url: `/internal/catalog/${bare.businessId}`, headers })).statusCode, 401, 'and the catalog')
+    }
   })
 
   t.test('rate-card quote from addresses', async (t) => {
@@ -61,14 +73,14 @@ t.test('pricing service', async (t) => {
   })
 
   t.test('catalog', async (t) => {
-    const catalog = (await app.inject(`/internal/catalog/${account.businessId}`)).json()
+    const catalog = (await catalogOf(account.businessId)).json()
     t.match(catalog, { currency: 'NGN', rate_card_id: account.card!.rate_card_id, version: 1, zones: ['Island', 'Lekki', 'Mainland', 'Ikeja'] })
     t.same(catalog.rate_cards.map((group: any) => [group.vehicle_type, group.options.map((option: any) => option.id)]), [
       ['bike', [account.options['Up to 5 kg'], account.options['5 to 10 kg'], account.options['10 to 20 kg']]],
       ['bus_van', [account.options['Mini van']]],
       ['truck', [account.options['5-tonne truck']]],
     ])
-    t.same((await app.inject(`/internal/catalog/${bare.businessId}`)).json().rate_cards, [])
+    t.same((await catalogOf(bare.businessId)).json().rate_cards, [])
   })
 
   t.test('a re-import is served from cache until its invalidation, then the old id is refused', async (t) => {
@@ -88,11 +100,11 @@ t.test('pricing service', async (t) => {
     t.match(response.json().message, `option_id ${oldTruck} is not in your rate card for truck`)
     const newTruck = reimported.options.find((option) => option.label === '5-tonne truck')!.id
     t.equal((await quote(account.businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 3000, vehicle_type: 'truck', option_id: newTruck })).statusCode, 200)
-    t.equal((await app.inject(`/internal/catalog/${account.businessId}`)).json().version, 2)
+    t.equal((await catalogOf(account.businessId)).json().version, 2)
 
     const distanceQuote = async () => (await quote(bare.businessId, { pickup_address: 'a b c', dropoff_address: 'a b c', weight: 1, pickup_latitude: 6.5, pickup_longitude: 3.35, dropoff_latitude: 6.5, dropoff_longitude: 3.35 })).json().price
     t.equal(await distanceQuote(), 1000, 'minimum fare')
-    await setPlatformRates(db.sql, { minFare: 1500 })
+    await changePlatformRates(db.sql, { minFare: 1500 })
     await publishInvalidation(publisher, config.QUEUE_PREFIX, { kind: 'platform-rates' })
     const rates = await waitForValue(distanceQuote, (price) => price === 1500, 10_000)
     t.equal(rates.value, 1500, 'new platform rates apply after their invalidation')

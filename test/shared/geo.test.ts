@@ -2,12 +2,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { pricingEnv, loadConfig } from '../../shared/config.js'
+import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { createGeocoder, type Geocoder } from '../../shared/geo/geocoder.js'
 import { findState, locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { resolveEnds } from '../../shared/geo/locate.js'
 import { DISTRICTS, STATES } from '../../shared/geo/places.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
-import type { Point } from '../../shared/pricing/types.js'
+import type { Point } from '../../shared/courier.js'
 import { useTestDb } from '../helpers/db.js'
 
 const near = (found: Point | null, lat: number, lng: number, km = 3) => found !== null && haversineKm(found, { lat, lng }) < km
@@ -72,7 +73,7 @@ t.test('nominatim geocoder: query, user agent, table cache shared by processes, 
   t.teardown(() => server.close())
   const config = loadConfig(pricingEnv, { ...env, GEOCODER: 'nominatim', NOMINATIM_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, GEOCODER_TIMEOUT_MS: '1000' })
 
-  const first = createGeocoder(config, sql)
+  const first = createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S))
   t.same(await first.locate('7 Broad Street', 'Lagos'), { lat: 6.452, lng: 3.389 })
   t.equal(requests[0].searchParams.get('countrycodes'), 'ng')
   t.equal(requests[0].searchParams.get('q'), '7 Broad Street, Lagos, Nigeria')
@@ -81,9 +82,20 @@ t.test('nominatim geocoder: query, user agent, table cache shared by processes, 
   t.equal(requests.length, 1, 'the in-memory cache answers a repeat')
   const [row] = await sql`select latitude, longitude from geocode_cache`
   t.same(row, { latitude: 6.452, longitude: 3.389 })
-  t.same(await createGeocoder(config, sql).locate('7 Broad Street', 'Lagos'), { lat: 6.452, lng: 3.389 }, 'another process reads the table')
+  t.same(await createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)).locate('7 Broad Street', 'Lagos'), { lat: 6.452, lng: 3.389 }, 'another process reads the table')
   t.equal(requests.length, 1)
 
   t.ok(near(await first.locate('Down the road, Surulere'), 6.5, 3.35), 'a failing provider falls back to the gazetteer')
   t.equal(await first.locate('Unknown lane 4'), null)
+})
+
+t.test('geocode_cache rows expire: an expired row is never read, and a later store deletes it', async (t) => {
+  const { sql } = await useTestDb(t)
+  const places = geocodeCacheTable(sql, 3600)
+  await sql`insert into geocode_cache (query, latitude, longitude, created_at) values ('old|', 6.1, 3.1, now() - interval '2 hours')`
+  t.equal(await places.find('old|'), null, 'a row older than the TTL is not an answer')
+  await places.store('new|', { lat: 6.2, lng: 3.2 })
+  t.same(await places.find('new|'), { lat: 6.2, lng: 3.2 })
+  const rows = await sql<{ query: string }[]>`select query from geocode_cache order by query`
+  t.same(rows.map((row) => row.query), ['new|'], 'the store removed the expired row')
 })

@@ -3,13 +3,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createPendingPlacement, findPlacement, findPlacementByKey, releaseKey } from '../../../shared/db/placements.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
+import { isUuid } from '../../../shared/ids.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { placementRequestSchema } from '../../../shared/schemas/shipment.js'
 import { sendPlacement } from '../placement-answer.js'
 import type { PlacementQueue } from '../placement-queue.js'
 
 const KEY_MAX = 255
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 interface PlacementRouteOptions {
   sql: Sql
@@ -49,7 +49,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
 
   app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', async (request, reply) => {
     const { placement_id: id } = request.params
-    const placement = UUID.test(id) ? await findPlacement(sql, request.caller.businessId, id) : null
+    const placement = isUuid(id) ? await findPlacement(sql, request.caller.businessId, id) : null
     if (!placement) throw new ApiError(404, `Placement ${id} was not found`)
     if (!placement.outcome) return reply.code(202).send({ status: 'pending', placement_id: placement.id })
     return sendPlacement(request, reply, placement.id, placement.outcome)

@@ -1,7 +1,8 @@
-import { getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
+import { getPlatformRates } from '../../../shared/db/platform-rates.js'
+import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
 import { toMajor } from '../../../shared/money.js'
 import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
-import type { PlatformRates } from '../../../shared/pricing/types.js'
+import type { PlatformRates } from '../../../shared/courier.js'
 import { defineCommand, type Flags } from '../command.js'
 import { amountInKobo, optionalNumber } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -24,7 +25,7 @@ export function ratesInForce(rates: PlatformRates, currency: string) {
 }
 
 function readChange(flags: Flags): RatesChange {
-  // Major units, as setPlatformRates takes them.
+  // Major units, as changePlatformRates takes them.
   const change: RatesChange = {}
   for (const [flag, field] of Object.entries(MONEY_FLAGS)) {
     // Parsed through kobo so "12.345" is refused the way a wallet amount is.
@@ -54,7 +55,7 @@ export const platformRatesSet = defineCommand({
     if (Object.keys(change).length === 0) return ratesInForce(await getPlatformRates(sql), config.CURRENCY)
     let rates: PlatformRates
     try {
-      rates = await setPlatformRates(sql, change)
+      rates = await changePlatformRates(sql, change)
     } catch (err) {
       if (err instanceof PlatformRatesError) throw new OperatorInputError(err.message)
       throw err

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { importRateCard } from '../../../shared/db/rate-cards.js'
+import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'

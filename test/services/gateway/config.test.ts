@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
+import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
 import { projectRoot } from '../../helpers/processes.js'
 
 t.test('a bad environment value stops start-up with a message naming it', async (t) => {
@@ -8,7 +9,7 @@ t.test('a bad environment value stops start-up with a message naming it', async 
     new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'services', service, 'main.js')], {
         cwd: projectRoot,
-        env: { ...process.env, LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', ...env },
+        env: { ...process.env, LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env },
       })
       let stderr = ''
       child.stderr.on('data', (chunk) => (stderr += chunk))
@@ -25,6 +26,9 @@ t.test('a bad environment value stops start-up with a message naming it', async 
     ['gateway', { GATEWAY_PORT: 'notaport' }, 'GATEWAY_PORT'],
     ['gateway', { DATABASE_URL: 'nope' }, 'DATABASE_URL'],
     ['pricing', { GEOCODER: 'bogus' }, 'GEOCODER'],
+    // Unset (empty counts as unset) or too short to be a secret: neither side of an internal call starts.
+    ['gateway', { INTERNAL_TOKEN: '' }, 'INTERNAL_TOKEN'],
+    ['pricing', { INTERNAL_TOKEN: 'short' }, 'INTERNAL_TOKEN'],
   ]
   await Promise.all(cases.map(async ([service, env, variable]) => {
     const { code, stderr } = await run(service, env)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { importRateCard } from '../../../shared/db/rate-cards.js'
+import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { publishInvalidation } from '../../../shared/invalidation.js'
 import { demoCardFile, seedAccount } from '../../helpers/accounts.js'
 import { assertError, ISO_UTC, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'

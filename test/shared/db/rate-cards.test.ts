@@ -1,9 +1,11 @@
 import t from 'tap'
 import { createBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
-import { DEFAULT_PLATFORM_RATES, getPlatformRates, setPlatformRates } from '../../../shared/db/platform-rates.js'
-import { importRateCard, loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { DEFAULT_PLATFORM_RATES, getPlatformRates } from '../../../shared/db/platform-rates.js'
+import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
+import { loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
-import { priceKey } from '../../../shared/pricing/types.js'
+import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
 import { useTestDb } from '../../helpers/db.js'
 
@@ -88,14 +90,14 @@ t.test('rate cards: import, version, load, reject', async (t) => {
 
   t.test('platform rates: defaults, partial change in major units, validation', async (t) => {
     t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 })
-    t.same(await setPlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4, maxDistanceKm: 80 })
-    t.same(await setPlatformRates(sql, { minFare: 1200 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80 }, 'earlier changes stay')
+    t.same(await changePlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4, maxDistanceKm: 80 })
+    t.same(await changePlatformRates(sql, { minFare: 1200 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80 }, 'earlier changes stay')
     t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80 })
-    await t.rejects(setPlatformRates(sql, { baseFare: -1 }), { name: 'PlatformRatesError' })
-    await t.rejects(setPlatformRates(sql, { perKg: 1.234 }), { name: 'PlatformRatesError' })
-    await t.rejects(setPlatformRates(sql, { roadFactor: 0.9 }), { name: 'PlatformRatesError' })
-    await t.rejects(setPlatformRates(sql, { maxDistanceKm: 0 }), { name: 'PlatformRatesError' })
-    t.equal((await setPlatformRates(sql, { maxDistanceKm: 120.5 })).maxDistanceKm, 120.5, 'the limit keeps its decimals')
+    await t.rejects(changePlatformRates(sql, { baseFare: -1 }), { name: 'PlatformRatesError' })
+    await t.rejects(changePlatformRates(sql, { perKg: 1.234 }), { name: 'PlatformRatesError' })
+    await t.rejects(changePlatformRates(sql, { roadFactor: 0.9 }), { name: 'PlatformRatesError' })
+    await t.rejects(changePlatformRates(sql, { maxDistanceKm: 0 }), { name: 'PlatformRatesError' })
+    t.equal((await changePlatformRates(sql, { maxDistanceKm: 120.5 })).maxDistanceKm, 120.5, 'the limit keeps its decimals')
     t.equal((await getPlatformRates(sql)).maxDistanceKm, 120.5)
     t.equal((await getPlatformRates(sql)).baseFare, 50_000)
   })

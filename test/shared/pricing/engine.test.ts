@@ -8,7 +8,7 @@ import { haversineKm, osrmDistance, roadDistanceKm } from '../../../shared/prici
 import { priceShipment } from '../../../shared/pricing/engine.js'
 import { createQuoter, quoteWith } from '../../../shared/pricing/quoter.js'
 import { toQuoteResponse } from '../../../shared/pricing/quote-response.js'
-import { priceKey, type PlatformRates, type Point, type PricingRequest, type RateCard, type RateOption, type VehicleType } from '../../../shared/pricing/types.js'
+import { priceKey, type PlatformRates, type Point, type PricingRequest, type RateCard, type RateOption, type VehicleType } from '../../../shared/courier.js'
 
 const rect = (w: number, s: number, e: number, n: number): [number, number][] => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 // Alpha and Beta share the edge lng = 3.1.

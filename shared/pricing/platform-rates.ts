@@ -1,0 +1,41 @@
+import type { PlatformRates } from '../courier.js'
+import { lockPlatformRates, savePlatformRates } from '../db/platform-rates.js'
+import type { Sql } from '../db/sql.js'
+import { PlatformRatesError } from '../errors/platform-rates-error.js'
+import { hasAtMostTwoDecimals, toMinor } from '../money.js'
+
+/** A change as the operator types it: money in major units, the road factor as a plain ratio, the limit in km. */
+export type PlatformRatesChange = Partial<PlatformRates>
+
+/**
+ * Changes only the rates named and returns the rates now in force (kobo). Throws
+ * `PlatformRatesError`, writing nothing, for negative money, more than 2 decimals, a road
+ * factor below 1 or a distance limit that is not positive.
+ */
+export async function changePlatformRates(sql: Sql, change: PlatformRatesChange): Promise<PlatformRates> {
+  const inKobo = checkedChange(change)
+  return sql.begin(async (tx) => {
+    const next = { ...(await lockPlatformRates(tx)), ...inKobo }
+    await savePlatformRates(tx, next)
+    return next
+  })
+}
+
+function checkedChange(change: PlatformRatesChange): Partial<PlatformRates> {
+  const inKobo: Partial<PlatformRates> = {}
+  for (const field of ['baseFare', 'perKm', 'perKg', 'minFare'] as const) {
+    const value = change[field]
+    if (value === undefined) continue
+    if (!(value >= 0) || !hasAtMostTwoDecimals(value)) throw new PlatformRatesError(`${field} must be a non-negative amount with at most 2 decimals`)
+    inKobo[field] = toMinor(value)
+  }
+  if (change.roadFactor !== undefined) {
+    if (!(change.roadFactor >= 1) || !Number.isFinite(change.roadFactor)) throw new PlatformRatesError('roadFactor must be at least 1')
+    inKobo.roadFactor = change.roadFactor
+  }
+  if (change.maxDistanceKm !== undefined) {
+    if (!(change.maxDistanceKm > 0) || !Number.isFinite(change.maxDistanceKm)) throw new PlatformRatesError('maxDistanceKm must be a positive number of km')
+    inKobo.maxDistanceKm = change.maxDistanceKm
+  }
+  return inKobo
+}

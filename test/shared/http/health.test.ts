@@ -1,0 +1,35 @@
+import Fastify from 'fastify'
+import { Redis } from 'ioredis'
+import t from 'tap'
+import healthRoutes from '../../../shared/http/health.js'
+import { useTestDb } from '../../helpers/db.js'
+import { startOwnRedis, waitForValue } from '../../helpers/processes.js'
+
+t.test('readiness needs Redis only where the service cannot work without it', async (t) => {
+  const db = await useTestDb(t)
+  // Its own Redis, so stopping it leaves the shared one to the other tests.
+  const own = await startOwnRedis(t)
+  const redis = new Redis(own.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false })
+  redis.on('error', () => {})
+  t.teardown(() => redis.disconnect())
+
+  const serviceNeeding = async (needsRedis: boolean) => {
+    const app = Fastify()
+    await app.register(healthRoutes, { sql: db.sql, redis, needsRedis })
+    t.teardown(() => app.close())
+    return app
+  }
+  const gatewayLike = await serviceNeeding(false)
+  const workerLike = await serviceNeeding(true)
+
+  const up = await waitForValue(async () => (await workerLike.inject('/readyz')).statusCode, (code) => code === 200, 10_000)
+  t.equal(up.value, 200, 'the worker is ready with Postgres and Redis')
+  t.same((await gatewayLike.inject('/readyz')).json(), { status: 'ready', postgres: true, redis: true })
+
+  await own.stop()
+  const workerDown = await waitForValue(async () => (await workerLike.inject('/readyz')).json(), (body) => body.redis === false, 10_000)
+  t.same(workerDown.value, { status: 'unavailable', postgres: true, redis: false }, 'the worker is not ready without its queue')
+  const gatewayDown = await gatewayLike.inject('/readyz')
+  t.equal(gatewayDown.statusCode, 200, 'gateway and pricing stay ready without Redis')
+  t.same(gatewayDown.json(), { status: 'ready', postgres: true, redis: false }, 'the body still reports Redis')
+})
