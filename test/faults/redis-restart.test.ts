@@ -1,6 +1,6 @@
 import t from 'tap'
 import { TEST_DATABASE_URL } from '../helpers/db.js'
-import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, seenCount, startScenario } from '../helpers/fault-scenario.js'
+import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, seenCount, serviceExits, startScenario } from '../helpers/fault-scenario.js'
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
 // Redis restarted without persistence loses every queued job and idempotency hint; the pending
@@ -18,4 +18,6 @@ t.test('Redis restart without persistence under 110 retrying clients', async (t)
   t.equal(restarted.port, redis.port, 'Redis is back on the same port, empty')
 
   await assertSettled(t, scenario, await swarm.done)
+  // Redis down leaves every service up (DESIGN 7: readiness per service); none needs the restart.
+  t.same(serviceExits(scenario.launched), [], 'no service dies of the Redis outage')
 })

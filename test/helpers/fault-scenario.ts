@@ -114,6 +114,11 @@ export async function inFlight(scenario: Scenario): Promise<number> {
   return row!.count
 }
 
+/** The launcher's lines about a service that died, e.g. `launcher: worker exited (1); restarting in 1 s`. */
+export function serviceExits(launched: Launched): string[] {
+  return launched.output().split('\n').filter((line) => /^launcher: \w+ exited /.test(line))
+}
+
 /** Attempts seen so far with one of these statuses. */
 export function seenCount(swarm: Swarm, ...statuses: (number | 'network')[]): number {
   return statuses.reduce<number>((sum, status) => sum + (swarm.seen().get(status) ?? 0), 0)
