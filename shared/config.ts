@@ -31,7 +31,7 @@ function trustProxy(value: string): boolean | number | string[] {
   return value.split(',').map((address) => address.trim()).filter((address) => address.length > 0)
 }
 
-/** Settings every process shares: where the data lives and what the deployment charges in. */
+/** Settings every process shares (the CLI and migrations too): where the data lives and what the deployment charges in. */
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.string().url().default('postgres://root@127.0.0.1:5432/courier'),
@@ -45,42 +45,49 @@ export const commonEnv = z.object({
   QUEUE_PREFIX: z.string().min(1).default('{courier}'),
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+
+/** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */
+const serving = {
   HOST: z.string().default('0.0.0.0'),
-  // How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker).
-  IDEMPOTENCY_TTL_H: positiveInt(24),
-  // Bounds on every session of a service's pool (not migrations or the CLI): a wait past them is a 503.
+  // A wait past them is a 503.
   PG_STATEMENT_TIMEOUT_MS: positiveInt(5000),
   PG_LOCK_TIMEOUT_MS: positiveInt(5000),
   PG_IDLE_TX_TIMEOUT_MS: positiveInt(30000),
-})
+}
 
-/** Where addresses and roads come from: pricing quotes with it, the worker places with it. */
-export const geocodingRoutingEnv = {
+/** Where addresses and roads come from and which points are served: pricing quotes with it, the worker places with it. */
+const locating = {
   GEOCODER: z.enum(['gazetteer', 'nominatim']).default('gazetteer'),
   NOMINATIM_URL: z.string().url().default('https://nominatim.openstreetmap.org'),
   GEOCODER_TIMEOUT_MS: positiveInt(2000),
   GEOCODE_CACHE_TTL_S: positiveInt(7 * 24 * 3600),
   ROUTING_URL: z.string().url().optional(),
   ROUTING_TIMEOUT_MS: positiveInt(2000),
-  // Nigeria's box by default; the worker shares it, so quotes and placements refuse the same points.
+  // Nigeria's box by default; shared, so quotes and placements refuse the same points.
   SERVICE_AREA_BBOX: boundingBox.default({ minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }),
 }
 
-/** What an internal endpoint and its callers share: the bearer token of every internal call. */
-export const internalEnv = {
-  INTERNAL_TOKEN: z.string({ error: 'is required: a shared secret of at least 16 characters (npm start makes one per run)' }).min(16, 'must be at least 16 characters'),
-}
+/** The bearer value internal calls carry (DESIGN 7); `npm start` makes one per run. */
+const internalToken = z.string({ error: 'is required (at least 16 characters)' }).min(16, 'must be at least 16 characters')
+const calling = { INTERNAL_TOKEN: internalToken }
+
+/** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
+const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
 
 export const pricingEnv = commonEnv.extend({
-  ...internalEnv,
+  ...serving,
+  ...locating,
+  ...calling,
   PRICING_PORT: port(3001),
   PRICING_OPS_PORT: port(9465),
-  ...geocodingRoutingEnv,
   RATE_CARD_CACHE_TTL_S: positiveInt(300),
 })
 
 export const gatewayEnv = commonEnv.extend({
-  ...internalEnv,
+  ...serving,
+  ...calling,
+  ...idempotency,
   GATEWAY_PORT: port(3000),
   GATEWAY_OPS_PORT: port(9464),
   PRICING_URL: z.string().url().default('http://127.0.0.1:3001'),
@@ -99,7 +106,9 @@ export const gatewayEnv = commonEnv.extend({
 })
 
 export const workerEnv = commonEnv.extend({
-  ...geocodingRoutingEnv,
+  ...serving,
+  ...locating,
+  ...idempotency,
   WORKER_PORT: port(3002),
   WORKER_OPS_PORT: port(9466),
   WORKER_CONCURRENCY: positiveInt(8),
@@ -112,11 +121,13 @@ export const workerEnv = commonEnv.extend({
   PERSONAL_DATA_RETENTION_D: positiveInt(90),
 })
 
-/** `npm start`: prepares the database and seeds the demo, then finds the gateway on its port. */
+/**
+ * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, and hands
+ * its children the internal token (its own when set, otherwise a fresh one per run).
+ */
 export const launcherEnv = commonEnv.extend({
-  GATEWAY_PORT: gatewayEnv.shape.GATEWAY_PORT,
-  // Passed to the services when set; otherwise the launcher makes a fresh one each run.
-  INTERNAL_TOKEN: internalEnv.INTERNAL_TOKEN.optional(),
+  GATEWAY_PORT: port(3000),
+  INTERNAL_TOKEN: internalToken.optional(),
 })
 
 export type CommonConfig = z.infer<typeof commonEnv>
@@ -124,6 +135,8 @@ export type PricingConfig = z.infer<typeof pricingEnv>
 export type GatewayConfig = z.infer<typeof gatewayEnv>
 export type WorkerConfig = z.infer<typeof workerEnv>
 export type LauncherConfig = z.infer<typeof launcherEnv>
+/** The settings every long-running service has (where it listens, its Postgres session bounds). */
+export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 
 /**
  * Parses the environment once. Empty strings count as unset, so `FOO=` in a compose file

@@ -1,5 +1,5 @@
 import postgres from 'postgres'
-import type { CommonConfig } from '../config.js'
+import type { CommonConfig, ServingConfig } from '../config.js'
 
 export type Sql = postgres.Sql<{}>
 export type Tx = postgres.TransactionSql<{}>
@@ -7,7 +7,7 @@ export type Tx = postgres.TransactionSql<{}>
 export type Db = Sql | Tx
 
 /** The bounds a service's sessions run under; migrations and the CLI go without them. */
-export type SessionTimeouts = Pick<CommonConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
+export type SessionTimeouts = Pick<ServingConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
 
 /**
  * Opens the one connection pool of a process. `bigint` columns hold kobo, far below 2^53,
