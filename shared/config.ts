@@ -8,7 +8,7 @@ export class ConfigError extends Error {
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 
-/** `minLat,minLng,maxLat,maxLng`: the box quotes and placements accept points in (DESIGN 7). */
+/** `minLat,minLng,maxLat,maxLng`: the box quotes and placements accept points in (docs/contracts.md). */
 const boundingBox = z
   .string()
   .transform((text) => text.split(',').map((part) => (part.trim() === '' ? Number.NaN : Number(part))))
@@ -68,7 +68,7 @@ const locating = {
   SERVICE_AREA_BBOX: boundingBox.default({ minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }),
 }
 
-/** The bearer value internal calls carry (DESIGN 7); `npm start` makes one per run. */
+/** The bearer value internal calls carry (docs/contracts.md); `npm start` makes one per run. */
 const internalToken = z.string({ error: 'is required (at least 16 characters)' }).min(16, 'must be at least 16 characters')
 const calling = { INTERNAL_TOKEN: internalToken }
 

@@ -13,7 +13,7 @@ return { count, redis.call('PTTL', KEYS[1]) }`
 
 /**
  * Counts requests that would be answered 401, per client address and minute, in Redis so every
- * gateway replica shares the count (DESIGN 7, "Cheap refusals first"). Only failures are counted,
+ * gateway replica shares the count (docs/contracts.md, "Cheap refusals first"). Only failures are counted,
  * so a valid key from the same address is never held back. It fails open: with Redis out of
  * reach, refusals stay plain 401s.
  */

@@ -3,7 +3,7 @@ import { ApiError } from '../../shared/errors/api-error.js'
 import { apiErrorBody, errorBody, toApiError } from '../../shared/errors/error-body.js'
 import { isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 
-/** Fastify's own errors and the fixed messages DESIGN.md gives them. */
+/** Fastify's own errors and the fixed messages docs/contracts.md gives them. */
 function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

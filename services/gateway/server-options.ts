@@ -19,7 +19,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
     },
     logger: loggerOptions(config.LOG_LEVEL),
     // Off by default: the socket address is the client, so X-Forwarded-For cannot pick the
-    // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (DESIGN 7).
+    // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (docs/contracts.md).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
     return503OnClosing: true,
   }

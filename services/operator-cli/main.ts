@@ -7,7 +7,7 @@ import { announce, connectRedis } from './announce.js'
 import type { Flags, OperatorCommand, OperatorContext } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
 
-// The contract of DESIGN.md section 5. Loaded on demand: a command pulls in only the modules
+// The contract of docs/contracts.md. Loaded on demand: a command pulls in only the modules
 // it needs, which keeps each invocation quick.
 const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'business:create': async () => (await import('./commands/business-create.js')).businessCreate,

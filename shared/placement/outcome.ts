@@ -6,7 +6,7 @@ const kobo = z.number().int().nonnegative()
  * How a placement ended: the one value the worker stores on the placement row, the gateway
  * reads back and maps to HTTP (services/gateway/placement-answer.ts). Amounts are in kobo.
  * `not_processed` is the one fault that is stored: the placement never ran and never will, so
- * nothing was charged and its Idempotency-Key is free again (DESIGN 13.1).
+ * nothing was charged and its Idempotency-Key is free again (docs/contracts.md).
  */
 export const placementOutcomeSchema = z.discriminatedUnion('kind', [
   z.object({

@@ -21,7 +21,7 @@ interface TextRules {
 }
 
 /*
- * Validation is linear in the input (DESIGN 7): the length limit is the first check of every
+ * Validation is linear in the input (docs/contracts.md): the length limit is the first check of every
  * text field, and the checks after it run only when it passed (`when`), so a 1 MiB string costs
  * one comparison. `.min()` stays a plain check (and shows in the OpenAPI document): a string over
  * the maximum is never under the minimum, so it adds neither work nor a message.

@@ -22,7 +22,7 @@ interface ListRules {
 /**
  * A JSON array body of `min` to `max` elements. The length is checked before any element is
  * looked at, so an array of 100 000 elements costs one comparison, not 100 000 validations
- * (DESIGN 7, "Validation is linear in the input"). The OpenAPI document shows the array schema.
+ * (docs/contracts.md, "Validation is linear in the input"). The OpenAPI document shows the array schema.
  */
 export function listBody<S extends z.ZodType>(element: S, { min, max, message }: ListRules) {
   const list = z.array(element, { error: message }).min(min, { error: message }).max(max, { error: message })

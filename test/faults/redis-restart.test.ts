@@ -4,7 +4,7 @@ import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, seenCount, serviceExits, 
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
 // Redis restarted without persistence loses every queued job and idempotency hint; the pending
-// rows they leave are settled not processed, and the clients' retries place anew (DESIGN 7).
+// rows they leave are settled not processed, and the clients' retries place anew (docs/contracts.md).
 t.test('Redis restart without persistence under 110 retrying clients', async (t) => {
   const redis = await startOwnRedis(t)
   const scenario = await startScenario(t, { databaseUrl: TEST_DATABASE_URL, redisUrl: redis.url })
@@ -18,6 +18,6 @@ t.test('Redis restart without persistence under 110 retrying clients', async (t)
   t.equal(restarted.port, redis.port, 'Redis is back on the same port, empty')
 
   await assertSettled(t, scenario, await swarm.done)
-  // Redis down leaves every service up (DESIGN 7: readiness per service); none needs the restart.
+  // Redis down leaves every service up (docs/contracts.md: readiness per service); none needs the restart.
   t.same(serviceExits(scenario.launched), [], 'no service dies of the Redis outage')
 })

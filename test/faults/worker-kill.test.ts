@@ -4,7 +4,7 @@ import { ANSWERS_BEFORE_FAULT, assertSettled, CLIENTS, inFlight, startScenario }
 import { startOwnRedis, waitFor } from '../helpers/processes.js'
 
 // A worker killed outright mid-job: its jobs stall and run again on the worker the launcher
-// restarts (DESIGN 7: `npm start` supervises), and each placement is charged once.
+// restarts (docs/contracts.md: `npm start` supervises), and each placement is charged once.
 t.test('worker SIGKILL under 110 retrying clients, restarted by the launcher', async (t) => {
   const redis = await startOwnRedis(t)
   const scenario = await startScenario(t, { databaseUrl: TEST_DATABASE_URL, redisUrl: redis.url })

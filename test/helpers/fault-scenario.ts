@@ -5,7 +5,7 @@ import { shipment } from './shipments.js'
 import { fundFor, startSwarm, type ClientOutcome, type Swarm } from './swarm.js'
 
 /*
- * The hardening issue's 'Done when' (DESIGN 7, 13.8): under `npm start`, a fault hits while 100+
+ * The hardening issue's 'Done when' (docs/contracts.md): under `npm start`, a fault hits while 100+
  * clients retry their placements with Idempotency-Keys; every client still reaches a final answer,
  * exactly as many placements succeed as the wallet covers, and no placement is charged twice.
  */
@@ -13,14 +13,14 @@ import { fundFor, startSwarm, type ClientOutcome, type Swarm } from './swarm.js'
 export const CLIENTS = 110
 export const COVERED = 40
 // The contract gives clients 2 minutes after the fault heals; the file must end within 120 s
-// (DESIGN 13.8), so the clients get 90 s in all, which the broken behaviour (pending forever) misses.
+// (docs/contracts.md), so the clients get 90 s in all, which the broken behaviour (pending forever) misses.
 export const CLIENT_DEADLINE_MS = 90_000
 
 // The fault is injected once this many clients have their answer, so it hits a swarm that has been
-// placing for a while with most clients still to go (DESIGN 13.7: wait for a condition, not a sleep).
+// placing for a while with most clients still to go (docs/contracts.md: wait for a condition, not a sleep).
 export const ANSWERS_BEFORE_FAULT = 10
 
-// Small timeouts so a lost job is settled and retried within seconds (DESIGN 13.8).
+// Small timeouts so a lost job is settled and retried within seconds (docs/contracts.md).
 export const FAULT_ENV = {
   PLACEMENT_ORPHAN_AFTER_S: '3',
   PLACEMENT_TIMEOUT_MS: '3000',

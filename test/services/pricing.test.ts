@@ -93,7 +93,7 @@ t.test('pricing service', async (t) => {
     t.equal((await truckQuote()).statusCode, 200, 'the cached card still answers: no database read per quote')
 
     await publishInvalidation(publisher, config.QUEUE_PREFIX, { kind: 'rate-card', rateCardId: reimported.rate_card_id })
-    // How fast is the bench's business (DESIGN 13.7); here the refusal must come, well within 10 s.
+    // How fast is the bench's business (docs/contracts.md); here the refusal must come, well within 10 s.
     const { held, value: response } = await waitForValue(truckQuote, (r) => r.statusCode !== 200, 10_000)
     t.ok(held, 'the old id is refused once the invalidation arrives')
     t.equal(response.statusCode, 400)

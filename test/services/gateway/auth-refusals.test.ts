@@ -10,7 +10,7 @@ import { bearer, startStack } from '../../helpers/stack.js'
 import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
 
 /*
- * DESIGN 7, "Cheap refusals first": a malformed bearer value is a 401 without a Postgres query,
+ * docs/contracts.md, "Cheap refusals first": a malformed bearer value is a 401 without a Postgres query,
  * and 401s are limited per client address (AUTH_FAILURE_LIMIT) with the 429 body, while a valid
  * key from that address keeps working. TRUST_PROXY decides whether X-Forwarded-For names the client.
  */

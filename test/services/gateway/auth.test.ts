@@ -39,7 +39,7 @@ t.test('gateway authentication', async (t) => {
     const revoked = await revokeApiKey(sql, id)
     t.ok(revoked, 'the key existed')
     await publishInvalidation(publisher, db.config.QUEUE_PREFIX, { kind: 'api-key', keyHash: revoked!.keyHash })
-    // How fast is the bench's business (DESIGN 13.7); here the refusal must come, well within 10 s.
+    // How fast is the bench's business (docs/contracts.md); here the refusal must come, well within 10 s.
     const { held, value: response } = await waitForValue(() => catalog(victim.apiKey), (r) => r.statusCode === 401, 10_000)
     t.ok(held, 'refused once the invalidation arrives')
     assertError(t, response, { status: 401, path: CATALOG, message: 'Invalid API key' })

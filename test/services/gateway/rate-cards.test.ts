@@ -62,7 +62,7 @@ t.test('gateway rate cards', async (t) => {
     const newTruck = reimported.options.find((option) => option.label === '5-tonne truck')!.id
     t.not(newTruck, oldTruck)
     await publishInvalidation(publisher, db.config.QUEUE_PREFIX, { kind: 'rate-card', rateCardId: reimported.rate_card_id })
-    // How fast is the bench's business (DESIGN 13.7); here the refusal must come, well within 10 s.
+    // How fast is the bench's business (docs/contracts.md); here the refusal must come, well within 10 s.
     const { held, value: response } = await waitForValue(() => truckQuote(oldTruck), (r) => r.statusCode !== 200, 10_000)
     t.ok(held, 'refused once the invalidation arrives')
     assertError(t, response, { status: 400, path: QUOTE, message: `option_id ${oldTruck} is not in your rate card for truck; read GET /business/rate-cards again` })

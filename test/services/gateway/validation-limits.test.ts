@@ -4,10 +4,10 @@ import { quoteRequest, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
 /*
- * DESIGN 7, "Validation is linear in the input": a 1 MiB body of any shape is refused with the
+ * docs/contracts.md, "Validation is linear in the input": a 1 MiB body of any shape is refused with the
  * error body, and other requests keep being served meanwhile. The gateway listens on a real port
  * and every request goes over HTTP at once, so one slow validation would hold up the quote.
- * The deadline is the generous 10 s of DESIGN 13.7: the quadratic email pattern this replaces
+ * The deadline is the generous 10 s of docs/contracts.md: the quadratic email pattern this replaces
  * held the event loop for minutes on the first body.
  */
 

@@ -94,7 +94,7 @@ t.test('a point on a boundary is inside; the first zone in card order wins', asy
   t.equal(price({ vehicleType: 'bike', dropoff: { lat: 6.0, lng: 3.17 } }).toZoneName, 'Beta', 'an outer edge belongs to its zone')
 })
 
-t.test('every refusal of the DESIGN section 3 table', async (t) => {
+t.test('every refusal of the pricing refusal table', async (t) => {
   t.equal(refusal({ vehicleType: 'bike', optionId: 'opt_BIKE5' }), 'option_id must be omitted for bike; the band is chosen by weight')
   t.equal(refusal({ vehicleType: 'truck' }), 'option_id is required when vehicle_type is truck')
   t.equal(refusal({ vehicleType: 'bus_van' }), 'option_id is required when vehicle_type is bus_van')
