@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Db } from './sql.js'
 
 /** A business account as the gateway, the pricing engine and the operator see it. */
@@ -15,7 +14,7 @@ export interface Business {
   isDemo: boolean
 }
 
-/** What the operator gives; the id is generated and no rate card is enabled yet. */
+/** What the operator gives; the caller makes the id (`newUuid`), and no rate card is enabled yet. */
 export type NewBusiness = Pick<Business, 'name' | 'phone' | 'address' | 'state' | 'currency'> & Partial<Pick<Business, 'latitude' | 'longitude' | 'isDemo'>>
 
 interface BusinessRow {
@@ -47,10 +46,10 @@ function toBusiness(row: BusinessRow): Business {
 }
 
 /** Inserts the business only; its wallet is created by `createWallet` in the same transaction. */
-export async function createBusiness(db: Db, input: NewBusiness): Promise<Business> {
+export async function createBusiness(db: Db, id: string, input: NewBusiness): Promise<Business> {
   const [row] = await db<BusinessRow[]>`
     insert into businesses (id, name, phone, address, state, latitude, longitude, currency, is_demo)
-    values (${randomUUID()}, ${input.name}, ${input.phone}, ${input.address}, ${input.state},
+    values (${id}, ${input.name}, ${input.phone}, ${input.address}, ${input.state},
             ${input.latitude ?? null}, ${input.longitude ?? null}, ${input.currency}, ${input.isDemo ?? false})
     returning *`
   return toBusiness(row)

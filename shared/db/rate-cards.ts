@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto'
-import { isUuid, newOptionId } from '../ids.js'
+import { isUuid } from '../ids.js'
 import { toMinor } from '../money.js'
 import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../courier.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
@@ -11,31 +10,39 @@ export interface ImportedRateCard {
   options: { id: string; vehicle_type: VehicleType; label: string }[]
 }
 
+/** The ids a new version is stored under, made by the caller: one per option, in file order. */
+export interface RateCardVersionIds {
+  /** Used only when no card of this name exists yet. */
+  rateCardId: string
+  versionId: string
+  optionIds: string[]
+}
+
 /**
  * Writes a checked card: a known `name` becomes the card's next version, a new name a new card
  * at version 1; every version gets fresh option ids, so ids of older versions stop working.
  * Runs in the caller's transaction, or in one of its own when given the pool.
  */
-export async function insertRateCardVersion(db: Db, card: RateCardFile): Promise<ImportedRateCard> {
-  return inTransaction(db, (tx) => writeVersion(tx, card))
+export async function insertRateCardVersion(db: Db, card: RateCardFile, ids: RateCardVersionIds): Promise<ImportedRateCard> {
+  return inTransaction(db, (tx) => writeVersion(tx, card, ids))
 }
 
-async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCard> {
+async function writeVersion(tx: Tx, card: RateCardFile, ids: RateCardVersionIds): Promise<ImportedRateCard> {
   // Two imports of one name would both read version N (or both create the card) without this.
   await tx`select pg_advisory_xact_lock(hashtext(${'rate-card:' + card.name}))`
   const [existing] = await tx<{ id: string }[]>`select id from rate_cards where name = ${card.name}`
-  const rateCardId = existing?.id ?? randomUUID()
+  const rateCardId = existing?.id ?? ids.rateCardId
   if (!existing) await tx`insert into rate_cards (id, name, currency) values (${rateCardId}, ${card.name}, ${card.currency})`
   const [{ version }] = await tx<{ version: number }[]>`
     select coalesce(max(version), 0) + 1 as version from rate_card_versions where rate_card_id = ${rateCardId}`
-  const versionId = randomUUID()
+  const versionId = ids.versionId
   await tx`insert into rate_card_versions (id, rate_card_id, version) values (${versionId}, ${rateCardId}, ${version})`
 
   for (const [position, zone] of card.zones.entries()) {
     await tx`insert into zones (version_id, position, name, polygon) values (${versionId}, ${position}, ${zone.name}, ${tx.json(zone.polygon)})`
   }
   const options = card.options.map((option, position) => ({
-    id: newOptionId(),
+    id: ids.optionIds[position],
     version_id: versionId,
     position,
     vehicle_type: option.vehicle_type,

@@ -4,6 +4,7 @@ import { createBusiness } from '../../../shared/db/businesses.js'
 import { createWallet } from '../../../shared/db/wallets.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { newUuid } from '../../../shared/ids.js'
 
 const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.1, lat], [lng + 0.1, lat + 0.1], [lng, lat + 0.1], [lng, lat]]
 const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) => ({
@@ -68,7 +69,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   })
 
   t.test('enable is idempotent and replaces; disable clears', async (t) => {
-    const business = await createBusiness(sql, { name: 'Shop', phone: '1', address: 'Marina, Lagos', state: 'Lagos', currency: 'NGN' })
+    const business = await createBusiness(sql, newUuid(), { name: 'Shop', phone: '1', address: 'Marina, Lagos', state: 'Lagos', currency: 'NGN' })
     await createWallet(sql, business.id, 'NGN')
     const cardOf = async () => (await sql`select rate_card_id from businesses where id = ${business.id}`)[0].rate_card_id
     for (let run = 0; run < 2; run++) {
