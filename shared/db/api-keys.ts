@@ -38,11 +38,11 @@ export interface RevokedApiKey {
  * Revokes a key; revoking it again keeps the first revocation time. Null for an unknown id.
  */
 export async function revokeApiKey(db: Db, keyId: string): Promise<RevokedApiKey | null> {
-  const [row] = await db<{ id: string; key_hash: string; revoked_at: Date }[]>`
+  const [row] = await db<RevokedApiKey[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
     where id = ${keyId}
-    returning id, key_hash, revoked_at`
-  return row ? { keyId: row.id, keyHash: row.key_hash, revokedAt: row.revoked_at } : null
+    returning id as key_id, key_hash, revoked_at`
+  return row ?? null
 }
 
 export interface ActiveApiKey {
@@ -53,7 +53,7 @@ export interface ActiveApiKey {
 
 /** The gateway's lookup: hash the presented key with `hashApiKey`, then ask here. */
 export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ActiveApiKey | null> {
-  const [row] = await db<{ id: string; business_id: string; scopes: string[] }[]>`
-    select id, business_id, scopes from api_keys where key_hash = ${keyHash} and revoked_at is null`
-  return row ? { keyId: row.id, businessId: row.business_id, scopes: row.scopes } : null
+  const [row] = await db<ActiveApiKey[]>`
+    select id as key_id, business_id, scopes from api_keys where key_hash = ${keyHash} and revoked_at is null`
+  return row ?? null
 }
