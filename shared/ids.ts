@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 
 // The one place that knows what our ids look like, so a route, a repository and the CLI agree.
 
@@ -25,4 +25,18 @@ export function newOrderId(): string {
 /** `opt_` and 12 Crockford base32 characters (60 random bits). */
 export function newOptionId(): string {
   return `opt_${crockfordRandom(12)}`
+}
+
+/** A row id for the tables keyed by UUID (businesses, api keys, rate cards and their versions). */
+export function newUuid(): string {
+  return randomUUID()
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+/** `ck_live_` + 32 base62 characters; randomInt avoids the modulo bias of bytes % 62. */
+export function newApiKey(): string {
+  let secret = ''
+  for (let i = 0; i < 32; i++) secret += BASE62[randomInt(BASE62.length)]
+  return `ck_live_${secret}`
 }

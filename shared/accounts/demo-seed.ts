@@ -2,13 +2,14 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { CommonConfig } from '../config.js'
-import { createApiKey } from '../db/api-keys.js'
+import { createApiKey } from './api-keys.js'
 import { createBusiness, findDemoBusiness, setBusinessRateCard } from '../db/businesses.js'
 import { importRateCard } from '../pricing/rate-card-file.js'
 import { PG, type Sql } from '../db/sql.js'
 import { createWallet, creditWallet } from '../db/wallets.js'
 import { toMajor } from '../money.js'
 import type { Invalidation } from '../invalidation.js'
+import { newUuid } from '../ids.js'
 
 // The JSON file is not compiled, so both src and dist resolve it from the project root.
 const here = fileURLToPath(import.meta.url)
@@ -49,7 +50,7 @@ export async function demoSeed(sql: Sql, announce: Announce, config: Pick<Common
   const card = JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as unknown
   const seedOnce = () => sql.begin(async (tx) => {
     const existing = await findDemoBusiness(tx)
-    const business = existing ?? (await createBusiness(tx, { ...DEMO_BUSINESS, currency: config.CURRENCY, isDemo: true }))
+    const business = existing ?? (await createBusiness(tx, newUuid(), { ...DEMO_BUSINESS, currency: config.CURRENCY, isDemo: true }))
     if (!existing) await createWallet(tx, business.id, business.currency)
     // Importing again would make a new card version with new option ids, breaking cached ids.
     const rateCardId = business.rateCardId ?? (await importRateCard(tx, card, config.CURRENCY)).rate_card_id

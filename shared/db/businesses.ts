@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Db } from './sql.js'
 
 /** A business account as the gateway, the pricing engine and the operator see it. */
@@ -15,56 +14,28 @@ export interface Business {
   isDemo: boolean
 }
 
-/** What the operator gives; the id is generated and no rate card is enabled yet. */
+/** What the operator gives; the caller makes the id (`newUuid`), and no rate card is enabled yet. */
 export type NewBusiness = Pick<Business, 'name' | 'phone' | 'address' | 'state' | 'currency'> & Partial<Pick<Business, 'latitude' | 'longitude' | 'isDemo'>>
 
-interface BusinessRow {
-  id: string
-  name: string
-  phone: string
-  address: string
-  state: string
-  latitude: number | null
-  longitude: number | null
-  currency: string
-  rate_card_id: string | null
-  is_demo: boolean
-}
-
-function toBusiness(row: BusinessRow): Business {
-  return {
-    id: row.id,
-    name: row.name,
-    phone: row.phone,
-    address: row.address,
-    state: row.state,
-    latitude: row.latitude,
-    longitude: row.longitude,
-    currency: row.currency,
-    rateCardId: row.rate_card_id,
-    isDemo: row.is_demo,
-  }
-}
-
 /** Inserts the business only; its wallet is created by `createWallet` in the same transaction. */
-export async function createBusiness(db: Db, input: NewBusiness): Promise<Business> {
-  const [row] = await db<BusinessRow[]>`
+export async function createBusiness(db: Db, id: string, input: NewBusiness): Promise<Business> {
+  const [row] = await db<Business[]>`
     insert into businesses (id, name, phone, address, state, latitude, longitude, currency, is_demo)
-    values (${randomUUID()}, ${input.name}, ${input.phone}, ${input.address}, ${input.state},
+    values (${id}, ${input.name}, ${input.phone}, ${input.address}, ${input.state},
             ${input.latitude ?? null}, ${input.longitude ?? null}, ${input.currency}, ${input.isDemo ?? false})
     returning *`
-  return toBusiness(row)
+  return row
 }
 
 export async function findBusiness(db: Db, id: string): Promise<Business | null> {
-  const [row] = await db<BusinessRow[]>`select * from businesses where id = ${id}`
-  return row ? toBusiness(row) : null
+  const [row] = await db<Business[]>`select * from businesses where id = ${id}`
+  return row ?? null
 }
 
 /** The one demo business (a partial unique index allows only one), if `demo:seed` ran before. */
 export async function findDemoBusiness(db: Db): Promise<Business | null> {
-  const [row] = await db<BusinessRow[]>`select * from businesses where is_demo`
-  return row ? toBusiness(row) : null
+  const [row] = await db<Business[]>`select * from businesses where is_demo`
+  return row ?? null
 }
 
 /**

@@ -15,26 +15,11 @@ export interface Placement {
   createdAt: Date
 }
 
-interface PlacementRow {
-  id: string
-  business_id: string
-  status: PlacementStatus
-  idempotency_key: string | null
-  request_hash: string
-  outcome: unknown
-  created_at: Date
-}
+// outcome is jsonb written by the worker; it is parsed so a Placement's outcome is typed.
+type PlacementRow = Omit<Placement, 'outcome'> & { outcome: unknown }
 
 function toPlacement(row: PlacementRow): Placement {
-  return {
-    id: row.id,
-    businessId: row.business_id,
-    status: row.status,
-    idempotencyKey: row.idempotency_key,
-    requestHash: row.request_hash,
-    outcome: row.outcome === null ? null : placementOutcomeSchema.parse(row.outcome),
-    createdAt: row.created_at,
-  }
+  return { ...row, outcome: row.outcome === null ? null : placementOutcomeSchema.parse(row.outcome) }
 }
 
 /**
@@ -76,9 +61,9 @@ export async function findPlacementsByIds(db: Db, ids: string[]): Promise<Placem
 
 /** The shipments a job places, read without a lock: the worker locates them before its transaction. */
 export async function findPlacementShipments(db: Db, id: string): Promise<{ businessId: string; status: PlacementStatus; shipments: Shipment[] } | null> {
-  const [row] = await db<{ business_id: string; status: PlacementStatus; shipments: Shipment[] }[]>`
+  const [row] = await db<{ businessId: string; status: PlacementStatus; shipments: Shipment[] }[]>`
     select business_id, status, shipments from placements where id = ${id}`
-  return row ? { businessId: row.business_id, status: row.status, shipments: row.shipments } : null
+  return row ?? null
 }
 
 /** Locks the placement for the one transaction that may settle it; null when it is unknown. */

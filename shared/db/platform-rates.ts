@@ -4,16 +4,10 @@ import type { Db, Tx } from './sql.js'
 /** The defaults (NGN 500 + 120/km + 50/kg, at least 1000, trips up to 80 km), in kobo, until an operator sets rates. */
 export const DEFAULT_PLATFORM_RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 }
 
-interface RatesRow {
-  base_fare: number
-  per_km: number
-  per_kg: number
-  min_fare: number
-  road_factor: string
-  max_distance_km: string
-}
+// numeric columns come back as strings; the two factors are read as numbers here.
+type RatesRow = Omit<PlatformRates, 'roadFactor' | 'maxDistanceKm'> & { roadFactor: string; maxDistanceKm: string }
 
-const fromRow = (row: RatesRow): PlatformRates => ({ baseFare: row.base_fare, perKm: row.per_km, perKg: row.per_kg, minFare: row.min_fare, roadFactor: Number(row.road_factor), maxDistanceKm: Number(row.max_distance_km) })
+const fromRow = (row: RatesRow): PlatformRates => ({ ...row, roadFactor: Number(row.roadFactor), maxDistanceKm: Number(row.maxDistanceKm) })
 
 /** The rates distance pricing uses right now. */
 export async function getPlatformRates(db: Db): Promise<PlatformRates> {

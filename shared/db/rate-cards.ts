@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto'
-import { isUuid, newOptionId } from '../ids.js'
+import { isUuid } from '../ids.js'
 import { toMinor } from '../money.js'
 import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../courier.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
@@ -11,31 +10,39 @@ export interface ImportedRateCard {
   options: { id: string; vehicle_type: VehicleType; label: string }[]
 }
 
+/** The ids a new version is stored under, made by the caller: one per option, in file order. */
+export interface RateCardVersionIds {
+  /** Used only when no card of this name exists yet. */
+  rateCardId: string
+  versionId: string
+  optionIds: string[]
+}
+
 /**
  * Writes a checked card: a known `name` becomes the card's next version, a new name a new card
  * at version 1; every version gets fresh option ids, so ids of older versions stop working.
  * Runs in the caller's transaction, or in one of its own when given the pool.
  */
-export async function insertRateCardVersion(db: Db, card: RateCardFile): Promise<ImportedRateCard> {
-  return inTransaction(db, (tx) => writeVersion(tx, card))
+export async function insertRateCardVersion(db: Db, card: RateCardFile, ids: RateCardVersionIds): Promise<ImportedRateCard> {
+  return inTransaction(db, (tx) => writeVersion(tx, card, ids))
 }
 
-async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCard> {
+async function writeVersion(tx: Tx, card: RateCardFile, ids: RateCardVersionIds): Promise<ImportedRateCard> {
   // Two imports of one name would both read version N (or both create the card) without this.
   await tx`select pg_advisory_xact_lock(hashtext(${'rate-card:' + card.name}))`
   const [existing] = await tx<{ id: string }[]>`select id from rate_cards where name = ${card.name}`
-  const rateCardId = existing?.id ?? randomUUID()
+  const rateCardId = existing?.id ?? ids.rateCardId
   if (!existing) await tx`insert into rate_cards (id, name, currency) values (${rateCardId}, ${card.name}, ${card.currency})`
   const [{ version }] = await tx<{ version: number }[]>`
     select coalesce(max(version), 0) + 1 as version from rate_card_versions where rate_card_id = ${rateCardId}`
-  const versionId = randomUUID()
+  const versionId = ids.versionId
   await tx`insert into rate_card_versions (id, rate_card_id, version) values (${versionId}, ${rateCardId}, ${version})`
 
   for (const [position, zone] of card.zones.entries()) {
     await tx`insert into zones (version_id, position, name, polygon) values (${versionId}, ${position}, ${zone.name}, ${tx.json(zone.polygon)})`
   }
   const options = card.options.map((option, position) => ({
-    id: newOptionId(),
+    id: ids.optionIds[position],
     version_id: versionId,
     position,
     vehicle_type: option.vehicle_type,
@@ -56,36 +63,35 @@ async function writeVersion(tx: Tx, card: RateCardFile): Promise<ImportedRateCar
 /** The newest version of a card, as the engine reads it, or null for an unknown id. */
 export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard | null> {
   if (!isUuid(rateCardId)) return null
-  const [head] = await db<{ version_id: string; version: number; created_at: Date; name: string; currency: string }[]>`
+  const [head] = await db<{ versionId: string; version: number; createdAt: Date; name: string; currency: string }[]>`
     select v.id as version_id, v.version, v.created_at, c.name, c.currency
     from rate_card_versions v join rate_cards c on c.id = v.rate_card_id
     where v.rate_card_id = ${rateCardId} order by v.version desc limit 1`
   if (!head) return null
   const [zones, optionRows, priceRows] = await Promise.all([
-    db<{ name: string; polygon: Zone['polygon'] }[]>`select name, polygon from zones where version_id = ${head.version_id} order by position`,
-    db<{ id: string; vehicle_type: VehicleType; label: string; min_weight_kg: string | null; max_weight_kg: string }[]>`
-      select id, vehicle_type, label, min_weight_kg, max_weight_kg from options where version_id = ${head.version_id} order by position`,
-    db<{ option_id: string; from_zone: string; to_zone: string; price: number }[]>`
+    db<{ name: string; polygon: Zone['polygon'] }[]>`select name, polygon from zones where version_id = ${head.versionId} order by position`,
+    db<{ id: string; vehicleType: VehicleType; label: string; minWeightKg: string | null; maxWeightKg: string }[]>`
+      select id, vehicle_type, label, min_weight_kg, max_weight_kg from options where version_id = ${head.versionId} order by position`,
+    db<{ optionId: string; fromZone: string; toZone: string; price: number }[]>`
       select p.option_id, p.from_zone, p.to_zone, p.price from zone_prices p join options o on o.id = p.option_id
-      where o.version_id = ${head.version_id}`,
+      where o.version_id = ${head.versionId}`,
   ])
   const options: RateOption[] = optionRows.map((row) => ({
-    id: row.id,
-    vehicleType: row.vehicle_type,
-    label: row.label,
-    minWeightKg: row.min_weight_kg === null ? null : Number(row.min_weight_kg),
-    maxWeightKg: Number(row.max_weight_kg),
+    ...row,
+    // numeric columns come back as strings
+    minWeightKg: row.minWeightKg === null ? null : Number(row.minWeightKg),
+    maxWeightKg: Number(row.maxWeightKg),
     prices: new Map(),
   }))
   const byId = new Map(options.map((option) => [option.id, option]))
-  for (const row of priceRows) byId.get(row.option_id)!.prices.set(priceKey(row.from_zone, row.to_zone), row.price)
+  for (const row of priceRows) byId.get(row.optionId)!.prices.set(priceKey(row.fromZone, row.toZone), row.price)
   return {
     rateCardId,
     name: head.name,
     version: head.version,
-    versionId: head.version_id,
+    versionId: head.versionId,
     currency: head.currency,
-    updatedAt: head.created_at,
+    updatedAt: head.createdAt,
     zones: zones.map((zone) => ({ name: zone.name, polygon: zone.polygon })),
     options,
   }
@@ -94,8 +100,8 @@ export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard
 /** The card in force for a business (newest version of its enabled card), or null when none is enabled. */
 export async function loadRateCardForBusiness(db: Db, businessId: string): Promise<RateCard | null> {
   if (!isUuid(businessId)) return null
-  const [business] = await db<{ rate_card_id: string | null }[]>`select rate_card_id from businesses where id = ${businessId}`
-  return business?.rate_card_id ? loadRateCard(db, business.rate_card_id) : null
+  const [business] = await db<{ rateCardId: string | null }[]>`select rate_card_id from businesses where id = ${businessId}`
+  return business?.rateCardId ? loadRateCard(db, business.rateCardId) : null
 }
 
 export async function rateCardExists(db: Db, rateCardId: string): Promise<boolean> {

@@ -12,7 +12,8 @@ export type SessionTimeouts = Pick<ServingConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'P
 /**
  * Opens the one connection pool of a process. `bigint` columns hold kobo, far below 2^53,
  * so they are read as plain numbers; the schema is pinned through `search_path` so every
- * test file can own a schema of its own. With `timeouts`, no statement, lock wait or idle
+ * test file can own a schema of its own. Column names read in camelCase (`business_id` is
+ * `businessId`), so a repository returns its rows as they come. With `timeouts`, no statement, lock wait or idle
  * transaction of the pool outlives its bound: Postgres cancels it and the caller answers 503.
  */
 export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>, options: { max?: number; timeouts?: SessionTimeouts } = {}): Sql {
@@ -27,6 +28,9 @@ export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
     },
+    // Column names only (not postgres.camel, which also renames keys inside json values): a row
+    // reads as the domain shape, and stored shipments and outcomes come back byte for byte.
+    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     connect_timeout: 5,
   }) as unknown as Sql
 }

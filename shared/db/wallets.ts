@@ -8,25 +8,17 @@ export interface Wallet {
   currency: string
 }
 
-interface WalletRow {
-  business_id: string
-  balance: number
-  currency: string
-}
-
-const toWallet = (row: WalletRow): Wallet => ({ businessId: row.business_id, balance: row.balance, currency: row.currency })
-
 /** Every business has exactly one wallet, created empty with it. */
 export async function createWallet(db: Db, businessId: string, currency: string): Promise<Wallet> {
-  const [row] = await db<WalletRow[]>`
+  const [row] = await db<Wallet[]>`
     insert into wallets (business_id, balance, currency) values (${businessId}, 0, ${currency})
     returning business_id, balance, currency`
-  return toWallet(row)
+  return row
 }
 
 export async function findWallet(db: Db, businessId: string): Promise<Wallet | null> {
-  const [row] = await db<WalletRow[]>`select business_id, balance, currency from wallets where business_id = ${businessId}`
-  return row ? toWallet(row) : null
+  const [row] = await db<Wallet[]>`select business_id, balance, currency from wallets where business_id = ${businessId}`
+  return row ?? null
 }
 
 /**
@@ -34,9 +26,9 @@ export async function findWallet(db: Db, businessId: string): Promise<Wallet | n
  * follows it cannot interleave with another placement or a credit.
  */
 export async function lockWallet(tx: Tx, businessId: string): Promise<Wallet | null> {
-  const [row] = await tx<WalletRow[]>`
+  const [row] = await tx<Wallet[]>`
     select business_id, balance, currency from wallets where business_id = ${businessId} for update`
-  return row ? toWallet(row) : null
+  return row ?? null
 }
 
 export interface WalletCredit extends Wallet {
@@ -59,10 +51,10 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
     on conflict (business_id, reference) where kind = 'credit' and reference is not null do nothing
     returning id`
   if (inserted.length === 0) return { ...wallet, credited: false }
-  const [row] = await tx<WalletRow[]>`
+  const [row] = await tx<Wallet[]>`
     update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId}
     returning business_id, balance, currency`
-  return { ...toWallet(row), credited: true }
+  return { ...row, credited: true }
 }
 
 /**
@@ -81,11 +73,11 @@ export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: n
     tx`
       insert into ledger_entries (business_id, kind, amount, placement_id)
       values (${businessId}, 'debit', ${amount}, ${placementId})`,
-    tx<WalletRow[]>`
+    tx<Wallet[]>`
       update wallets set balance = balance - ${amount}, updated_at = now()
       where business_id = ${businessId} and balance >= ${amount}
       returning business_id, balance, currency`,
   ])
   if (!rows[0]) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
-  return toWallet(rows[0])
+  return rows[0]
 }

@@ -2,6 +2,7 @@ import { insertRateCardVersion, type ImportedRateCard } from '../db/rate-cards.j
 import type { Db } from '../db/sql.js'
 import { RateCardFileError } from '../errors/rate-card-file-error.js'
 import { ringProblem } from '../geo/ring.js'
+import { newOptionId, newUuid } from '../ids.js'
 import { hasAtMostTwoDecimals } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
 
@@ -11,7 +12,8 @@ import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '
  * written) when the file is wrong.
  */
 export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
-  return insertRateCardVersion(db, checkRateCardFile(file, currency))
+  const card = checkRateCardFile(file, currency)
+  return insertRateCardVersion(db, card, { rateCardId: newUuid(), versionId: newUuid(), optionIds: card.options.map(() => newOptionId()) })
 }
 
 /**

@@ -7,7 +7,7 @@ import { loadConfig, workerEnv } from '../../shared/config.js'
 import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { toMinor } from '../../shared/money.js'
-import { createApiKey } from '../../shared/db/api-keys.js'
+import { createApiKey } from '../../shared/accounts/api-keys.js'
 import { createBusiness, setBusinessRateCard } from '../../shared/db/businesses.js'
 import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { createWallet, creditWallet } from '../../shared/db/wallets.js'
@@ -16,6 +16,7 @@ import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
 import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
+import { newUuid } from '../../shared/ids.js'
 
 /*
  * `npm run bench`: the project as `npm start` runs it (three processes), on a database and a
@@ -89,7 +90,7 @@ async function dropSchemas(): Promise<void> {
 async function seedAccount(sql: ReturnType<typeof createSql>): Promise<{ businessId: string; apiKey: string }> {
   const card = JSON.parse(readFileSync(path.join(projectRoot, 'shared', 'pricing', 'demo-rate-card.json'), 'utf8'))
   return sql.begin(async (tx) => {
-    const business = await createBusiness(tx, {
+    const business = await createBusiness(tx, newUuid(), {
       name: 'Bench Stores', phone: '+2348010000000', address: '12 Admiralty Way, Lekki', state: 'Lagos', latitude: 6.4433, longitude: 3.4723, currency: 'NGN',
     })
     await createWallet(tx, business.id, 'NGN')

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createApiKey, type ApiKeyScope } from '../../shared/db/api-keys.js'
+import { createApiKey } from '../../shared/accounts/api-keys.js'
+import type { ApiKeyScope } from '../../shared/db/api-keys.js'
 import { createBusiness } from '../../shared/db/businesses.js'
 import { setBusinessRateCard } from '../../shared/db/businesses.js'
 import type { ImportedRateCard } from '../../shared/db/rate-cards.js'
@@ -9,6 +10,7 @@ import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { createWallet, creditWallet } from '../../shared/db/wallets.js'
 import { toMinor } from '../../shared/money.js'
+import { newUuid } from '../../shared/ids.js'
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -31,7 +33,7 @@ export interface SeededAccount {
  */
 export async function seedAccount(sql: Sql, input: { balance?: number; card?: unknown | null; scopes?: ApiKeyScope[]; name?: string } = {}): Promise<SeededAccount> {
   return sql.begin(async (tx) => {
-    const business = await createBusiness(tx, {
+    const business = await createBusiness(tx, newUuid(), {
       name: input.name ?? 'Ada Stores',
       phone: '+2348010000000',
       address: '12 Admiralty Way, Lekki',

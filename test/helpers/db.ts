@@ -47,13 +47,13 @@ export async function useTestDb(t: Test): Promise<TestDb> {
 }
 
 /** Every wallet beside the sum of its ledger (credits − debits). */
-export async function walletsAgainstLedger(sql: Sql): Promise<{ business_id: string; balance: number; ledger: number }[]> {
+export async function walletsAgainstLedger(sql: Sql): Promise<{ businessId: string; balance: number; ledger: number }[]> {
   const rows = await sql`
     select w.business_id, w.balance,
            coalesce(sum(case when l.kind = 'credit' then l.amount else -l.amount end), 0)::bigint as ledger
     from wallets w left join ledger_entries l on l.business_id = w.business_id
     group by w.business_id, w.balance`
-  return rows as unknown as { business_id: string; balance: number; ledger: number }[]
+  return rows as unknown as { businessId: string; balance: number; ledger: number }[]
 }
 
 /**

@@ -88,9 +88,9 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const debits = (await sql`
     select placement_id, count(*)::int as debits, sum(amount)::bigint as amount
     from ledger_entries where business_id = ${businessId} and kind = 'debit' and placement_id is not null
-    group by placement_id`) as unknown as { placement_id: string; debits: number; amount: number }[]
+    group by placement_id`) as unknown as { placementId: string; debits: number; amount: number }[]
   t.same(debits.filter((row) => row.debits > 1), [], '0 double debits')
-  const charged = new Map(debits.map((row) => [row.placement_id, row.amount]))
+  const charged = new Map(debits.map((row) => [row.placementId, row.amount]))
   const expected = new Map([[scenario.probePlacementId, scenario.priceKobo], ...placed.map((outcome): [string, number] => [String(outcome.body?.placement_id), Math.round(Number(outcome.body?.charged_total) * 100)])])
   t.same(Object.fromEntries([...charged].sort()), Object.fromEntries([...expected].sort()), 'debited are exactly the successes, each by its charged total')
 

@@ -117,7 +117,7 @@ t.test('Redis down: placements answer 503 at once and leave nothing behind; quot
   t.match(refusedId, /^[0-9a-f-]{36}$/, 'the 503 names its placement')
   t.ok(Date.now() - started < 3000, 'answered at once, not after the placement timeout')
   const [row] = await db.sql`select status, outcome, idempotency_key from placements where id = ${refusedId}`
-  t.same(row, { status: 'failed', outcome: { kind: 'not_processed' }, idempotency_key: null }, 'settled as not processed, its key freed')
+  t.same(row, { status: 'failed', outcome: { kind: 'not_processed' }, idempotencyKey: null }, 'settled as not processed, its key freed')
   const [{ count: pending }] = await db.sql`select count(*)::int from placements where status = 'pending'`
   t.equal(pending, 0, 'no pending placement is left behind')
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${refusedId}`, headers: bearer(account.apiKey) })

@@ -39,7 +39,7 @@ t.test('placement', async (t) => {
     t.equal(body.orders[0].price, expected)
     t.equal(await balanceOf(account.businessId), (100000 - expected) * 100)
     const [stored] = await sql`select * from orders where id = ${body.orders[0].order_id}`
-    t.equal(stored.business_id, account.businessId)
+    t.equal(stored.businessId, account.businessId)
     t.equal(stored.shipment.recipient_name, 'Chidi Okafor')
   })
 
@@ -230,7 +230,7 @@ t.test('placement', async (t) => {
     await sql`update placements set created_at = now() - interval '25 hours' where id = ${again.json().placement_id}`
     t.ok(await releaseExpiredKeys(sql, 24) >= 1)
     const [row] = await sql`select idempotency_key from placements where id = ${again.json().placement_id}`
-    t.equal(row.idempotency_key, null, 'the sweep released the key')
+    t.equal(row.idempotencyKey, null, 'the sweep released the key')
   })
 
   t.test('the settler settles a pending placement that no job backs as not processed, freeing its key', async (t) => {
@@ -245,7 +245,7 @@ t.test('placement', async (t) => {
     await sql`insert into placements (id, business_id, status, request_hash, shipments) values (${recent}, ${account.businessId}, 'pending', 'x', '[]')`
     t.same(await settleOrphans(sql, queue, 45), [orphan], 'only the old orphan is settled')
     const rows = await sql`select id, status, outcome, idempotency_key from placements where id in (${orphan}, ${recent}) order by created_at`
-    t.same(rows.map((row) => [row.id, row.status, row.outcome, row.idempotency_key]), [[orphan, 'failed', { kind: 'not_processed' }, null], [recent, 'pending', null, null]])
+    t.same(rows.map((row) => [row.id, row.status, row.outcome, row.idempotencyKey]), [[orphan, 'failed', { kind: 'not_processed' }, null], [recent, 'pending', null, null]])
     const retry = await place(account.apiKey, [shipment()], { 'idempotency-key': 'crashed-gateway' })
     t.equal(retry.statusCode, 201, 'its key places anew')
     await sql`delete from placements where id = ${recent}`
@@ -267,7 +267,7 @@ t.test('placement', async (t) => {
 
   t.test('every wallet still equals its ledger, and none is negative', async (t) => {
     for (const wallet of await walletsAgainstLedger(sql)) {
-      t.equal(wallet.balance, wallet.ledger, `wallet ${wallet.business_id}`)
+      t.equal(wallet.balance, wallet.ledger, `wallet ${wallet.businessId}`)
       t.ok(wallet.balance >= 0)
     }
   })

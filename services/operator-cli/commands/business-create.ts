@@ -3,6 +3,7 @@ import { createWallet } from '../../../shared/db/wallets.js'
 import { defineCommand } from '../command.js'
 import { optionalNumber, optionalText, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
+import { newUuid } from '../../../shared/ids.js'
 
 /** `business:create`: a business and its empty wallet, in the deployment's one currency. */
 export const businessCreate = defineCommand({
@@ -36,7 +37,7 @@ export const businessCreate = defineCommand({
   },
   async run({ sql }, input) {
     const business = await sql.begin(async (tx) => {
-      const created = await createBusiness(tx, input)
+      const created = await createBusiness(tx, newUuid(), input)
       await createWallet(tx, created.id, created.currency)
       return created
     })

@@ -1,4 +1,5 @@
-import { API_KEY_SCOPES, createApiKey, isApiKeyScope } from '../../../shared/db/api-keys.js'
+import { createApiKey } from '../../../shared/accounts/api-keys.js'
+import { API_KEY_SCOPES, isApiKeyScope } from '../../../shared/db/api-keys.js'
 import { findBusiness } from '../../../shared/db/businesses.js'
 import { defineCommand } from '../command.js'
 import { requiredText, requiredUuid } from '../flags.js'

@@ -48,12 +48,12 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.same(Object.keys(run.json).sort(), ['api_key', 'key_id'])
     t.match(run.json.api_key, /^ck_live_[0-9A-Za-z]{32}$/)
     const [key] = await sql`select * from api_keys where id = ${run.json.key_id}`
-    t.equal(key.key_hash, hashApiKey(run.json.api_key))
-    t.equal(key.display_prefix, run.json.api_key.slice(0, 12))
+    t.equal(key.keyHash, hashApiKey(run.json.api_key))
+    t.equal(key.displayPrefix, run.json.api_key.slice(0, 12))
     t.same(key.scopes, ['orders:write', 'orders:read'])
     const stored = JSON.stringify(await sql`select * from api_keys`)
     t.notOk(stored.includes(run.json.api_key.slice(8)), 'the secret part is stored nowhere')
-    t.same(await findActiveKeyByHash(sql, key.key_hash), { keyId: key.id, businessId, scopes: ['orders:write', 'orders:read'] })
+    t.same(await findActiveKeyByHash(sql, key.keyHash), { keyId: key.id, businessId, scopes: ['orders:write', 'orders:read'] })
 
     await refuses(t, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:delete'], /unknown scope 'orders:delete'; known scopes: orders:write, orders:read/)
     await refuses(t, ['key:create', '--business', '00000000-0000-4000-8000-000000000000', '--scopes', 'orders:write'], /business 00000000-0000-4000-8000-000000000000 does not exist/)

@@ -4,6 +4,7 @@ import { createBusiness } from '../../../shared/db/businesses.js'
 import { createWallet } from '../../../shared/db/wallets.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { newUuid } from '../../../shared/ids.js'
 
 const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.1, lat], [lng + 0.1, lat + 0.1], [lng, lat + 0.1], [lng, lat]]
 const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) => ({
@@ -68,9 +69,9 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   })
 
   t.test('enable is idempotent and replaces; disable clears', async (t) => {
-    const business = await createBusiness(sql, { name: 'Shop', phone: '1', address: 'Marina, Lagos', state: 'Lagos', currency: 'NGN' })
+    const business = await createBusiness(sql, newUuid(), { name: 'Shop', phone: '1', address: 'Marina, Lagos', state: 'Lagos', currency: 'NGN' })
     await createWallet(sql, business.id, 'NGN')
-    const cardOf = async () => (await sql`select rate_card_id from businesses where id = ${business.id}`)[0].rate_card_id
+    const cardOf = async () => (await sql`select rate_card_id from businesses where id = ${business.id}`)[0].rateCardId
     for (let run = 0; run < 2; run++) {
       const enabled = await runOperatorCli(db, ['ratecard:enable', '--business', business.id, '--rate-card', rateCardId])
       t.same(enabled.json, { business_id: business.id, rate_card_id: rateCardId }, `enable run ${run + 1}`)
@@ -89,7 +90,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.equal(set.code, 0, set.stderr)
     t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, currency: 'NGN' })
     const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
-    t.same(await stored(), { base_fare: 60000, per_km: 0, per_kg: 5000, min_fare: 100000, road_factor: 1.4 })
+    t.same(await stored(), { baseFare: 60000, perKm: 0, perKg: 5000, minFare: 100000, roadFactor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
     await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 10/, stored)
   })
@@ -99,7 +100,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.equal(set.code, 0, set.stderr)
     t.match(set.json, { max_distance_km: 2000, road_factor: 1.4 }, 'the other rates stay')
     const stored = async () => (await sql`select max_distance_km::float as max_distance_km from platform_rates`)[0]
-    t.same(await stored(), { max_distance_km: 2000 })
+    t.same(await stored(), { maxDistanceKm: 2000 })
     t.match((await runOperatorCli(db, ['platform-rates:set'])).json, { max_distance_km: 2000 }, 'shown without flags')
     await refuses(t, ['platform-rates:set', '--max-distance-km', '0'], /--max-distance-km must be a number from 0.01 to 20000/, stored)
     await refuses(t, ['platform-rates:set', '--max-distance-km', 'far'], /--max-distance-km must be a number/, stored)

@@ -30,7 +30,7 @@ t.test('the worker sweeps: orphans settled not processed, late jobs inert, perso
 
     t.ok(await waitFor(async () => (await sql`select status from placements where id = ${orphan}`)[0].status !== 'pending', 10000), 'settled within 10 s')
     const [row] = await sql`select status, outcome, idempotency_key from placements where id = ${orphan}`
-    t.same(row, { status: 'failed', outcome: { kind: 'not_processed' }, idempotency_key: null })
+    t.same(row, { status: 'failed', outcome: { kind: 'not_processed' }, idempotencyKey: null })
 
     const read = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${orphan}`, headers: bearer(account.apiKey) })
     t.equal(read.statusCode, 503)
@@ -74,7 +74,7 @@ t.test('the worker sweeps: orphans settled not processed, late jobs inert, perso
     t.ok(await erasePersonalDataOlderThan(sql, 90) >= 1)
     const personal = ['recipient_name', 'recipient_phone', 'dropoff_address']
     const [stored] = await sql`select shipments, personal_data_erased_at from placements where id = ${id}`
-    t.ok(stored.personal_data_erased_at)
+    t.ok(stored.personalDataErasedAt)
     for (const field of personal) t.notOk(field in stored.shipments[0], `placement row: ${field} erased`)
     t.equal(stored.shipments[0].item_name, 'Phone case', 'what is not personal stays')
     const [order] = await sql`select shipment from orders where placement_id = ${id}`

@@ -8,6 +8,7 @@ import { priceShipment } from '../../../shared/pricing/engine.js'
 import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
 import { useTestDb } from '../../helpers/db.js'
+import { newUuid } from '../../../shared/ids.js'
 
 const rect = (w: number, s: number, e: number, n: number) => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 
@@ -42,7 +43,7 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     t.same(card.options.map((option) => option.id), second.options.map((option) => option.id))
     t.equal(card.options[4].prices.get(priceKey('Island', 'Island')), 5_000_000)
 
-    const business = await createBusiness(sql, { name: 'B', phone: '1', address: 'Yaba', state: 'Lagos', currency: 'NGN' })
+    const business = await createBusiness(sql, newUuid(), { name: 'B', phone: '1', address: 'Yaba', state: 'Lagos', currency: 'NGN' })
     t.equal(await loadRateCardForBusiness(sql, business.id), null, 'no card enabled')
     await setBusinessRateCard(sql, business.id, first.rate_card_id)
     t.equal((await loadRateCardForBusiness(sql, business.id))?.versionId, card.versionId)

@@ -4,10 +4,11 @@ import { createBusiness } from '../../../shared/db/businesses.js'
 import { createWallet, creditWallet, debitWalletIfCovered, findWallet, lockWallet } from '../../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { useTestDb } from '../../helpers/db.js'
+import { newUuid } from '../../../shared/ids.js'
 
 t.test('wallet repository keeps balance = credits − debits', async (t) => {
   const { sql } = await useTestDb(t)
-  const business = await createBusiness(sql, { name: 'Shop', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  const business = await createBusiness(sql, newUuid(), { name: 'Shop', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
   await createWallet(sql, business.id, 'NGN')
   const ledgerNet = async () => (await sql`
     select coalesce(sum(case kind when 'credit' then amount else -amount end), 0)::int as net from ledger_entries where business_id = ${business.id}`)[0].net
