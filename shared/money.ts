@@ -18,6 +18,12 @@ export function toMinor(major: number): number {
   return roundHalfAwayFromZero(major * 100)
 }
 
+/**
+ * The largest amount, in kobo, whose naira value a JSON number still shows exactly to the kobo
+ * (ten trillion naira): past it, `minor / 100` and back is no longer the same integer.
+ */
+export const MAX_EXACT_KOBO = 1e15
+
 /** Integer minor units → major units as a JSON number (`150000` → `1500`, `151250` → `1512.5`). */
 export function toMajor(minor: number): number {
   return minor / 100

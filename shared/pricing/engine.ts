@@ -1,5 +1,5 @@
 import { PricingError } from '../errors/pricing-error.js'
-import { roundHalfAwayFromZero } from '../money.js'
+import { MAX_EXACT_KOBO, roundHalfAwayFromZero } from '../money.js'
 import { selectBikeBand } from './bands.js'
 import { zoneOf } from './zones.js'
 import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type PricingRequest, type Quote, type RateCard, type RateOption } from '../courier.js'
@@ -65,8 +65,9 @@ function chooseOption(card: RateCard, request: PricingRequest): RateOption {
 /** `max(min_fare, base + per_km × km + per_kg × kg)` in kobo, from the reported (rounded) distance. */
 function priceByDistance(weight: number, distanceKm: number, rates: PlatformRates, currency: string): Quote {
   const fare = roundHalfAwayFromZero(rates.baseFare + rates.perKm * distanceKm + rates.perKg * weight)
-  // A quote's weight has no bound of its own; past 2^53 kobo a price is no longer exact (or is Infinity).
-  if (!Number.isSafeInteger(fare)) throw new PricingError('weight is too large to price')
+  // A quote's weight has no bound of its own; past MAX_EXACT_KOBO a price can no longer be shown
+  // exactly in naira (or is Infinity).
+  if (!Number.isSafeInteger(fare) || fare > MAX_EXACT_KOBO) throw new PricingError('weight is too large to price')
   return {
     price: Math.max(rates.minFare, fare),
     distanceKm,

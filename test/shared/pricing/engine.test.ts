@@ -129,6 +129,10 @@ t.test('distance pricing: formula, minimum fare, rounding and delivery mode', as
   t.equal(distance(20.01, 1).deliveryMode, 'BUS_VAN')
   t.equal(distance(1000, 1).deliveryMode, 'BUS_VAN')
   t.equal(distance(1000.5, 1).deliveryMode, 'TRUCK')
+  // The property test's counterexample: 3 826 166 781 206 009 kobo is a safe integer, but its
+  // naira value is no longer exact, so it is refused rather than shown wrong.
+  t.throws(() => distance(765233307691.8018, 20224.75, { ...RATES, maxDistanceKm: 30_000 }), { name: 'PricingError', message: 'weight is too large to price' })
+  t.equal(distance(1e9, 100, { ...RATES, maxDistanceKm: 30_000 }).price, 5_000_001_250_000, 'a billion kilograms still prices exactly')
 })
 
 t.test('distance_km: haversine with R = 6371.0088 × road factor, half-up to 0.01 km', async (t) => {
