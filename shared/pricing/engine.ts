@@ -13,7 +13,7 @@ import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type P
 export function priceShipment(request: PricingRequest, distanceKm: number, card: RateCard | null, rates: PlatformRates, currency: string): Quote {
   checkOptionRules(request)
   const quote = request.vehicleType === undefined ? priceByDistance(request.weight, distanceKm, rates, currency) : priceByRateCard(request, distanceKm, card, currency)
-  // Local means local: checked last (DESIGN 13.9), so a trip with other faults reports those first.
+  // Local means local: checked last (docs/contracts.md), so a trip with other faults reports those first.
   if (distanceKm > rates.maxDistanceKm) throw new PricingError(`distance ${distanceKm.toFixed(2)} km exceeds the ${rates.maxDistanceKm} km limit of local delivery`)
   return quote
 }

@@ -6,8 +6,8 @@ import { checkOptionRules, priceShipment } from './engine.js'
 import type { PlatformRates, Point, Quote, RateCard, VehicleType } from '../courier.js'
 
 /**
- * The one pricing pipeline of a quote and of every shipment of a placement, in DESIGN 13.9's
- * order: option rules → no card → geocoding → service area (`locateForPricing`) → option, band
+ * The one pricing pipeline of a quote and of every shipment of a placement, in the refusal order of
+ * docs/contracts.md: option rules → no card → geocoding → service area (`locateForPricing`) → option, band
  * and capacity → zones → zone price → distance limit (`priceLocated`). It is cut in two because
  * the placement worker must not hold its transaction open across geocoder and router calls:
  * the first half runs before the transaction, the second with the card and rates read inside it.

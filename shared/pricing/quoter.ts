@@ -14,7 +14,7 @@ export type { QuoteInput }
 
 /**
  * Locates and prices with a card and rates the caller already holds, through the same two
- * steps the placement worker runs on each shipment, so both refuse alike (DESIGN 13.9).
+ * steps the placement worker runs on each shipment, so both refuse alike (docs/contracts.md).
  */
 export async function quoteWith(input: QuoteInput, card: RateCard | null, rates: PlatformRates, tools: QuoteTools): Promise<Quote> {
   const located = await locateForPricing(input, { hasCard: card !== null, roadFactor: rates.roadFactor }, tools)

@@ -5,7 +5,7 @@ import type { Point, Zone } from '../courier.js'
 
 /**
  * The first zone, in the card's order, that contains the point. turf's `ignoreBoundary`
- * defaults to false, so a point on an edge or a vertex is inside, as DESIGN.md asks.
+ * defaults to false, so a point on an edge or a vertex is inside, as docs/contracts.md asks.
  */
 export function findZone(zones: Zone[], at: Point): Zone | null {
   const target = point([at.lng, at.lat])
