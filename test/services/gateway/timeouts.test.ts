@@ -1,0 +1,43 @@
+import { createServer, type Socket } from 'node:net'
+import t from 'tap'
+import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
+import { gatewayEnv, loadConfig } from '../../../shared/config.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
+import { QUOTE, CATALOG } from '../../helpers/gateway.js'
+import { quoteRequest } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// docs/contracts.md, "Every wait is bounded": a call out that never answers ends in a 503 with
+// the error body, never a hung request. The deadline asserted is the generous 10 s of the
+// timing rule; without the timeout the request would wait forever.
+t.test('pricing that accepts the connection and never answers: 503 within the pricing timeout', async (t) => {
+  const sockets: Socket[] = []
+  const silent = createServer((socket) => { sockets.push(socket) })
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy()
+    return new Promise<void>((resolve) => silent.close(() => resolve()))
+  })
+  const address = silent.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+
+  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: `http://127.0.0.1:${port}`, PRICING_TIMEOUT_MS: '500' } })
+  const account = await seedAccount(db.sql)
+  for (const [method, url, payload] of [['POST', QUOTE, quoteRequest()], ['GET', CATALOG, undefined]] as const) {
+    const answer = await Promise.race([
+      gateway.inject({ method, url, headers: bearer(account.apiKey), payload }),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref()),
+    ])
+    t.ok(answer, `${method} ${url} is answered, not left hanging`)
+    t.equal(answer?.statusCode, 503)
+    t.match(answer?.json(), { statusCode: 503, path: url, message: 'Pricing is temporarily unavailable, retry shortly', request_id: String })
+  }
+  t.ok(sockets.length > 0, 'the gateway did reach the silent pricing')
+})
+
+t.test('the server bounds how long a client may take to send its request', async (t) => {
+  const config = loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REQUEST_TIMEOUT_MS: '12345', PLACEMENT_TIMEOUT_MS: '3000' })
+  t.equal(gatewayServerOptions(config).requestTimeout, 12345, 'fastify gets REQUEST_TIMEOUT_MS')
+  t.ok(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).REQUEST_TIMEOUT_MS > loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).PLACEMENT_TIMEOUT_MS, 'by default above the placement wait, so a placement answers its own 503 first')
+})
