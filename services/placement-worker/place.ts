@@ -8,6 +8,7 @@ import type { Sql } from '../../shared/db/sql.js'
 import { debitWalletIfCovered, findWallet, lockWallet } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
 import type { LocateTools } from '../../shared/pricing/pipeline.js'
+import type { PlatformRates } from '../../shared/courier.js'
 import type { PlacementOutcome } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
@@ -19,11 +20,12 @@ export interface PlaceDeps extends LocateTools {
   currency: string
 }
 
-/** A pending placement as the job finds it: whose it is and what it ships. */
+/** A pending placement as the job finds it: whose it is, what it ships, and the rates to measure it by. */
 interface Work {
   placementId: string
   business: Business
   shipments: Shipment[]
+  rates: PlatformRates
 }
 
 /**
@@ -46,12 +48,18 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
   })
 }
 
-/** The job's placement, when it is still pending and belongs to the job's business. */
+/**
+ * The job's placement, when it is still pending and belongs to the job's business. The three
+ * reads are independent (the job names the business), so they share one wait.
+ */
 async function loadWork(sql: Sql, job: PlacementJob): Promise<Work | null> {
-  const row = await sqlSpan('select placement', () => findPlacementShipments(sql, job.placement_id))
-  if (!row || row.status !== 'pending' || row.businessId !== job.business_id) return null
-  const business = await sqlSpan('select business', () => findBusiness(sql, job.business_id))
-  return business ? { placementId: job.placement_id, business, shipments: row.shipments } : null
+  const [row, business, rates] = await Promise.all([
+    sqlSpan('select placement', () => findPlacementShipments(sql, job.placement_id)),
+    sqlSpan('select business', () => findBusiness(sql, job.business_id)),
+    sqlSpan('load platform rates', () => getPlatformRates(sql)),
+  ])
+  if (!row || row.status !== 'pending' || row.businessId !== job.business_id || !business) return null
+  return { placementId: job.placement_id, business, shipments: row.shipments, rates }
 }
 
 const BALANCE_RETRIES = 5
@@ -62,8 +70,7 @@ const BALANCE_RETRIES = 5
  */
 async function settle(deps: PlaceDeps, work: Work): Promise<PlacementOutcome | null> {
   // Geocoding and routing may call out over HTTP: done once, before any row is locked.
-  const ratesBefore = await sqlSpan('load platform rates', () => getPlatformRates(deps.sql))
-  const located = await locateShipments(deps, work.business, ratesBefore, work.shipments)
+  const located = await locateShipments(deps, work.business, work.rates, work.shipments)
   for (let attempt = 1; ; attempt++) {
     try {
       return await settleOnce(deps, work, located)
