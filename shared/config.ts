@@ -45,6 +45,8 @@ export const commonEnv = z.object({
   QUEUE_PREFIX: z.string().min(1).default('{courier}'),
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // What a business's test wallet starts with (major units), credited when its first test key is made.
+  SANDBOX_WALLET_START: z.coerce.number().min(0).max(1e12).default(1_000_000),
 })
 
 /** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */
@@ -54,6 +56,8 @@ const serving = {
   PG_STATEMENT_TIMEOUT_MS: positiveInt(5000),
   PG_LOCK_TIMEOUT_MS: positiveInt(5000),
   PG_IDLE_TX_TIMEOUT_MS: positiveInt(30000),
+  // A request slower than this is logged even when it succeeded.
+  SLOW_REQUEST_MS: positiveInt(1000),
 }
 
 /** Where addresses and roads come from and which points are served: pricing quotes with it, the worker places with it. */
@@ -75,6 +79,12 @@ const calling = { INTERNAL_TOKEN: internalToken }
 /** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
 const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
 
+/** How strict webhook URLs are: both relaxed under `npm start` (the launcher sets them), strict by default. */
+const webhookUrls = {
+  WEBHOOK_ALLOW_HTTP: z.stringbool().default(false),
+  WEBHOOK_ALLOW_PRIVATE: z.stringbool().default(false),
+}
+
 export const pricingEnv = commonEnv.extend({
   ...serving,
   ...locating,
@@ -82,6 +92,8 @@ export const pricingEnv = commonEnv.extend({
   PRICING_PORT: port(3001),
   PRICING_OPS_PORT: port(9465),
   RATE_CARD_CACHE_TTL_S: positiveInt(300),
+  /** How long a quote holds its price (docs/contracts.md): `expires_at` is this long after the quote. */
+  QUOTE_TTL_S: positiveInt(900),
 })
 
 export const gatewayEnv = commonEnv.extend({
@@ -103,6 +115,7 @@ export const gatewayEnv = commonEnv.extend({
   // Requests answered 401 per client address and minute before they are answered 429; 0 turns it off.
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(60),
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
+  ...webhookUrls,
 })
 
 export const workerEnv = commonEnv.extend({
@@ -111,7 +124,7 @@ export const workerEnv = commonEnv.extend({
   ...idempotency,
   WORKER_PORT: port(3002),
   WORKER_OPS_PORT: port(9466),
-  WORKER_CONCURRENCY: positiveInt(8),
+  WORKER_CONCURRENCY: positiveInt(16),
   // How long a job may run without renewing its lock before BullMQ hands it to another worker.
   WORKER_LOCK_MS: positiveInt(30000),
   WORKER_STALLED_INTERVAL_MS: positiveInt(30000),
@@ -119,6 +132,26 @@ export const workerEnv = commonEnv.extend({
   PLACEMENT_ORPHAN_AFTER_S: positiveInt(45),
   // Shipments' names, phones, e-mails and addresses are erased from placements this old.
   PERSONAL_DATA_RETENTION_D: positiveInt(90),
+  // The sandbox courier moves a test order one step this often (decimals allowed, for tests).
+  SANDBOX_STEP_S: z.coerce.number().min(0.01).max(86400).default(30),
+})
+
+export const webhookSenderEnv = commonEnv.extend({
+  ...serving,
+  ...webhookUrls,
+  WEBHOOK_SENDER_PORT: port(3003),
+  WEBHOOK_SENDER_OPS_PORT: port(9467),
+  WEBHOOK_CONCURRENCY: positiveInt(32),
+  // A receiver that has not answered by then has failed this attempt.
+  WEBHOOK_TIMEOUT_MS: positiveInt(10000),
+  // Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): tests shrink it.
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
+  // How often the relay looks for events not yet turned into deliveries.
+  WEBHOOK_RELAY_INTERVAL_MS: positiveInt(200),
+  // A delivery untouched this long is checked for its job, and re-queued when Redis lost it.
+  WEBHOOK_REQUEUE_AFTER_S: positiveInt(30),
+  WEBHOOK_LOCK_MS: positiveInt(30000),
+  WEBHOOK_STALLED_INTERVAL_MS: positiveInt(30000),
 })
 
 /**
@@ -135,6 +168,7 @@ export type PricingConfig = z.infer<typeof pricingEnv>
 export type GatewayConfig = z.infer<typeof gatewayEnv>
 export type WorkerConfig = z.infer<typeof workerEnv>
 export type LauncherConfig = z.infer<typeof launcherEnv>
+export type WebhookSenderConfig = z.infer<typeof webhookSenderEnv>
 /** The settings every long-running service has (where it listens, its Postgres session bounds). */
 export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 

@@ -12,6 +12,12 @@ export const DELIVERY_MODES: Record<VehicleType, DeliveryMode> = {
   bus_van: 'BUS_VAN',
   truck: 'TRUCK',
 }
+/** The vehicle a delivery mode is shown for: the inverse of DELIVERY_MODES. */
+export const VEHICLE_OF_MODE: Record<DeliveryMode, VehicleType> = {
+  MOTORBIKE: 'bike',
+  BUS_VAN: 'bus_van',
+  TRUCK: 'truck',
+}
 
 export interface Point {
   lat: number
@@ -57,6 +63,10 @@ export interface PlatformRates {
   roadFactor: number
   /** Local means local: a trip whose reported distance_km exceeds this is refused, whatever the model. */
   maxDistanceKm: number
+  /** A business cancels an assigned order free for this long after the assignment. */
+  cancelFreeWindowS: number
+  /** The fee after the window, in percent of the price (two decimals at most). */
+  cancellationFeePercent: number
 }
 
 export function priceKey(from: string, to: string): string {
@@ -84,4 +94,34 @@ export interface Quote {
   deliveryMode: DeliveryMode
   fromZoneName: string | null
   toZoneName: string | null
+}
+
+/** Where an order is in its life; `shared/orders/state-machine.ts` says which moves are allowed. */
+export const ORDER_STATUSES = ['created', 'assigned', 'picked_up', 'delivered', 'failed', 'returned', 'cancelled'] as const
+export type OrderStatus = (typeof ORDER_STATUSES)[number]
+
+export const ORDER_EVENT_TYPES = [
+  'order.created', 'order.assigned', 'order.unassigned', 'order.picked_up',
+  'order.delivered', 'order.failed', 'order.returned', 'order.cancelled',
+] as const
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number]
+
+/** The path the sandbox courier takes a test order along (a shipment's `sandbox_scenario`). */
+export const SANDBOX_SCENARIOS = ['deliver', 'fail', 'unassign', 'manual'] as const
+export type SandboxScenario = (typeof SANDBOX_SCENARIOS)[number]
+
+/** Who may ask for a move: the courier side (the operator's dispatch, the sandbox courier), the business, or the operator. */
+export type OrderActor = 'dispatch' | 'business' | 'operator'
+
+export interface Courier {
+  name: string
+  phone: string
+  vehicle_plate: string | null
+}
+
+/** One step of an order's history, as stored and shown. */
+export interface HistoryEntry {
+  status: OrderStatus
+  at: string
+  reason?: string
 }

@@ -22,6 +22,33 @@ export function newOrderId(): string {
   return `ORD-${crockfordRandom(10)}`
 }
 
+const ORDER_ID = /^ORD-[0-9A-HJKMNP-TV-Z]{10}$/
+const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{20}$/
+
+/** Checked before a query, so anything else is "not found" without one. */
+export function isOrderId(value: string): boolean {
+  return ORDER_ID.test(value)
+}
+
+export function isEventId(value: string): boolean {
+  return EVENT_ID.test(value)
+}
+
+/** `evt_` and 20 Crockford base32 characters (100 random bits): events outnumber orders. */
+export function newEventId(): string {
+  return `evt_${crockfordRandom(20)}`
+}
+
+/** A ledger entry's public id: `txn_` and its row number, which orders the wallet's statement. */
+export function transactionId(entryId: number): string {
+  return `txn_${entryId}`
+}
+
+/** `qt_` and 16 Crockford base32 characters (80 random bits): a quote's id is its only secret-free handle. */
+export function newQuoteId(): string {
+  return `qt_${crockfordRandom(16)}`
+}
+
 /** `opt_` and 12 Crockford base32 characters (60 random bits). */
 export function newOptionId(): string {
   return `opt_${crockfordRandom(12)}`
@@ -34,9 +61,25 @@ export function newUuid(): string {
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
-/** `ck_live_` + 32 base62 characters; randomInt avoids the modulo bias of bytes % 62. */
-export function newApiKey(): string {
+/** `ck_live_` (or the sandbox's `ck_test_`) + 32 base62 characters; randomInt avoids the modulo bias of bytes % 62. */
+export function newApiKey(livemode = true): string {
   let secret = ''
   for (let i = 0; i < 32; i++) secret += BASE62[randomInt(BASE62.length)]
-  return `ck_live_${secret}`
+  return `${livemode ? 'ck_live_' : 'ck_test_'}${secret}`
+}
+
+const WEBHOOK_ENDPOINT_ID = /^we_[0-9A-HJKMNP-TV-Z]{16}$/
+
+/** `we_` and 16 Crockford base32 characters (80 random bits). */
+export function newWebhookEndpointId(): string {
+  return `we_${crockfordRandom(16)}`
+}
+
+export function isWebhookEndpointId(value: string): boolean {
+  return WEBHOOK_ENDPOINT_ID.test(value)
+}
+
+/** `whsec_` and the base64 of 32 random bytes: the Standard Webhooks form of an HMAC key. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`
 }

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { GatewayConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
-import { requestMetrics } from '../../shared/http/observability.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
@@ -13,10 +13,16 @@ import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
 import { createPricingClient } from './pricing-client.js'
 import { limitRequests } from './rate-limit.js'
+import eventRoutes from './routes/events.js'
 import openApiRoutes from './routes/openapi.js'
+import orderRoutes from './routes/orders.js'
 import placementRoutes from './routes/placement.js'
 import quoteRoutes from './routes/quote.js'
 import rateCardRoutes from './routes/rate-cards.js'
+import sandboxRoutes from './routes/sandbox.js'
+import walletRoutes from './routes/wallet.js'
+import webhookEndpointRoutes from './routes/webhook-endpoints.js'
+import { createWebhookQueue } from './webhook-queue.js'
 
 export interface GatewayOptions {
   config: GatewayConfig
@@ -29,6 +35,7 @@ export interface GatewayOptions {
 async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   installErrorBody(app, config.BODY_LIMIT_BYTES)
   // JSON is the only body this API takes; anything else is a 415.
   app.removeContentTypeParser('text/plain')
@@ -45,10 +52,12 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   })
 
   const placements = createPlacementQueue(config, sql, app.log)
+  const webhooks = createWebhookQueue(config, app.log)
 
   // Hooks run in reverse order on close: waiting placements are answered before the pool goes.
   app.addHook('onClose', async () => {
     await placements.close()
+    await webhooks.close()
     await invalidations.close()
     await pricing.close()
     redis.disconnect()
@@ -62,11 +71,17 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
   await app.register(openApiRoutes)
   await app.register(async (v2) => {
-    v2.addHook('onRequest', requireScope({ keys, failures }, 'orders:write'))
+    // Each route says whether it reads or writes; the hook checks the key's scopes against it.
+    v2.addHook('onRequest', requireScope({ keys, failures }))
     await limitRequests(v2, config, redis)
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
+    await v2.register(orderRoutes, { sql })
+    await v2.register(sandboxRoutes, { sql })
+    await v2.register(walletRoutes, { sql })
+    await v2.register(eventRoutes, { sql, webhooks: webhooks.queue })
+    await v2.register(webhookEndpointRoutes, { sql, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE } })
   }, { prefix: '/v2' })
 }
 

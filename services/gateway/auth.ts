@@ -9,11 +9,30 @@ export interface Caller {
   businessId: string
   keyId: string
   scopes: string[]
+  /** False for a sandbox key: the caller sees and makes test data only. */
+  livemode: boolean
+}
+
+/**
+ * What a route does with the business's data: `read` routes take a key with `orders:read` or
+ * `orders:write`; every other route changes something and takes `orders:write` (docs/contracts.md
+ * section 6); webhook endpoints and redelivery take `webhooks:write`. A route declares it as
+ * `config: { access: 'read' }` or `'webhooks'`; the default is `write`.
+ */
+export type Access = 'read' | 'write' | 'webhooks'
+
+const SCOPES_FOR: Record<Access, readonly string[]> = {
+  read: ['orders:read', 'orders:write'],
+  write: ['orders:write'],
+  webhooks: ['webhooks:write'],
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller
+  }
+  interface FastifyContextConfig {
+    access?: Access
   }
 }
 
@@ -34,7 +53,7 @@ export function createKeyCache(sql: Sql, ttlMs: number) {
 
   async function load(hash: string): Promise<Caller | null> {
     const found = await findActiveKeyByHash(sql, hash)
-    return found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes }
+    return found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes, livemode: found.livemode }
   }
 
   return {
@@ -69,7 +88,7 @@ export function bearerKey(header: string | undefined): string | null {
  * learns nothing about body limits or validation. A request that would be 401 is counted per
  * client address; past `AUTH_FAILURE_LIMIT` it is a 429 instead, with the per-key limit's body.
  */
-export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }, scope: string) {
+export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const apiKey = bearerKey(request.headers.authorization)
     const caller = apiKey === null ? null : await keys.find(apiKey)
@@ -79,7 +98,8 @@ export function requireScope({ keys, failures }: { keys: KeyCache; failures: Aut
       reply.header('retry-after', String(wait))
       throw new ApiError(429, `Too many requests, retry in ${wait} seconds`)
     }
-    if (!caller.scopes.includes(scope)) throw new ApiError(403, 'Insufficient API key scope')
+    const accepted = SCOPES_FOR[request.routeOptions.config.access ?? 'write']
+    if (!caller.scopes.some((scope) => accepted.includes(scope))) throw new ApiError(403, 'Insufficient API key scope')
     request.caller = caller
   }
 }

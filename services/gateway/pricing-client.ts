@@ -37,7 +37,8 @@ export function createPricingClient(baseUrl: string, options: { connections: num
   }
 
   return {
-    quote: (businessId: string, request: QuoteRequest) => call('POST', '/internal/quote', { business_id: businessId, request }),
+    quote: (caller: { businessId: string; livemode: boolean }, request: QuoteRequest) =>
+      call('POST', '/internal/quote', { business_id: caller.businessId, livemode: caller.livemode, request }),
     catalog: (businessId: string) => call('GET', `/internal/catalog/${encodeURIComponent(businessId)}`),
     close: () => pool.close(),
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
 import type { GatewayConfig } from '../../shared/config.js'
-import { loggerOptions } from '../../shared/http/observability.js'
+import { loggerOptions, quietRequests } from '../../shared/http/observability.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
 
@@ -18,6 +18,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
       return typeof own === 'string' && CALLER_REQUEST_ID.test(own) ? own : randomUUID()
     },
     logger: loggerOptions(config.LOG_LEVEL),
+    ...quietRequests,
     // Off by default: the socket address is the client, so X-Forwarded-For cannot pick the
     // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (docs/contracts.md).
     trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,

@@ -36,14 +36,20 @@ try {
 }
 
 // One token per run unless the operator set one: only the gateway (and the worker, later) may
-// call pricing. Pricing and the worker's health port serve this machine only; the gateway is
-// the public door.
+// call pricing. Pricing's, the worker's and the webhook sender's ports serve this machine only;
+// the gateway is the public door.
 const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }
+// On a developer's machine webhooks go to http://localhost receivers; an explicit value wins.
+const localWebhooks = {
+  WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP || 'true',
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || 'true',
+}
 const SERVICES: ServiceSpec[] = [
   { name: 'pricing', entry: 'dist/services/pricing/main.js', env: internal },
   { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: internal },
-  { name: 'gateway', entry: 'dist/services/gateway/main.js', env: shared },
+  { name: 'webhook-sender', entry: 'dist/services/webhook-sender/main.js', env: { ...internal, ...localWebhooks } },
+  { name: 'gateway', entry: 'dist/services/gateway/main.js', env: { ...shared, ...localWebhooks } },
 ]
 
 let stopping = false
@@ -71,6 +77,7 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
     console.log(`Courier API ready at ${base}/v2`)
     console.log(`Demo business ${demo.business_id}, wallet ${demo.balance} ${demo.currency}`)
     console.log(`Demo API key: ${demo.api_key}`)
+    console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
     console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
     console.log('')
     break

@@ -1,4 +1,4 @@
-import { isUuid } from '../../shared/ids.js'
+import { isOrderId, isUuid } from '../../shared/ids.js'
 import { toMinor } from '../../shared/money.js'
 import type { Flags } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
@@ -26,6 +26,20 @@ export function requiredUuid(flags: Flags, name: string): string {
   return value.toLowerCase()
 }
 
+export function requiredOrderId(flags: Flags, name: string): string {
+  const value = requiredText(flags, name)
+  if (!isOrderId(value)) throw new OperatorInputError(`--${name} must be an order id like ORD-7K2M9XQ4TB, got '${value}'`)
+  return value
+}
+
+/** One of `allowed`, named in the refusal. */
+export function requiredChoice<const T extends string>(flags: Flags, name: string, allowed: readonly T[]): T {
+  const value = requiredText(flags, name)
+  const choice = allowed.find((item) => item === value)
+  if (choice === undefined) throw new OperatorInputError(`--${name} must be one of ${allowed.join(', ')}, got '${value}'`)
+  return choice
+}
+
 /** A major-unit amount → kobo. `allowZero` is for rates, never for wallet credits. */
 export function amountInKobo(flags: Flags, name: string, { allowZero = false } = {}): number {
   const value = requiredText(flags, name)
@@ -46,4 +60,10 @@ export function optionalNumber(flags: Flags, name: string, min: number, max: num
     throw new OperatorInputError(`--${name} must be a number from ${min} to ${max}, got '${text}'`)
   }
   return value
+}
+
+/** `--mode live` (the default) or `--mode test`, the sandbox: true for live. */
+export function livemodeFlag(flags: Flags): boolean {
+  if (flags.mode === undefined) return true
+  return requiredChoice(flags, 'mode', ['live', 'test'] as const) === 'live'
 }

@@ -19,6 +19,8 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'ratecard:enable': async () => (await import('./commands/ratecard-enable.js')).ratecardEnable,
   'ratecard:disable': async () => (await import('./commands/ratecard-disable.js')).ratecardDisable,
   'platform-rates:set': async () => (await import('./commands/platform-rates-set.js')).platformRatesSet,
+  'order:advance': async () => (await import('./commands/order-advance.js')).orderAdvance,
+  'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
   'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
 }
 

@@ -1,28 +1,45 @@
 import { findBusiness, type Business } from '../../shared/db/businesses.js'
-import { insertOrders, type NewOrder } from '../../shared/db/orders.js'
-import { newOrderId } from '../../shared/ids.js'
+import { appendEvents } from '../../shared/db/events.js'
+import { insertOrders, type Order } from '../../shared/db/orders.js'
+import { newEventId, newOrderId } from '../../shared/ids.js'
+import { orderAsShown } from '../../shared/orders/resource.js'
 import { findPlacementShipments, lockPlacement, settlePlacement } from '../../shared/db/placements.js'
 import { getPlatformRates } from '../../shared/db/platform-rates.js'
-import { loadRateCardForBusiness } from '../../shared/db/rate-cards.js'
-import type { Sql } from '../../shared/db/sql.js'
-import { debitWalletIfCovered, findWallet, lockWallet } from '../../shared/db/wallets.js'
+import { transactionNow, type Sql } from '../../shared/db/sql.js'
+import { debitWalletIfCovered, findWallet } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
 import type { LocateTools } from '../../shared/pricing/pipeline.js'
-import type { PlatformRates } from '../../shared/courier.js'
+import type { HeldQuote, QuoteStore } from '../../shared/pricing/quote-store.js'
+import type { CardVersions } from '../../shared/pricing/card-versions.js'
+import { VEHICLE_OF_MODE, type PlatformRates, type Quote } from '../../shared/courier.js'
 import type { PlacementOutcome } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
-import { inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
+import { activeTraceparent, inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
 import { locateShipments, priceShipments, type LocatedShipment } from './reprice.js'
+import type { QuoteInput } from '../../shared/pricing/pipeline.js'
 
 export interface PlaceDeps extends LocateTools {
   sql: Sql
   currency: string
+  quotes: QuoteStore
+  /** Rate cards by version: the transaction reads which version is in force, the card comes from memory. */
+  cards: CardVersions
+  /** Hands new test orders to the sandbox courier, after the commit; its sweep covers a failure. */
+  startSandboxOrders: (orders: Order[]) => Promise<void>
+}
+
+/** What one transaction settled: the outcome stored, and the orders it created (none unless placed). */
+interface Settled {
+  outcome: PlacementOutcome
+  orders: Order[]
 }
 
 /** A pending placement as the job finds it: whose it is, what it ships, and the rates to measure it by. */
 interface Work {
   placementId: string
+  /** False for a test key's placement: its orders, events and money are the sandbox's. */
+  livemode: boolean
   business: Business
   shipments: Shipment[]
   rates: PlatformRates
@@ -42,9 +59,10 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
     const work = await loadWork(deps.sql, job)
     if (!work) return null
     span.setAttribute('courier.shipments', work.shipments.length)
-    const outcome = await settle(deps, work)
-    span.setAttribute('courier.outcome', outcome?.kind ?? 'none')
-    return outcome
+    const settled = await settle(deps, work)
+    span.setAttribute('courier.outcome', settled?.outcome.kind ?? 'none')
+    if (settled && !work.livemode && settled.orders.length > 0) await deps.startSandboxOrders(settled.orders)
+    return settled?.outcome ?? null
   })
 }
 
@@ -59,7 +77,7 @@ async function loadWork(sql: Sql, job: PlacementJob): Promise<Work | null> {
     sqlSpan('load platform rates', () => getPlatformRates(sql)),
   ])
   if (!row || row.status !== 'pending' || row.businessId !== job.business_id || !business) return null
-  return { placementId: job.placement_id, business, shipments: row.shipments, rates }
+  return { placementId: job.placement_id, livemode: row.livemode, business, shipments: row.shipments, rates }
 }
 
 const BALANCE_RETRIES = 5
@@ -68,64 +86,120 @@ const BALANCE_RETRIES = 5
  * Runs the transaction again when a concurrent debit got in between its balance check and its
  * own debit; the rerun checks afresh, so it either places or stores `insufficient_balance`.
  */
-async function settle(deps: PlaceDeps, work: Work): Promise<PlacementOutcome | null> {
+async function settle(deps: PlaceDeps, work: Work): Promise<Settled | null> {
   // Geocoding and routing may call out over HTTP: done once, before any row is locked.
   const located = await locateShipments(deps, work.business, work.rates, work.shipments)
+  // The quotes shipments name, read once from Redis; whether each still holds is decided
+  // inside the transaction, by its clock.
+  const quoteIds = [...new Set(work.shipments.flatMap((shipment) => (shipment.quote_id === undefined ? [] : [shipment.quote_id])))]
+  const held = await deps.quotes.find(quoteIds)
   for (let attempt = 1; ; attempt++) {
     try {
-      return await settleOnce(deps, work, located)
+      return await settleOnce(deps, work, located, held)
     } catch (err) {
       if (!(err instanceof WalletNotCoveredError) || attempt >= BALANCE_RETRIES) throw err
     }
   }
 }
 
-async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[]): Promise<PlacementOutcome | null> {
+async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[], held: Map<string, HeldQuote>): Promise<Settled | null> {
   const { sql } = deps
   const { placementId, shipments } = work
   const businessId = work.business.id
 
-  return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => sql.begin(async (tx) => {
-    // Independent reads, pipelined on the transaction's connection: one wait instead of four.
+  return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => sql.begin(async (tx): Promise<Settled | null> => {
+    // Independent reads, pipelined on the transaction's connection: one wait instead of five.
     // The balance is read without the row lock; the debit re-checks it under the lock.
-    const [placement, card, rates, wallet] = await Promise.all([
+    const [placement, card, rates, wallet, now] = await Promise.all([
       sqlSpan('lock placement', () => lockPlacement(tx, placementId)),
-      sqlSpan('load rate card', () => loadRateCardForBusiness(tx, businessId)),
+      sqlSpan('load rate card', () => deps.cards.forBusiness(tx, businessId)),
       sqlSpan('load platform rates', () => getPlatformRates(tx)),
-      sqlSpan('read wallet', () => findWallet(tx, businessId)),
+      sqlSpan('read wallet', () => findWallet(tx, businessId, work.livemode)),
+      transactionNow(tx),
     ])
     if (!placement || placement.status !== 'pending') return null
 
-    const { quotes, errors } = priceShipments(located, card, rates, deps.currency)
+    const caller = { businessId, livemode: work.livemode }
+    const { quotes, errors } = priceShipments(located, { card, rates, currency: deps.currency, caller, held, now })
     if (errors.length > 0) {
       const outcome: PlacementOutcome = { kind: 'unpriceable', errors }
       await sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))
-      return outcome
+      return { outcome, orders: [] }
     }
 
     const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
     if (!wallet || wallet.balance < total) {
       const outcome: PlacementOutcome = { kind: 'insufficient_balance', currency: deps.currency, required: total, available: wallet?.balance ?? 0 }
       await sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))
-      return outcome
+      return { outcome, orders: [] }
     }
 
-    const orders: NewOrder[] = quotes.map((quote, position) => ({ id: newOrderId(), position, quote, shipment: shipments[position] }))
+    const orders = quotes.map((quote, position) => newOrder(work, position, located[position]!.input, quote, now))
     const outcome: PlacementOutcome = {
       kind: 'placed',
       currency: deps.currency,
       chargedTotal: total,
-      orders: orders.map((order) => ({ orderId: order.id, price: order.quote.price })),
+      orders: orders.map((order) => ({ orderId: order.id, price: order.price })),
     }
-    // One round trip, the wallet last: its row lock, which every placement of the business
-    // waits for, is taken by the last statements and held only until the commit that follows.
+    // One `order.created` event per order, numbered in the placement's order.
+    const events = orders.map((order) => ({
+      id: newEventId(), type: 'order.created' as const, orderId: order.id, orderVersion: 1, createdAt: now,
+      data: { order: orderAsShown(order, rates, now) },
+    }))
+    // One round trip in the lock order (placement, event counter, wallet), the wallet last:
+    // its row lock, which every placement of the business waits for, is taken by the last
+    // statement and held only until the commit that follows.
     await Promise.all([
-      sqlSpan('insert orders', () => insertOrders(tx, placementId, businessId, orders)),
+      sqlSpan('insert orders', () => insertOrders(tx, orders)),
       sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'succeeded', outcome)),
-      sqlSpan('lock wallet', () => lockWallet(tx, businessId)),
+      sqlSpan('append events', () => appendEvents(tx, caller, events, activeTraceparent())),
       // Throws when another debit got in since the read: everything rolls back, settle() reruns.
-      sqlSpan('debit wallet', () => debitWalletIfCovered(tx, businessId, total, placementId)),
+      sqlSpan('debit wallet', () => debitWalletIfCovered(tx, businessId, total, placementId, work.livemode)),
     ])
-    return outcome
+    return { outcome, orders }
   }))
+}
+
+/**
+ * The order a priced shipment becomes: `created`, version 1, the shipment as sent with its
+ * pickup and sender resolved from the business, and what the quote decided.
+ */
+function newOrder(work: Work, position: number, input: QuoteInput, quote: Quote, now: Date): Order {
+  const { sandbox_scenario: scenario, ...sent } = work.shipments[position]!
+  // The spec's defaults, resolved once here: the pickup and the sender are the business's own.
+  // A live order keeps no sandbox scenario.
+  const shipment = {
+    ...sent,
+    ...(work.livemode || scenario === undefined ? {} : { sandbox_scenario: scenario }),
+    pickup_address: input.pickup_address,
+    pickup_state: input.pickup_state ?? null,
+    sender_name: sent.sender_name ?? work.business.name,
+    sender_phone: sent.sender_phone ?? work.business.phone,
+  }
+  return {
+    id: newOrderId(),
+    placementId: work.placementId,
+    businessId: work.business.id,
+    livemode: work.livemode,
+    position,
+    status: 'created',
+    version: 1,
+    price: quote.price,
+    currency: quote.currency,
+    pricingModel: quote.pricingModel,
+    vehicleType: VEHICLE_OF_MODE[quote.deliveryMode],
+    optionId: quote.optionId,
+    optionLabel: quote.optionLabel,
+    deliveryMode: quote.deliveryMode,
+    distanceKm: quote.distanceKm,
+    fromZoneName: quote.fromZoneName,
+    toZoneName: quote.toZoneName,
+    shipment,
+    courier: null,
+    history: [{ status: 'created', at: now.toISOString() }],
+    assignedAt: null,
+    refundedAmount: 0,
+    createdAt: now,
+    updatedAt: now,
+  }
 }

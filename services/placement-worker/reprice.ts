@@ -1,5 +1,7 @@
 import type { Business } from '../../shared/db/businesses.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
+import { chargeHeldQuote, checkMaxPrice } from '../../shared/pricing/held-quote.js'
+import type { HeldQuote } from '../../shared/pricing/quote-store.js'
 import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
 import type { PlatformRates, Quote, RateCard } from '../../shared/courier.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
@@ -11,7 +13,7 @@ export interface ShipmentRefusal {
 }
 
 /** A shipment located before the transaction, or the refusal its locating gave. */
-export type LocatedShipment = { input: QuoteInput; located: Located } | { input: QuoteInput; error: string }
+export type LocatedShipment = { shipment: Shipment; input: QuoteInput } & ({ located: Located } | { error: string })
 
 /**
  * The placement's half of the quote pipeline that runs before the transaction: geocoding and
@@ -27,26 +29,50 @@ export async function locateShipments(tools: LocateTools, business: Business, ra
     shipments.map(async (shipment) => {
       const input = shipmentInput(business, shipment)
       try {
-        return { input, located: await locateForPricing(input, facts, tools) }
+        return { shipment, input, located: await locateForPricing(input, facts, tools) }
       } catch (err) {
-        if (err instanceof PricingError) return { input, error: err.message }
+        if (err instanceof PricingError) return { shipment, input, error: err.message }
         throw err
       }
     }),
   )
 }
 
-/** The half inside the transaction: prices every located shipment with the card and rates read there. */
-export function priceShipments(shipments: LocatedShipment[], card: RateCard | null, rates: PlatformRates, currency: string): { quotes: Quote[]; errors: ShipmentRefusal[] } {
+/** What pricing inside the transaction reads there: the card, the rates, the clock, and the held quotes fetched just before. */
+export interface PricingContext {
+  card: RateCard | null
+  rates: PlatformRates
+  currency: string
+  caller: { businessId: string; livemode: boolean }
+  held: Map<string, HeldQuote>
+  now: Date
+}
+
+/**
+ * The half inside the transaction: a shipment that names a quote is charged the quote's price
+ * if the quote still holds for it; any other is priced with the card and rates read there.
+ * Then `max_price`, last in the refusal order.
+ */
+export function priceShipments(shipments: LocatedShipment[], context: PricingContext): { quotes: Quote[]; errors: ShipmentRefusal[] } {
+  const { card, rates, currency, caller, held, now } = context
   const quotes: Quote[] = []
   const errors: ShipmentRefusal[] = []
-  for (const [index, shipment] of shipments.entries()) {
-    if ('error' in shipment) {
-      errors.push({ index, message: shipment.error })
+  for (const [index, entry] of shipments.entries()) {
+    if ('error' in entry) {
+      errors.push({ index, message: entry.error })
       continue
     }
+    const { shipment, input, located } = entry
     try {
-      quotes.push(priceLocated(shipment.input, shipment.located, card, rates, currency))
+      const quote = shipment.quote_id === undefined
+        ? priceLocated(input, located, card, rates, currency)
+        : chargeHeldQuote({
+          index, quoteId: shipment.quote_id, ...caller,
+          vehicleType: input.vehicle_type ?? null, optionId: input.option_id ?? null, weight: input.weight,
+          pickup: located.pickup, dropoff: located.dropoff,
+        }, held.get(shipment.quote_id), now)
+      checkMaxPrice(index, quote.price, shipment.max_price)
+      quotes.push(quote)
     } catch (err) {
       if (!(err instanceof PricingError)) throw err
       errors.push({ index, message: err.message })

@@ -9,13 +9,18 @@ import { createSql } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
-import { requestMetrics } from '../../shared/http/observability.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { toMajor } from '../../shared/money.js'
 import { NOT_PROCESSED, type PlacementOutcome } from '../../shared/placement/outcome.js'
 import { PLACEMENT_QUEUE, type PlacementJob } from '../../shared/placement-queue.js'
+import { countOpenOrders } from '../../shared/db/orders.js'
+import { createQuoteStore } from '../../shared/pricing/quote-store.js'
+import { createCardVersions } from '../../shared/pricing/card-versions.js'
+import { OPEN_STATUSES } from '../../shared/orders/state-machine.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { place } from './place.js'
+import { startSandboxCourier } from './sandbox-courier.js'
 import { erasePersonalDataOlderThan, settleOrphans } from './sweeps.js'
 
 const SWEEP_MS = 15 * 60 * 1000
@@ -28,11 +33,22 @@ const SETTLE_EVERY_MS = 2000
  */
 async function placementWorker(app: FastifyInstance, { config }: { config: WorkerConfig }) {
   await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   // Each concurrent job holds at most one connection; two spare serve health and the sweep.
   const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.WORKER_CONCURRENCY + 2), timeouts: config })
   const connection = createRedis(config, { maxRetriesPerRequest: null })
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
-  const deps = { sql, geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
+  // Held quotes are read with plain commands: a Redis that does not answer fails the job, to be retried.
+  const quoteRedis = createRedis(config, { maxRetriesPerRequest: 1, commandTimeout: 2000 })
+  quoteRedis.on('error', (err) => app.log.debug({ err: err.message }, 'redis connection error (quotes)'))
+  const sandbox = startSandboxCourier(app, {
+    sql, connection, prefix: config.QUEUE_PREFIX, stepS: config.SANDBOX_STEP_S, lockMs: config.WORKER_LOCK_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
+  })
+  const deps = {
+    sql, quotes: createQuoteStore(quoteRedis, config.QUEUE_PREFIX), geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)),
+    distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY, startSandboxOrders: sandbox.start,
+    cards: createCardVersions(sql),
+  }
 
   // The job's return value is nothing: its outcome is on the placement row.
   const worker = new Worker<PlacementJob, void>(PLACEMENT_QUEUE, async (job) => { await placeAndMeasure(job.data) }, {
@@ -64,6 +80,14 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Placement jobs by state' }).addCallback(async (result) => {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
     for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: PLACEMENT_QUEUE, state })
+  })
+
+  // Orders not yet at rest, by status, counted on the partial index when Prometheus scrapes.
+  // Every replica reports the same figure: dashboards take max() across them.
+  instruments().meter.createObservableGauge('courier_orders_open', { description: 'Orders not yet delivered, cancelled or returned, by status' }).addCallback(async (result) => {
+    const counts = await countOpenOrders(sql).catch(() => null)
+    if (!counts) return
+    for (const status of OPEN_STATUSES) result.observe(counts.find((row) => row.status === status)?.count ?? 0, { status })
   })
 
   worker.on('error', (err) => app.log.error({ err }, 'placement worker error'))
@@ -100,8 +124,10 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     clearInterval(settler)
     clearInterval(sweep)
     await worker.close()
+    await sandbox.close()
     await queue.close()
     connection.disconnect()
+    quoteRedis.disconnect()
     await sql.end({ timeout: 5 })
   })
 

@@ -10,11 +10,12 @@ import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requireInternalToken } from '../../shared/http/internal-token.js'
-import { requestMetrics } from '../../shared/http/observability.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
+import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createQuoter } from '../../shared/pricing/quoter.js'
 import catalogRoutes from './routes/catalog.js'
 import quoteRoutes from './routes/quote.js'
@@ -30,8 +31,11 @@ export interface PricingAppOptions {
 async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   const sql = createSql(config, { timeouts: config })
-  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+  // Quotes are held here: auto-pipelining sends the SETs of concurrent quotes together, and a
+  // Redis that does not answer within the command timeout leaves the quote without an id.
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, enableAutoPipelining: true, commandTimeout: 500 })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const tools = { geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)), distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY }
   const quoter = createQuoter(
@@ -68,7 +72,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   // Health stays open for probes; everything else answers the gateway and the worker only.
   await app.register(async (internal) => {
     internal.addHook('onRequest', requireInternalToken(config.INTERNAL_TOKEN))
-    await internal.register(quoteRoutes, { quoter })
+    await internal.register(quoteRoutes, { quoter, quotes: createQuoteStore(redis, config.QUEUE_PREFIX), quoteTtlS: config.QUOTE_TTL_S })
     await internal.register(catalogRoutes, { quoter })
   })
 }

@@ -12,18 +12,23 @@ export interface CreatedApiKey {
   keyHash: string
   displayPrefix: string
   scopes: ApiKeyScope[]
+  livemode: boolean
 }
 
-/** Issues a new key for a business, the one step the CLI, the demo seed and tests share. */
-export async function createApiKey(db: Db, businessId: string, scopes: ApiKeyScope[]): Promise<CreatedApiKey> {
-  const apiKey = newApiKey()
+/**
+ * Issues a new key for a business, the one step the CLI, the demo seed and tests share. A test
+ * key (`livemode` false) needs the business's test wallet: `openSandbox` makes it.
+ */
+export async function createApiKey(db: Db, businessId: string, scopes: ApiKeyScope[], livemode = true): Promise<CreatedApiKey> {
+  const apiKey = newApiKey(livemode)
   const created = {
     keyId: newUuid(),
     apiKey,
     keyHash: hashApiKey(apiKey),
     displayPrefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH),
     scopes: [...new Set(scopes)],
+    livemode,
   }
-  await insertApiKey(db, { keyId: created.keyId, businessId, keyHash: created.keyHash, displayPrefix: created.displayPrefix, scopes: created.scopes })
+  await insertApiKey(db, { keyId: created.keyId, businessId, keyHash: created.keyHash, displayPrefix: created.displayPrefix, scopes: created.scopes, livemode })
   return created
 }

@@ -3,11 +3,12 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { CommonConfig } from '../config.js'
 import { createApiKey } from './api-keys.js'
+import { openSandbox } from './sandbox.js'
 import { createBusiness, findDemoBusiness, setBusinessRateCard } from '../db/businesses.js'
 import { importRateCard } from '../pricing/rate-card-file.js'
 import { PG, type Sql } from '../db/sql.js'
 import { createWallet, creditWallet } from '../db/wallets.js'
-import { toMajor } from '../money.js'
+import { toMajor, toMinor } from '../money.js'
 import type { Invalidation } from '../invalidation.js'
 import { newUuid } from '../ids.js'
 
@@ -36,6 +37,8 @@ export type Announce = (message: Invalidation) => Promise<void>
 export interface DemoSeed {
   business_id: string
   api_key: string
+  /** A sandbox key (`ck_test_`): test orders, the test wallet, the sandbox courier. */
+  test_api_key: string
   rate_card_id: string
   balance: number
   currency: string
@@ -44,9 +47,10 @@ export interface DemoSeed {
 /**
  * Makes the demo account ready to quote and place: reuses the demo business, imports the demo
  * card only when the business has none, enables it, funds the wallet once, and issues a fresh
- * `orders:write` key (earlier keys stay valid). One transaction; invalidations after it.
+ * `orders:write` and `webhooks:write` key, live and test (earlier keys stay valid; the first test
+ * key opens the sandbox wallet). One transaction; invalidations after it.
  */
-export async function demoSeed(sql: Sql, announce: Announce, config: Pick<CommonConfig, 'CURRENCY'>): Promise<DemoSeed> {
+export async function demoSeed(sql: Sql, announce: Announce, config: Pick<CommonConfig, 'CURRENCY' | 'SANDBOX_WALLET_START'>): Promise<DemoSeed> {
   const card = JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as unknown
   const seedOnce = () => sql.begin(async (tx) => {
     const existing = await findDemoBusiness(tx)
@@ -57,8 +61,10 @@ export async function demoSeed(sql: Sql, announce: Announce, config: Pick<Common
     const cardChanged = rateCardId !== business.rateCardId
     if (cardChanged) await setBusinessRateCard(tx, business.id, rateCardId)
     const wallet = (await creditWallet(tx, business.id, DEMO_BALANCE_KOBO, DEMO_TOP_UP_REFERENCE))!
-    const key = await createApiKey(tx, business.id, ['orders:write'])
-    return { business, rateCardId, cardChanged, wallet, key }
+    const key = await createApiKey(tx, business.id, ['orders:write', 'webhooks:write'])
+    await openSandbox(tx, business, toMinor(config.SANDBOX_WALLET_START))
+    const testKey = await createApiKey(tx, business.id, ['orders:write', 'webhooks:write'], false)
+    return { business, rateCardId, cardChanged, wallet, key, testKey }
   })
   // Two seeds racing on a fresh database both try to create the demo business; the one-demo
   // index refuses the second, which then finds the first one's business.
@@ -71,9 +77,11 @@ export async function demoSeed(sql: Sql, announce: Announce, config: Pick<Common
     await announce({ kind: 'business', businessId: seeded.business.id })
   }
   await announce({ kind: 'api-key', keyHash: seeded.key.keyHash })
+  await announce({ kind: 'api-key', keyHash: seeded.testKey.keyHash })
   return {
     business_id: seeded.business.id,
     api_key: seeded.key.apiKey,
+    test_api_key: seeded.testKey.apiKey,
     rate_card_id: seeded.rateCardId,
     balance: toMajor(seeded.wallet.balance),
     currency: seeded.wallet.currency,

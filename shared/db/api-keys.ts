@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Db } from './sql.js'
 
-export const API_KEY_SCOPES = ['orders:write', 'orders:read'] as const
+export const API_KEY_SCOPES = ['orders:write', 'orders:read', 'webhooks:write'] as const
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number]
 
 /** The only form of a key the database ever sees: SHA-256, hex. */
@@ -20,12 +20,14 @@ export interface NewApiKey {
   keyHash: string
   displayPrefix: string
   scopes: ApiKeyScope[]
+  /** False for a sandbox key (`ck_test_`): everything it creates is test data. */
+  livemode: boolean
 }
 
 export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
   await db`
-    insert into api_keys (id, business_id, key_hash, display_prefix, scopes)
-    values (${key.keyId}, ${key.businessId}, ${key.keyHash}, ${key.displayPrefix}, ${key.scopes})`
+    insert into api_keys (id, business_id, key_hash, display_prefix, scopes, livemode)
+    values (${key.keyId}, ${key.businessId}, ${key.keyHash}, ${key.displayPrefix}, ${key.scopes}, ${key.livemode})`
 }
 
 export interface RevokedApiKey {
@@ -49,11 +51,12 @@ export interface ActiveApiKey {
   keyId: string
   businessId: string
   scopes: string[]
+  livemode: boolean
 }
 
 /** The gateway's lookup: hash the presented key with `hashApiKey`, then ask here. */
 export async function findActiveKeyByHash(db: Db, keyHash: string): Promise<ActiveApiKey | null> {
   const [row] = await db<ActiveApiKey[]>`
-    select id as key_id, business_id, scopes from api_keys where key_hash = ${keyHash} and revoked_at is null`
+    select id as key_id, business_id, scopes, livemode from api_keys where key_hash = ${keyHash} and revoked_at is null`
   return row ?? null
 }

@@ -1,28 +1,157 @@
-import type { Quote } from '../courier.js'
-import type { Shipment } from '../schemas/shipment.js'
-import type { Tx } from './sql.js'
+import type { Courier, DeliveryMode, HistoryEntry, OrderStatus, VehicleType } from '../courier.js'
+import type { Db, Tx } from './sql.js'
 
-export interface NewOrder {
+/** A shipment as the order keeps it: the fields sent, defaults resolved; personal fields go after the retention period. */
+export type StoredShipment = Record<string, unknown>
+
+/** An order row. Money in kobo; times to the millisecond. */
+export interface Order {
   id: string
+  placementId: string
+  businessId: string
+  livemode: boolean
   position: number
-  quote: Quote
-  shipment: Shipment
+  status: OrderStatus
+  version: number
+  price: number
+  currency: string
+  pricingModel: 'rate_card' | 'distance'
+  vehicleType: VehicleType
+  optionId: string | null
+  optionLabel: string | null
+  deliveryMode: DeliveryMode
+  distanceKm: number
+  fromZoneName: string | null
+  toZoneName: string | null
+  shipment: StoredShipment
+  courier: Courier | null
+  history: HistoryEntry[]
+  /** The latest assignment: a business's free cancellation window runs from it. */
+  assignedAt: Date | null
+  refundedAmount: number
+  createdAt: Date
+  updatedAt: Date
 }
 
+/** An order to insert: the placement's transaction has priced it and fixed its times. */
+export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'assignedAt' | 'refundedAmount'>
+
+// distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
+const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
+  vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
+  shipment, courier, history, assigned_at, refunded_amount, created_at, updated_at`
+
 /** Inserts a placement's orders in one statement, whatever their number. */
-export async function insertOrders(tx: Tx, placementId: string, businessId: string, orders: NewOrder[]): Promise<void> {
+export async function insertOrders(tx: Tx, orders: NewOrder[]): Promise<void> {
   const rows = orders.map((order) => ({
     id: order.id,
-    placement_id: placementId,
-    business_id: businessId,
+    placement_id: order.placementId,
+    business_id: order.businessId,
+    livemode: order.livemode,
     position: order.position,
-    price: order.quote.price,
-    currency: order.quote.currency,
-    pricing_model: order.quote.pricingModel,
-    option_id: order.quote.optionId,
-    delivery_mode: order.quote.deliveryMode,
-    distance_km: order.quote.distanceKm,
-    shipment: order.shipment as unknown as string,
+    price: order.price,
+    currency: order.currency,
+    pricing_model: order.pricingModel,
+    vehicle_type: order.vehicleType,
+    option_id: order.optionId,
+    option_label: order.optionLabel,
+    delivery_mode: order.deliveryMode,
+    distance_km: order.distanceKm,
+    from_zone_name: order.fromZoneName,
+    to_zone_name: order.toZoneName,
+    shipment: order.shipment,
+    history: order.history,
+    created_at: order.createdAt,
+    updated_at: order.updatedAt,
   }))
-  await tx`insert into orders ${tx(rows)}`
+  // One JSON text parameter, cast once: a parameter typed jsonb would be encoded twice.
+  await tx`
+    insert into orders (id, placement_id, business_id, livemode, position, price, currency, pricing_model, vehicle_type, option_id,
+      option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, history, created_at, updated_at)
+    select * from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, placement_id uuid, business_id uuid,
+      livemode boolean, position integer, price bigint, currency char(3), pricing_model text, vehicle_type text, option_id text,
+      option_label text, delivery_mode text, distance_km numeric, from_zone_name text, to_zone_name text, shipment jsonb,
+      history jsonb, created_at timestamptz, updated_at timestamptz)`
+}
+
+/** Who may see an order: one business in one mode, or, for the operator, anyone (null). */
+export interface OrderScope {
+  businessId: string
+  livemode: boolean
+}
+
+export async function findOrder(db: Db, id: string, scope: OrderScope): Promise<Order | null> {
+  const [row] = await db<Order[]>`
+    select ${db.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
+  return row ?? null
+}
+
+/** Locks one order until the transaction ends: every change of an order starts here. */
+export async function lockOrder(tx: Tx, id: string, scope: OrderScope | null): Promise<Order | null> {
+  const [row] = scope
+    ? await tx<Order[]>`
+        select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} for update`
+    : await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} for update`
+  return row ?? null
+}
+
+/** Writes what a change moves; the caller holds the row lock. */
+export async function updateOrder(tx: Tx, order: Order): Promise<void> {
+  await tx`
+    update orders set status = ${order.status}, version = ${order.version},
+      courier = ${order.courier === null ? null : JSON.stringify(order.courier)}::text::jsonb,
+      history = ${JSON.stringify(order.history)}::text::jsonb, assigned_at = ${order.assignedAt},
+      refunded_amount = ${order.refundedAmount}, updated_at = ${order.updatedAt}
+    where id = ${order.id}`
+}
+
+export interface OrderFilter {
+  statuses: OrderStatus[] | null
+  placementId: string | null
+  createdGte: Date | null
+  createdLt: Date | null
+  /** The last order of the previous page: this page starts strictly after it. */
+  after: { createdAt: Date; id: string } | null
+  limit: number
+}
+
+/** A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive. */
+export async function listOrders(db: Db, scope: OrderScope, filter: OrderFilter): Promise<Order[]> {
+  const { statuses, placementId, createdGte, createdLt, after } = filter
+  return db<Order[]>`
+    select ${db.unsafe(COLUMNS)} from orders
+    where business_id = ${scope.businessId} and livemode = ${scope.livemode}
+      ${statuses ? db`and status = any(${statuses}::text[])` : db``}
+      ${placementId ? db`and placement_id = ${placementId}` : db``}
+      ${createdGte ? db`and created_at >= ${createdGte}` : db``}
+      ${createdLt ? db`and created_at < ${createdLt}` : db``}
+      ${after ? db`and (created_at, id) < (${after.createdAt}, ${after.id})` : db``}
+    order by created_at desc, id desc
+    limit ${filter.limit}`
+}
+
+/** Orders not yet at rest, by status: the open-orders gauge. */
+export async function countOpenOrders(db: Db): Promise<{ status: OrderStatus; count: number }[]> {
+  return db<{ status: OrderStatus; count: number }[]>`
+    select status, count(*)::int as count from orders
+    where status in ('created', 'assigned', 'picked_up', 'failed') group by status`
+}
+
+/** Any order by id, whoever owns it: the sandbox courier's read, after its job named it. */
+export async function findOrderById(db: Db, id: string): Promise<Order | null> {
+  const [row] = await db<Order[]>`select ${db.unsafe(COLUMNS)} from orders where id = ${id}`
+  return row ?? null
+}
+
+/**
+ * Test orders the sandbox courier should be moving (open, not `manual`) that have not changed
+ * for `idleS`: the sweep checks each still has its next step queued.
+ */
+export async function findIdleSandboxOrders(db: Db, idleS: number, limit: number): Promise<Order[]> {
+  return db<Order[]>`
+    select ${db.unsafe(COLUMNS)} from orders
+    where not livemode and status in ('created', 'assigned', 'picked_up', 'failed')
+      and updated_at < now() - make_interval(secs => ${idleS})
+      and coalesce(shipment ->> 'sandbox_scenario', 'deliver') <> 'manual'
+    order by updated_at limit ${limit}`
 }

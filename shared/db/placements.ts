@@ -7,6 +7,7 @@ export type PlacementStatus = 'pending' | 'succeeded' | 'failed'
 export interface Placement {
   id: string
   businessId: string
+  livemode: boolean
   status: PlacementStatus
   idempotencyKey: string | null
   requestHash: string
@@ -14,6 +15,8 @@ export interface Placement {
   outcome: PlacementOutcome | null
   createdAt: Date
 }
+
+const COLUMNS = 'id, business_id, livemode, status, idempotency_key, request_hash, outcome, created_at'
 
 // outcome is jsonb written by the worker; it is parsed so a Placement's outcome is typed.
 type PlacementRow = Omit<Placement, 'outcome'> & { outcome: unknown }
@@ -27,50 +30,47 @@ function toPlacement(row: PlacementRow): Placement {
  * a key already held by this business wins and false comes back: the caller then reads that
  * placement instead.
  */
-export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; idempotencyKey: string | null; requestHash: string; shipments: Shipment[] }): Promise<boolean> {
+export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; livemode: boolean; idempotencyKey: string | null; requestHash: string; shipments: Shipment[] }): Promise<boolean> {
   const rows = await db`
-    insert into placements (id, business_id, status, idempotency_key, request_hash, shipments)
-    values (${input.id}, ${input.businessId}, 'pending', ${input.idempotencyKey}, ${input.requestHash}, ${JSON.stringify(input.shipments)}::text::jsonb)
-    on conflict (business_id, idempotency_key) where idempotency_key is not null do nothing
+    insert into placements (id, business_id, livemode, status, idempotency_key, request_hash, shipments)
+    values (${input.id}, ${input.businessId}, ${input.livemode}, 'pending', ${input.idempotencyKey}, ${input.requestHash}, ${JSON.stringify(input.shipments)}::text::jsonb)
+    on conflict (business_id, livemode, idempotency_key) where idempotency_key is not null do nothing
     returning id`
   return rows.length === 1
 }
 
-export async function findPlacementByKey(db: Db, businessId: string, idempotencyKey: string): Promise<Placement | null> {
+export async function findPlacementByKey(db: Db, scope: { businessId: string; livemode: boolean }, idempotencyKey: string): Promise<Placement | null> {
   const [row] = await db<PlacementRow[]>`
-    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
-    from placements where business_id = ${businessId} and idempotency_key = ${idempotencyKey}`
+    select ${db.unsafe(COLUMNS)}
+    from placements where business_id = ${scope.businessId} and livemode = ${scope.livemode} and idempotency_key = ${idempotencyKey}`
   return row ? toPlacement(row) : null
 }
 
-/** A placement of this business; another business's id reads as unknown. */
-export async function findPlacement(db: Db, businessId: string, id: string): Promise<Placement | null> {
+/** A placement of this business in this mode; another business's, or the other mode's, reads as unknown. */
+export async function findPlacement(db: Db, scope: { businessId: string; livemode: boolean }, id: string): Promise<Placement | null> {
   const [row] = await db<PlacementRow[]>`
-    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
-    from placements where id = ${id} and business_id = ${businessId}`
+    select ${db.unsafe(COLUMNS)}
+    from placements where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
   return row ? toPlacement(row) : null
 }
 
 /** The placements among `ids`, for the gateway's wait. */
 export async function findPlacementsByIds(db: Db, ids: string[]): Promise<Placement[]> {
   const rows = await db<PlacementRow[]>`
-    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
-    from placements where id = any(${ids}::uuid[])`
+    select ${db.unsafe(COLUMNS)} from placements where id = any(${ids}::uuid[])`
   return rows.map(toPlacement)
 }
 
 /** The shipments a job places, read without a lock: the worker locates them before its transaction. */
-export async function findPlacementShipments(db: Db, id: string): Promise<{ businessId: string; status: PlacementStatus; shipments: Shipment[] } | null> {
-  const [row] = await db<{ businessId: string; status: PlacementStatus; shipments: Shipment[] }[]>`
-    select business_id, status, shipments from placements where id = ${id}`
+export async function findPlacementShipments(db: Db, id: string): Promise<{ businessId: string; livemode: boolean; status: PlacementStatus; shipments: Shipment[] } | null> {
+  const [row] = await db<{ businessId: string; livemode: boolean; status: PlacementStatus; shipments: Shipment[] }[]>`
+    select business_id, livemode, status, shipments from placements where id = ${id}`
   return row ?? null
 }
 
 /** Locks the placement for the one transaction that may settle it; null when it is unknown. */
 export async function lockPlacement(tx: Tx, id: string): Promise<Placement | null> {
-  const [row] = await tx<PlacementRow[]>`
-    select id, business_id, status, idempotency_key, request_hash, outcome, created_at
-    from placements where id = ${id} for update`
+  const [row] = await tx<PlacementRow[]>`select ${tx.unsafe(COLUMNS)} from placements where id = ${id} for update`
   return row ? toPlacement(row) : null
 }
 
@@ -135,5 +135,10 @@ export async function erasePersonalData(tx: Tx, days: number, fields: string[], 
   if (rows.length === 0) return 0
   const ids = rows.map((row) => row.id)
   await tx`update orders set shipment = shipment - ${fields}::text[] where placement_id = any(${ids}::uuid[])`
+  // The events keep the order as it was shown: its personal fields become null there too.
+  const erased = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))
+  await tx`
+    update events set data = jsonb_set(data, '{order}', (data -> 'order') || ${erased}::text::jsonb)
+    where order_id in (select id from orders where placement_id = any(${ids}::uuid[]))`
   return rows.length
 }

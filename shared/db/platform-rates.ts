@@ -1,30 +1,39 @@
 import type { PlatformRates } from '../courier.js'
 import type { Db, Tx } from './sql.js'
 
-/** The defaults (NGN 500 + 120/km + 50/kg, at least 1000, trips up to 80 km), in kobo, until an operator sets rates. */
-export const DEFAULT_PLATFORM_RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 }
+/**
+ * The defaults (NGN 500 + 120/km + 50/kg, at least 1000, trips up to 80 km, cancels free for 120 s
+ * after assignment and 25 % after), in kobo, until an operator sets rates.
+ */
+export const DEFAULT_PLATFORM_RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
 
 // numeric columns come back as strings; the two factors are read as numbers here.
-type RatesRow = Omit<PlatformRates, 'roadFactor' | 'maxDistanceKm'> & { roadFactor: string; maxDistanceKm: string }
+type RatesRow = Omit<PlatformRates, 'roadFactor' | 'maxDistanceKm' | 'cancellationFeePercent'> & { roadFactor: string; maxDistanceKm: string; cancellationFeePercent: string }
 
-const fromRow = (row: RatesRow): PlatformRates => ({ ...row, roadFactor: Number(row.roadFactor), maxDistanceKm: Number(row.maxDistanceKm) })
+const fromRow = (row: RatesRow): PlatformRates => ({
+  ...row,
+  roadFactor: Number(row.roadFactor),
+  maxDistanceKm: Number(row.maxDistanceKm),
+  cancellationFeePercent: Number(row.cancellationFeePercent),
+})
 
 /** The rates distance pricing uses right now. */
 export async function getPlatformRates(db: Db): Promise<PlatformRates> {
-  const [row] = await db<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km from platform_rates where id`
+  const [row] = await db<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent from platform_rates where id`
   return row ? fromRow(row) : { ...DEFAULT_PLATFORM_RATES }
 }
 
 /** The rates in force, locked until the transaction ends, so two partial changes both land. */
 export async function lockPlatformRates(tx: Tx): Promise<PlatformRates> {
-  const [row] = await tx<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km from platform_rates where id for update`
+  const [row] = await tx<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent from platform_rates where id for update`
   return row ? fromRow(row) : { ...DEFAULT_PLATFORM_RATES }
 }
 
 export async function savePlatformRates(tx: Tx, rates: PlatformRates): Promise<void> {
   await tx`
-    insert into platform_rates (id, base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, updated_at)
-    values (true, ${rates.baseFare}, ${rates.perKm}, ${rates.perKg}, ${rates.minFare}, ${rates.roadFactor}, ${rates.maxDistanceKm}, now())
+    insert into platform_rates (id, base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent, updated_at)
+    values (true, ${rates.baseFare}, ${rates.perKm}, ${rates.perKg}, ${rates.minFare}, ${rates.roadFactor}, ${rates.maxDistanceKm}, ${rates.cancelFreeWindowS}, ${rates.cancellationFeePercent}, now())
     on conflict (id) do update set base_fare = excluded.base_fare, per_km = excluded.per_km, per_kg = excluded.per_kg,
-      min_fare = excluded.min_fare, road_factor = excluded.road_factor, max_distance_km = excluded.max_distance_km, updated_at = now()`
+      min_fare = excluded.min_fare, road_factor = excluded.road_factor, max_distance_km = excluded.max_distance_km,
+      cancel_free_window_s = excluded.cancel_free_window_s, cancellation_fee_percent = excluded.cancellation_fee_percent, updated_at = now()`
 }

@@ -63,11 +63,39 @@ async function writeVersion(tx: Tx, card: RateCardFile, ids: RateCardVersionIds)
 /** The newest version of a card, as the engine reads it, or null for an unknown id. */
 export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard | null> {
   if (!isUuid(rateCardId)) return null
-  const [head] = await db<{ versionId: string; version: number; createdAt: Date; name: string; currency: string }[]>`
+  const [head] = await db<CardHead[]>`
     select v.id as version_id, v.version, v.created_at, c.name, c.currency
     from rate_card_versions v join rate_cards c on c.id = v.rate_card_id
     where v.rate_card_id = ${rateCardId} order by v.version desc limit 1`
-  if (!head) return null
+  return head ? loadVersion(db, rateCardId, head) : null
+}
+
+/** A card version's head row: which version, and the card's name and currency. */
+interface CardHead { versionId: string; version: number; createdAt: Date; name: string; currency: string }
+
+/**
+ * The version of the card in force for a business, in one statement: its enabled card's newest
+ * version id, or null when none is enabled. A version never changes once imported, so a caller
+ * may keep what `loadRateCardVersion` read for it.
+ */
+export async function findCardVersionForBusiness(db: Db, businessId: string): Promise<{ rateCardId: string; versionId: string } | null> {
+  const [row] = await db<{ rateCardId: string; versionId: string }[]>`
+    select b.rate_card_id, v.id as version_id from businesses b
+    join lateral (select id from rate_card_versions where rate_card_id = b.rate_card_id order by version desc limit 1) v on true
+    where b.id = ${businessId}`
+  return row ?? null
+}
+
+/** One version of a card, whole. */
+export async function loadRateCardVersion(db: Db, rateCardId: string, versionId: string): Promise<RateCard | null> {
+  const [head] = await db<CardHead[]>`
+    select v.id as version_id, v.version, v.created_at, c.name, c.currency
+    from rate_card_versions v join rate_cards c on c.id = v.rate_card_id
+    where v.id = ${versionId} and v.rate_card_id = ${rateCardId}`
+  return head ? loadVersion(db, rateCardId, head) : null
+}
+
+async function loadVersion(db: Db, rateCardId: string, head: CardHead): Promise<RateCard> {
   const [zones, optionRows, priceRows] = await Promise.all([
     db<{ name: string; polygon: Zone['polygon'] }[]>`select name, polygon from zones where version_id = ${head.versionId} order by position`,
     db<{ id: string; vehicleType: VehicleType; label: string; minWeightKg: string | null; maxWeightKg: string }[]>`

@@ -57,3 +57,13 @@ export function isTimeoutError(err: unknown): boolean {
   if (!(err instanceof Error) || !('code' in err)) return false
   return err.code === PG.queryCanceled || err.code === PG.lockNotAvailable
 }
+
+/**
+ * The database's clock, to the millisecond as JSON shows it. `clock_timestamp()`, not `now()`:
+ * sent after a row lock in the same pipeline, it reads the time the lock was held, so a change
+ * that waited for another is never stamped before it.
+ */
+export async function transactionNow(tx: Tx): Promise<Date> {
+  const [row] = await tx<{ now: Date }[]>`select date_trunc('milliseconds', clock_timestamp()) as now`
+  return row!.now
+}

@@ -1,23 +1,30 @@
 import { WalletNotCoveredError } from '../errors/wallet-not-covered-error.js'
 import type { Db, Tx } from './sql.js'
 
-/** A business wallet, balance in kobo. */
+/** A business wallet of one mode (live, or the sandbox's test wallet), balance in kobo. */
 export interface Wallet {
   businessId: string
+  livemode: boolean
   balance: number
   currency: string
 }
 
-/** Every business has exactly one wallet, created empty with it. */
-export async function createWallet(db: Db, businessId: string, currency: string): Promise<Wallet> {
+const WALLET_COLUMNS = 'business_id, livemode, balance, currency'
+
+/**
+ * Every business has a live wallet, created empty with it, and a test wallet once it has a
+ * test key. Creating one that exists already changes nothing.
+ */
+export async function createWallet(db: Db, businessId: string, currency: string, livemode = true): Promise<Wallet | null> {
   const [row] = await db<Wallet[]>`
-    insert into wallets (business_id, balance, currency) values (${businessId}, 0, ${currency})
-    returning business_id, balance, currency`
-  return row
+    insert into wallets (business_id, livemode, balance, currency) values (${businessId}, ${livemode}, 0, ${currency})
+    on conflict (business_id, livemode) do nothing
+    returning ${db.unsafe(WALLET_COLUMNS)}`
+  return row ?? null
 }
 
-export async function findWallet(db: Db, businessId: string): Promise<Wallet | null> {
-  const [row] = await db<Wallet[]>`select business_id, balance, currency from wallets where business_id = ${businessId}`
+export async function findWallet(db: Db, businessId: string, livemode = true): Promise<Wallet | null> {
+  const [row] = await db<Wallet[]>`select ${db.unsafe(WALLET_COLUMNS)} from wallets where business_id = ${businessId} and livemode = ${livemode}`
   return row ?? null
 }
 
@@ -25,9 +32,9 @@ export async function findWallet(db: Db, businessId: string): Promise<Wallet | n
  * Locks the wallet row until the transaction ends, so a balance check and the debit that
  * follows it cannot interleave with another placement or a credit.
  */
-export async function lockWallet(tx: Tx, businessId: string): Promise<Wallet | null> {
+export async function lockWallet(tx: Tx, businessId: string, livemode = true): Promise<Wallet | null> {
   const [row] = await tx<Wallet[]>`
-    select business_id, balance, currency from wallets where business_id = ${businessId} for update`
+    select ${tx.unsafe(WALLET_COLUMNS)} from wallets where business_id = ${businessId} and livemode = ${livemode} for update`
   return row ?? null
 }
 
@@ -38,46 +45,95 @@ export interface WalletCredit extends Wallet {
 
 /**
  * Credits `amount` kobo and writes its ledger entry in the caller's transaction, so
- * `balance = credits − debits` holds at every commit. A reference already credited to this
- * wallet credits nothing and returns the current balance (the ledger's unique index decides).
- * Null when the business has no wallet.
+ * `balance = credits − debits + refunds` holds at every commit. A reference already credited to
+ * this wallet credits nothing and returns the current balance (the ledger's unique index
+ * decides). Null when the business has no wallet.
  */
-export async function creditWallet(tx: Tx, businessId: string, amount: number, reference: string | null = null): Promise<WalletCredit | null> {
-  const wallet = await lockWallet(tx, businessId)
+export async function creditWallet(tx: Tx, businessId: string, amount: number, reference: string | null = null, livemode = true): Promise<WalletCredit | null> {
+  const wallet = await lockWallet(tx, businessId, livemode)
   if (!wallet) return null
   const inserted = await tx`
-    insert into ledger_entries (business_id, kind, amount, reference)
-    values (${businessId}, 'credit', ${amount}, ${reference})
-    on conflict (business_id, reference) where kind = 'credit' and reference is not null do nothing
+    insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after)
+    values (${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount})
+    on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing
     returning id`
   if (inserted.length === 0) return { ...wallet, credited: false }
   const [row] = await tx<Wallet[]>`
-    update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId}
-    returning business_id, balance, currency`
+    update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
+    returning ${tx.unsafe(WALLET_COLUMNS)}`
   return { ...row, credited: true }
 }
 
 /**
- * Debits a placement's total with its ledger entry if the balance covers it: the ledger insert
- * and a conditional update, pipelined in one round trip. Meant to follow `lockWallet` in the
- * same pipeline, as the transaction's last statements, so the wallet's row lock is held for
- * them and the commit only. When the balance no longer covers the amount it throws
- * `WalletNotCoveredError`, so the ledger entry already sent can never commit. The ledger's
- * unique index (23505) refuses a second debit for one placement, and `balance >= 0` (23514)
- * stands behind it all.
+ * Debits a placement's total with its ledger entry if the balance covers it, in one statement:
+ * the conditional update takes the wallet's row lock, then the ledger entry is numbered and
+ * given its balance_after. Meant as the transaction's last statement, so the lock, which every
+ * placement of the business waits for, is held for the commit only. When the balance no longer
+ * covers the amount it throws `WalletNotCoveredError`. The ledger's unique index (23505)
+ * refuses a second debit for one placement, and `balance >= 0` (23514) stands behind it all.
  */
-export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: number, placementId: string): Promise<Wallet> {
+export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: number, placementId: string, livemode: boolean): Promise<void> {
   // The ledger refuses zero amounts, and a free placement moves no money anyway.
-  if (amount === 0) return (await findWallet(tx, businessId))!
-  const [, rows] = await Promise.all([
-    tx`
-      insert into ledger_entries (business_id, kind, amount, placement_id)
-      values (${businessId}, 'debit', ${amount}, ${placementId})`,
-    tx<Wallet[]>`
+  if (amount === 0) return
+  const rows = await tx`
+    with wallet as (
       update wallets set balance = balance - ${amount}, updated_at = now()
-      where business_id = ${businessId} and balance >= ${amount}
-      returning business_id, balance, currency`,
-  ])
-  if (!rows[0]) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
-  return rows[0]
+      where business_id = ${businessId} and livemode = ${livemode} and balance >= ${amount}
+      returning balance)
+    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
+    select ${businessId}, ${livemode}, 'debit', ${amount}, ${placementId}, wallet.balance from wallet
+    returning id`
+  if (rows.length === 0) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
+}
+
+/**
+ * Credits a cancelled order's refund with its ledger entry, in one statement that takes the
+ * wallet's row lock before the entry is numbered. One refund per order (unique index).
+ */
+export async function refundWallet(tx: Tx, businessId: string, amount: number, orderId: string, livemode: boolean): Promise<void> {
+  if (amount === 0) return
+  await tx`
+    with wallet as (
+      update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
+      returning balance)
+    insert into ledger_entries (business_id, livemode, kind, amount, order_id, balance_after)
+    select ${businessId}, ${livemode}, 'refund', ${amount}, ${orderId}, wallet.balance from wallet`
+}
+
+export interface WalletView extends Wallet {
+  updatedAt: Date
+}
+
+export async function findWalletView(db: Db, businessId: string, livemode: boolean): Promise<WalletView | null> {
+  const [row] = await db<WalletView[]>`
+    select ${db.unsafe(WALLET_COLUMNS)}, updated_at from wallets where business_id = ${businessId} and livemode = ${livemode}`
+  return row ?? null
+}
+
+export interface LedgerEntry {
+  id: number
+  kind: 'credit' | 'debit' | 'refund'
+  amount: number
+  balanceAfter: number
+  reference: string | null
+  placementId: string | null
+  orderId: string | null
+  createdAt: Date
+}
+
+export interface LedgerFilter {
+  kinds: LedgerEntry['kind'][] | null
+  /** The last entry of the previous page. */
+  beforeId: number | null
+  limit: number
+}
+
+/** A wallet's statement, newest first: ids are taken under the wallet lock, so they order it exactly. */
+export async function listLedger(db: Db, businessId: string, filter: LedgerFilter, livemode = true): Promise<LedgerEntry[]> {
+  return db<LedgerEntry[]>`
+    select id, kind, amount, balance_after, reference, placement_id, order_id, created_at from ledger_entries
+    where business_id = ${businessId} and livemode = ${livemode}
+      ${filter.kinds ? db`and kind = any(${filter.kinds}::text[])` : db``}
+      ${filter.beforeId !== null ? db`and id < ${filter.beforeId}` : db``}
+    order by id desc limit ${filter.limit}`
 }

@@ -5,7 +5,7 @@ import { instruments } from '../telemetry/metrics.js'
 import { activeTraceId } from '../telemetry/tracing.js'
 
 /**
- * Logger options shared by the three services: structured pino lines with the trace id, and
+ * Logger options shared by the services: structured pino lines with the trace id, and
  * secrets and personal data redacted wherever they might appear.
  */
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -21,6 +21,32 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     },
   }
 }
+
+/** What every service's constructor sets beside its logger: one log line per request, from `requestLog`. */
+export const quietRequests = { disableRequestLogging: true } as const
+
+/**
+ * One log line per request that needs looking into: failed (4xx at info, 5xx at warn) or slower
+ * than `slowMs`, with its request id, route, status and time. A request that went well is logged
+ * only at debug. Fastify's own two lines per request (in and out) are turned off by
+ * `quietRequests`: at thousands of requests a second they cost more than the request itself,
+ * and an operator looks a request up by the `request_id` of its error body or by its slowness.
+ */
+export const requestLog = fp(async (app: FastifyInstance, { slowMs }: { slowMs: number }) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    const status = reply.statusCode
+    const ms = reply.elapsedTime
+    const slow = ms >= slowMs
+    if (status < 400 && !slow) {
+      request.log.debug({ method: request.method, url: request.url, statusCode: status, responseTime: ms }, 'request completed')
+    } else {
+      const line = { method: request.method, url: request.url, route: request.routeOptions.url, statusCode: status, responseTime: ms, slow }
+      if (status >= 500) request.log.warn(line, 'request failed')
+      else request.log.info(line, status >= 400 ? 'request refused' : 'slow request')
+    }
+    done()
+  })
+}, { name: 'request-log' })
 
 /** Request count and latency per route, method and status, for every service. */
 export const requestMetrics = fp(async (app: FastifyInstance) => {

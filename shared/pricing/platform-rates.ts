@@ -10,7 +10,7 @@ export type PlatformRatesChange = Partial<PlatformRates>
 /**
  * Changes only the rates named and returns the rates now in force (kobo). Throws
  * `PlatformRatesError`, writing nothing, for negative money, more than 2 decimals, a road
- * factor below 1 or a distance limit that is not positive.
+ * factor below 1, a distance limit that is not positive, or a cancellation window or fee out of range.
  */
 export async function changePlatformRates(sql: Sql, change: PlatformRatesChange): Promise<PlatformRates> {
   const inKobo = checkedChange(change)
@@ -36,6 +36,15 @@ function checkedChange(change: PlatformRatesChange): Partial<PlatformRates> {
   if (change.maxDistanceKm !== undefined) {
     if (!(change.maxDistanceKm > 0) || !Number.isFinite(change.maxDistanceKm)) throw new PlatformRatesError('maxDistanceKm must be a positive number of km')
     inKobo.maxDistanceKm = change.maxDistanceKm
+  }
+  if (change.cancelFreeWindowS !== undefined) {
+    if (!Number.isInteger(change.cancelFreeWindowS) || change.cancelFreeWindowS < 0 || change.cancelFreeWindowS > 86_400) throw new PlatformRatesError('cancelFreeWindowS must be a whole number of seconds from 0 to 86400')
+    inKobo.cancelFreeWindowS = change.cancelFreeWindowS
+  }
+  if (change.cancellationFeePercent !== undefined) {
+    const percent = change.cancellationFeePercent
+    if (!(percent >= 0 && percent <= 100) || !hasAtMostTwoDecimals(percent)) throw new PlatformRatesError('cancellationFeePercent must be from 0 to 100 with at most 2 decimals')
+    inKobo.cancellationFeePercent = percent
   }
   return inKobo
 }

@@ -2,7 +2,7 @@ import { LoadCache } from '../cache.js'
 import type { Invalidation } from '../invalidation.js'
 import type { Catalog } from '../schemas/catalog.js'
 import { buildCatalog } from './catalog.js'
-import { locateForPricing, priceLocated, type LocateTools, type QuoteInput } from './pipeline.js'
+import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from './pipeline.js'
 import type { PlatformRates, Quote, RateCard } from '../courier.js'
 
 /** What a quote needs besides the card and rates: where the ends are, how far apart, in what money. */
@@ -12,13 +12,19 @@ export interface QuoteTools extends LocateTools {
 
 export type { QuoteInput }
 
+/** A quote and the ends it was priced between: a held quote keeps both. */
+export interface Priced {
+  quote: Quote
+  located: Located
+}
+
 /**
  * Locates and prices with a card and rates the caller already holds, through the same two
  * steps the placement worker runs on each shipment, so both refuse alike (docs/contracts.md).
  */
-export async function quoteWith(input: QuoteInput, card: RateCard | null, rates: PlatformRates, tools: QuoteTools): Promise<Quote> {
+export async function quoteWith(input: QuoteInput, card: RateCard | null, rates: PlatformRates, tools: QuoteTools): Promise<Priced> {
   const located = await locateForPricing(input, { hasCard: card !== null, roadFactor: rates.roadFactor }, tools)
-  return priceLocated(input, located, card, rates, tools.currency)
+  return { quote: priceLocated(input, located, card, rates, tools.currency), located }
 }
 
 /** Where the quoter reads from on a cache miss. */
@@ -28,7 +34,7 @@ export interface QuoteSources {
 }
 
 export interface Quoter {
-  quote(businessId: string, input: QuoteInput): Promise<Quote>
+  quote(businessId: string, input: QuoteInput): Promise<Priced>
   catalog(businessId: string): Promise<Catalog>
   /** Applies one invalidation message (see shared/invalidation.ts). */
   invalidate(message: Invalidation): void

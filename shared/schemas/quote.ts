@@ -29,6 +29,8 @@ export const quoteResponseSchema = z.object({
   delivery_mode: z.enum(['MOTORBIKE', 'BUS_VAN', 'TRUCK']),
   from_zone_name: z.string().nullable(),
   to_zone_name: z.string().nullable(),
+  quote_id: z.string().nullable().describe('qt_…: send it with a shipment to be charged this price; null when the quote could not be held'),
+  expires_at: z.string().nullable().describe('ISO 8601 UTC: until then the quote_id holds this price'),
 })
 
 export type QuoteResponse = z.infer<typeof quoteResponseSchema>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { VEHICLE_TYPES } from '../courier.js'
+import { SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
 import { checkPricingFields, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
 import { listBody } from './parse.js'
 
@@ -22,6 +22,10 @@ export const shipmentSchema = z
     quantity: requiredNumber('quantity', { min: 1, max: MAX_QUANTITY, integer: true }),
     vehicle_type: optionalEnum('vehicle_type', VEHICLE_TYPES),
     option_id: optionalText('option_id'),
+    quote_id: optionalText('quote_id'),
+    max_price: optionalNumber('max_price', { min: 0 }),
+    // Test keys only: the sandbox courier's path for this order. Ignored, and not kept, in live mode.
+    sandbox_scenario: optionalEnum('sandbox_scenario', SANDBOX_SCENARIOS),
     pickup_address: optionalText('pickup_address', { max: LONG_TEXT_MAX }),
     pickup_state: optionalText('pickup_state'),
     sender_name: optionalText('sender_name'),

@@ -21,7 +21,12 @@ export interface Instruments {
   placements: Counter
   orders: Counter
   charged: Counter
+  orderChanges: Counter
+  refunds: Counter
+  refunded: Counter
   jobDuration: Histogram
+  webhookDeliveries: Counter
+  webhookAttemptDuration: Histogram
 }
 
 // The SDK's default buckets suit milliseconds; these suit requests measured in seconds.
@@ -43,7 +48,12 @@ export function instruments(): Instruments {
     placements: meter.createCounter('courier_placements', { description: 'Settled placements, by outcome' }),
     orders: meter.createCounter('courier_orders_placed', { description: 'Orders created' }),
     charged: meter.createCounter('courier_money_charged', { unit: '{currency_major_unit}', description: 'Money debited from wallets, by currency' }),
+    orderChanges: meter.createCounter('courier_order_changes', { description: 'Order status changes, by event and by the statuses moved from and to' }),
+    refunds: meter.createCounter('courier_refunds', { description: 'Cancellations that refunded money, by currency' }),
+    refunded: meter.createCounter('courier_money_refunded', { unit: '{currency_major_unit}', description: 'Money refunded to wallets by cancellations, by currency' }),
     jobDuration: meter.createHistogram('courier_placement_job_duration_seconds', { description: 'Time a worker spent on one placement job, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+    webhookDeliveries: meter.createCounter('courier_webhook_attempts', { description: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)' }),
+    webhookAttemptDuration: meter.createHistogram('courier_webhook_attempt_duration_seconds', { description: 'Time one webhook attempt took, from sending to the answer or the error, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
   }
   return created
 }

@@ -1,4 +1,4 @@
-import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
 
 /** The tracer of every manual span in the project; a no-op until an SDK registers a provider. */
 export const tracer = trace.getTracer('courier')
@@ -27,6 +27,19 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
  */
 export function sqlSpan<T>(operation: string, work: () => Promise<T>): Promise<T> {
   return inSpan(`sql ${operation}`, { 'db.system': 'postgresql', 'db.operation.name': operation }, () => work())
+}
+
+/** The active span's W3C `traceparent`, to be stored with what it wrote; null when nothing is traced. */
+export function activeTraceparent(): string | null {
+  const carrier: Record<string, string> = {}
+  propagation.inject(context.active(), carrier)
+  return carrier.traceparent ?? null
+}
+
+/** Runs `work` as a continuation of the trace a stored `traceparent` names (or as it is, without one). */
+export function continuingTrace<T>(traceparent: string | null, work: () => Promise<T>): Promise<T> {
+  if (traceparent === null) return work()
+  return context.with(propagation.extract(ROOT_CONTEXT, { traceparent }), work)
 }
 
 /** The trace id of the active span, for log lines. */

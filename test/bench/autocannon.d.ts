@@ -32,6 +32,8 @@ declare module 'autocannon' {
     body?: string
     timeout?: number
     pipelining?: number
+    /** Called once per connection: sets that connection's own headers. */
+    setupClient?: (client: { setHeaders(headers: Record<string, string>): void }) => void
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon

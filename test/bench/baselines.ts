@@ -1,10 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { createHmac, randomBytes, randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Queue, QueueEvents, Worker } from 'bullmq'
 import createFastify from 'fastify'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
-import { Pool } from 'undici'
+import { Agent, Pool, request } from 'undici'
 import { placementJobOptions } from '../../shared/placement-queue.js'
 
 /*
@@ -14,22 +14,32 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
  *
  *   (a) quote:     fastify front ──undici Pool, keep-alive──▶ fastify back, a quote-shaped JSON
  *   (b) placement: fastify front ──BullMQ job──▶ worker: one transaction that locks a wallet row,
- *                  inserts N order rows in one statement and debits the wallet; the result goes
+ *                  inserts N order rows and N event rows (the outbox the project writes with its
+ *                  orders, numbered from a counter) and debits the wallet; the result goes
  *                  back to the HTTP caller through QueueEvents
+ *   (c) webhooks:  BullMQ job carrying an event's body ──worker──▶ HMAC-SHA256 in the Standard
+ *                  Webhooks form, POST with undici to the bench's receiver
  *
  * Run as `node dist/test/bench/baselines.js <role>`, one process per role, as the project runs
  * one process per service.
  */
 
-// The project's defaults (shared/config.ts): PRICING_CONNECTIONS, WORKER_CONCURRENCY, pool size.
+// The settings issue 13 measured baseline (b) with (worker concurrency 16, pool 20), which are
+// also the project's defaults (shared/config.ts): PRICING_CONNECTIONS, WORKER_CONCURRENCY,
+// WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS, and the sender's undici Agent.
 const PRICING_CONNECTIONS = 64
-const WORKER_CONCURRENCY = 8
-const POOL_MAX = Math.max(10, WORKER_CONCURRENCY + 2)
+const QUOTE_TTL_S = 900
+const WORKER_CONCURRENCY = 16
+const WEBHOOK_CONCURRENCY = 32
+const WEBHOOK_TIMEOUT_MS = 10_000
+const WEBHOOK_CONNECTIONS = 64
+const POOL_MAX = WORKER_CONCURRENCY + 4
 const WAIT_TIMEOUT_MS = 30_000
 export const BASELINE_QUEUE = 'baseline-place'
+export const BASELINE_WEBHOOK_QUEUE = 'baseline-webhooks'
 
 /** The baseline's tables, in a schema of their own in the bench database. */
-export async function prepareBaselineSchema(databaseUrl: string, schema: string, balanceMinor: number): Promise<string> {
+export async function prepareBaselineSchema(databaseUrl: string, schema: string, balanceMinor: number, wallets: number): Promise<string[]> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
   try {
     await sql`drop schema if exists ${sql(schema)} cascade`
@@ -38,9 +48,13 @@ export async function prepareBaselineSchema(databaseUrl: string, schema: string,
     await sql`create table ${sql(schema)}.orders (
       id text primary key, wallet_id uuid not null references ${sql(schema)}.wallets(id), position integer not null,
       price bigint not null, shipment jsonb not null, created_at timestamptz not null default now())`
-    const walletId = randomUUID()
-    await sql`insert into ${sql(schema)}.wallets (id, balance) values (${walletId}, ${balanceMinor})`
-    return walletId
+    await sql`create table ${sql(schema)}.event_counters (wallet_id uuid primary key, last_sequence bigint not null)`
+    await sql`create table ${sql(schema)}.events (
+      id text primary key, wallet_id uuid not null, sequence bigint not null, order_id text not null, data jsonb not null,
+      created_at timestamptz not null default now(), unique (wallet_id, sequence))`
+    const walletIds = Array.from({ length: wallets }, () => randomUUID())
+    await sql`insert into ${sql(schema)}.wallets ${sql(walletIds.map((id) => ({ id, balance: balanceMinor })))}`
+    return walletIds
   } finally {
     await sql.end()
   }
@@ -75,10 +89,19 @@ async function quoteBack() {
   const app = bareApp()
   // The internal token check the contract asks of pricing, at its bare cost.
   const authorization = 'Bearer baseline-internal-token'
+  // Quotes are held (DESIGN 13.13): one Redis SET with a TTL per quote, auto-pipelined, as the
+  // pricing service does, of a record the size of the project's.
+  const redis = new Redis(env('REDIS_URL'), { enableAutoPipelining: true, maxRetriesPerRequest: 1 })
+  const prefix = env('QUEUE_PREFIX')
   app.post('/internal/quote', async (request, reply) => {
     if (request.headers.authorization !== authorization) return reply.code(401).send({ message: 'Invalid internal token' })
     const body = request.body as { business_id: string; request: { weight: number } }
-    return { ...QUOTE, price: QUOTE.price + (body.request.weight > 5 ? 1000 : 0) }
+    const quote = { ...QUOTE, price: QUOTE.price + (body.request.weight > 5 ? 1000 : 0) }
+    const id = `qt_${randomBytes(10).toString('hex').slice(0, 16).toUpperCase()}`
+    const expiresAt = new Date(Date.now() + QUOTE_TTL_S * 1000).toISOString()
+    const held = { id, businessId: body.business_id, livemode: true, request: body.request, quote, expiresAt }
+    await redis.set(`${prefix}:quote:${id}`, JSON.stringify(held), 'EX', QUOTE_TTL_S + 3600)
+    return { ...quote, quote_id: id, expires_at: expiresAt }
   })
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
@@ -115,9 +138,12 @@ async function placeFront() {
     waiters.delete(jobId)
     resolve((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as BaselineResult)
   })
-  const walletId = env('WALLET_ID')
+  const ownWallet = env('WALLET_ID')
   app.post('/place', async (request, reply) => {
     const shipments = request.body as BaselineJob['shipments']
+    // The caller names its wallet as the project's caller names its business, by a header.
+    const named = request.headers['x-wallet-id']
+    const walletId = typeof named === 'string' ? named : ownWallet
     const id = randomUUID()
     const result = new Promise<BaselineResult | null>((resolve) => {
       const timer = setTimeout(() => { waiters.delete(id); resolve(null) }, WAIT_TIMEOUT_MS)
@@ -149,10 +175,46 @@ async function placeWorker() {
       const total = rows.reduce((sum, row) => sum + row.price, 0)
       if (Number(wallet.balance) < total) throw new Error('insufficient balance')
       await tx`insert into orders ${tx(rows)}`
+      const [counter] = await tx`
+        insert into event_counters (wallet_id, last_sequence) values (${walletId}, ${rows.length})
+        on conflict (wallet_id) do update set last_sequence = event_counters.last_sequence + excluded.last_sequence
+        returning last_sequence`
+      const first = Number(counter.last_sequence) - rows.length + 1
+      await tx`insert into events ${tx(rows.map((row, index) => ({ id: `evt_${randomBytes(10).toString('hex')}`, wallet_id: walletId, sequence: first + index, order_id: row.id, data: { order: row } as never })))}`
       await tx`update wallets set balance = balance - ${total}, updated_at = now() where id = ${walletId}`
       return { orders: rows.map((row) => ({ order_id: row.id, price: row.price / 100 })), charged_total: total / 100 }
     }) as Promise<BaselineResult>
   }, { connection, prefix: env('QUEUE_PREFIX'), concurrency: WORKER_CONCURRENCY })
+  await worker.waitUntilReady()
+  const app = bareApp()
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
+/** A webhook job: the event's id and its body, byte for byte what is signed and sent. */
+export interface BaselineWebhookJob { id: string; body: string }
+
+async function webhookWorker() {
+  const url = new URL(env('WEBHOOK_URL'))
+  // The key is the base64 part of the `whsec_` secret, as Standard Webhooks defines it.
+  const key = Buffer.from(env('WEBHOOK_SECRET').replace(/^whsec_/, ''), 'base64')
+  const dispatcher = new Agent({ connections: WEBHOOK_CONNECTIONS, keepAliveTimeout: 10_000 })
+  const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null })
+  const worker = new Worker<BaselineWebhookJob>(BASELINE_WEBHOOK_QUEUE, async (job) => {
+    const { id, body } = job.data
+    const timestamp = String(Math.floor(Date.now() / 1000))
+    const signature = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')
+    const response = await request(url, {
+      method: 'POST',
+      body,
+      headers: { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}`, 'content-type': 'application/json', 'user-agent': 'baseline-webhooks/1' },
+      dispatcher,
+      headersTimeout: WEBHOOK_TIMEOUT_MS,
+      bodyTimeout: WEBHOOK_TIMEOUT_MS,
+    })
+    await response.body.dump()
+    // Thrown so BullMQ keeps the job as failed, which the bench counts.
+    if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`the receiver answered ${response.statusCode}`)
+  }, { connection, prefix: env('QUEUE_PREFIX'), concurrency: WEBHOOK_CONCURRENCY })
   await worker.waitUntilReady()
   const app = bareApp()
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
@@ -163,6 +225,7 @@ const roles: Record<string, () => Promise<void>> = {
   'quote-front': quoteFront,
   'place-front': placeFront,
   'place-worker': placeWorker,
+  'webhook-worker': webhookWorker,
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

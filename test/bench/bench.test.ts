@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { projectRoot } from '../helpers/processes.js'
 
-// A smoke test of `npm run bench`, not a benchmark: one second of the quote case must run
-// without an error, print its table and write its figures. No timing is asserted.
+// A smoke test of `npm run bench`, not a benchmark: one second of the quote and placement cases
+// and a small webhooks burst must run without an error, print their table and write their
+// figures. No timing is asserted.
 t.test('the bench runs for a second and reports', async (t) => {
   const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'courier-bench-'))
   t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }))
@@ -18,7 +19,8 @@ t.test('the bench runs for a second and reports', async (t) => {
       BENCH_SECONDS: '1',
       BENCH_ROUNDS: '1',
       BENCH_WARMUP: '0',
-      BENCH_CASES: 'quote,place-1',
+      BENCH_CASES: 'quote,place-1,place-1-ten,webhooks',
+      BENCH_WEBHOOK_EVENTS: '200',
       // Its own schemas and Redis prefix, so it can run beside a real bench run or another test.
       BENCH_ID: `smoke_${randomBytes(4).toString('hex')}`,
       BENCH_RESULTS_DIR: resultsDir,
@@ -33,13 +35,14 @@ t.test('the bench runs for a second and reports', async (t) => {
   t.equal(code, 0, `bench exits 0\n${stderr}`)
   t.match(stdout, /^\| quote\s+\| 50\s+\| project\s+\| \d+ quotes\/s/m, 'prints the quote row')
   t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
+  t.match(stdout, /^\| webhooks\s+\| 32\s+\| project\s+\| \d+ deliveries\/s/m, 'prints the webhooks row')
   t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
 
   const files = readdirSync(resultsDir).filter((name) => name.endsWith('.json'))
   t.equal(files.length, 1, 'writes one JSON file')
   const report = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'))
   t.type(report.gatewayPeakRssMb, 'number')
-  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1'])
+  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1', 'webhooks'])
   for (const entry of report.cases) {
     for (const side of [entry.baseline, entry.project]) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)

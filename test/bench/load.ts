@@ -15,14 +15,18 @@ export interface Run {
   statusCodes: Record<string, number>
   /** Highest resident set of the watched process during the run, MB. */
   peakRssMb?: number
-  /** Share of one core each process of the side used during the run (1 = a whole core), and the bench's own (autocannon). */
+  /** Share of one core each process of the side used during the run (1 = a whole core), and the bench's own (autocannon, or the webhook receiver). */
   cpu: Record<string, number>
+  /** How long a run that delivers a fixed count took (the webhooks case), seconds. */
+  seconds?: number
 }
 
 export interface Target {
   url: string
   headers: Record<string, string>
   body: string
+  /** Headers per caller, handed to the connections in turn: several businesses placing at once. */
+  spread?: Record<string, string>[]
 }
 
 /**
@@ -48,6 +52,7 @@ export async function drive(target: Target, options: { connections: number; seco
       method: 'POST',
       headers: { 'content-type': 'application/json', ...target.headers },
       body: target.body,
+      ...(target.spread && { setupClient: spreadOver(target, target.spread) }),
       connections: options.connections,
       duration: options.seconds,
       timeout: 35,
@@ -55,7 +60,7 @@ export async function drive(target: Target, options: { connections: number; seco
     sample()
     const elapsed = (performance.now() - started) / 1000
     const cpuAfter = readCpu(options.processes ?? {})
-    const cpu = Object.fromEntries(Object.keys(cpuAfter).map((name) => [name, Math.round(((cpuAfter[name] - cpuBefore[name]) / elapsed) * 100) / 100]))
+    const cpu = cpuShares(cpuBefore, cpuAfter, elapsed)
     const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]))
     const requests = Object.values(statusCodes).reduce((sum, count) => sum + count, 0)
     // Averaged over the whole run rather than autocannon's per-second mean, which misses the partial last second.
@@ -78,7 +83,8 @@ export async function drive(target: Target, options: { connections: number; seco
   }
 }
 
-function readCpu(processes: Record<string, number>): Record<string, number> {
+/** CPU seconds so far of the bench itself and of each named process (NaN for one that is gone). */
+export function readCpu(processes: Record<string, number>): Record<string, number> {
   const seconds: Record<string, number> = { bench: cpuSeconds(process.pid) }
   for (const [name, pid] of Object.entries(processes)) {
     try {
@@ -88,4 +94,17 @@ function readCpu(processes: Record<string, number>): Record<string, number> {
     }
   }
   return seconds
+}
+
+/** Share of one core each process used between two readings `elapsed` seconds apart. */
+export function cpuShares(before: Record<string, number>, after: Record<string, number>, elapsed: number): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).map((name) => [name, Math.round(((after[name] - before[name]) / elapsed) * 100) / 100]))
+}
+
+/** Gives each new connection the next caller's headers, round robin. */
+function spreadOver(target: Target, callers: Record<string, string>[]) {
+  let next = 0
+  return (client: { setHeaders(headers: Record<string, string>): void }) => {
+    client.setHeaders({ 'content-type': 'application/json', ...target.headers, ...callers[next++ % callers.length] })
+  }
 }

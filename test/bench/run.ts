@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Redis } from 'ioredis'
-import { loadConfig, workerEnv } from '../../shared/config.js'
+import { loadConfig, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { toMinor } from '../../shared/money.js'
@@ -16,20 +16,25 @@ import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
 import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
-import { newUuid } from '../../shared/ids.js'
+import { startReceiver, webhookCase } from './webhooks.js'
+import { newUuid, newWebhookSecret } from '../../shared/ids.js'
 
 /*
- * `npm run bench`: the project as `npm start` runs it (three processes), on a database and a
+ * `npm run bench`: the project as `npm start` runs it (four processes), on a database and a
  * queue prefix of its own, against bare baselines of the same stack, alternating between them.
  *
  *   BENCH_SECONDS   length of one measured run (default 8)
  *   BENCH_ROUNDS    baseline/project pairs per case (default 3)
- *   BENCH_WARMUP    warm-up seconds per side per case (default 2)
- *   BENCH_CASES     comma list of quote, place-1, place-100 (default all)
+ *   BENCH_WARMUP    warm-up seconds per side per case (default 2); the webhooks case warms up
+ *                   with one burst per side when it is above 0
+ *   BENCH_CASES     comma list of quote, place-1, place-100, place-1-ten, webhooks (default all)
+ *   BENCH_WEBHOOK_EVENTS      events per webhooks burst (default 3000)
+ *   BENCH_WEBHOOK_DEADLINE_S  a webhooks burst not delivered by then fails the bench (default 60)
  *   BENCH_ID        names the schemas and Redis prefixes (default `bench`)
  *   BENCH_RESULTS_DIR  where the JSON goes (default test/bench/results)
  *   BENCH_CPU_PROF  comma list of processes to run with --cpu-prof, into .bench-prof/: gateway, pricing,
- *                   worker, baseline-quote-front, baseline-quote-back, baseline-place-front, baseline-place-worker
+ *                   worker, webhook-sender, baseline-quote-front, baseline-quote-back, baseline-place-front,
+ *                   baseline-place-worker, baseline-webhook-worker
  */
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
@@ -40,6 +45,8 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? path.join(projectRoot, 'test', 'bench', 'results')
 const PROFILED = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean))
+const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3000)
+const WEBHOOK_DEADLINE_S = Number(process.env.BENCH_WEBHOOK_DEADLINE_S ?? 60)
 
 const PROJECT_SCHEMA = `${ID.replace(/\W/g, '_')}_project`
 const BASELINE_SCHEMA = `${ID.replace(/\W/g, '_')}_baseline`
@@ -47,6 +54,8 @@ const QUEUE_PREFIX = `{courier-${ID}}`
 const BASELINE_PREFIX = `{baseline-${ID}}`
 // Enough for every placement of the run many times over (major units).
 const WALLET_MAJOR = 10_000_000_000
+// The place-1-ten case: this many businesses, each with its own key and wallet, placing at once.
+const SPREAD_BUSINESSES = 10
 
 // Island to Ikeja, a bike band of up to 5 kg, coordinates given so nothing is geocoded.
 const QUOTE_BODY = quoteRequest({ pickup_address: 'Broad Street, Lagos Island', pickup_latitude: ISLAND.lat, pickup_longitude: ISLAND.lng })
@@ -59,6 +68,16 @@ interface CaseDefinition {
   unit: string
   project: Target
   baseline: Target
+}
+
+/** A case as the rounds see it: two sides to alternate, whatever drives them. */
+interface CaseSides {
+  connections: number
+  unit: string
+  seconds: number
+  baseline: (seconds: number) => Promise<Run>
+  project: (seconds: number) => Promise<Run>
+  close?: () => Promise<void>
 }
 
 async function clearRedis(prefixes: string[]): Promise<void> {
@@ -95,7 +114,7 @@ async function seedAccount(sql: ReturnType<typeof createSql>): Promise<{ busines
     })
     await createWallet(tx, business.id, 'NGN')
     await creditWallet(tx, business.id, toMinor(WALLET_MAJOR), 'bench')
-    const key = await createApiKey(tx, business.id, ['orders:write'])
+    const key = await createApiKey(tx, business.id, ['orders:write', 'webhooks:write'])
     const imported = await importRateCard(tx, { ...card, name: `Bench ${business.id}` }, 'NGN')
     await setBusinessRateCard(tx, business.id, imported.rate_card_id)
     return { businessId: business.id, apiKey: key.apiKey }
@@ -121,7 +140,7 @@ function summarise(runs: Run[]) {
 
 async function main() {
   const started = new Date()
-  const caseNames = (process.env.BENCH_CASES ?? 'quote,place-1,place-100').split(',').map((name) => name.trim()).filter(Boolean)
+  const caseNames = (process.env.BENCH_CASES ?? 'quote,place-1,place-100,place-1-ten,webhooks').split(',').map((name) => name.trim()).filter(Boolean)
   log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs`)
 
   // A clean slate: the bench's own schemas and Redis keys, never the dev stack's.
@@ -134,30 +153,43 @@ async function main() {
     REDIS_URL,
     QUEUE_PREFIX,
     RATE_LIMIT_MAX: '0',
-    LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
     // As the launcher does: one token per run, shared by the gateway and pricing.
     INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
+    // As the launcher does for the gateway and the sender: the receiver is http on 127.0.0.1.
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   }
   const config = loadConfig(workerEnv, projectEnv)
+  const webhookConcurrency = loadConfig(webhookSenderEnv, projectEnv).WEBHOOK_CONCURRENCY
   await migrate(config)
   const sql = createSql(config, { max: 2 })
-  const account = await seedAccount(sql).finally(() => sql.end())
-  const walletId = await prepareBaselineSchema(DATABASE_URL, BASELINE_SCHEMA, toMinor(WALLET_MAJOR))
+  // One account for the single-business cases, ten more placing at once for place-1-ten.
+  const [account, ...spread] = await (async () => {
+    const accounts = []
+    for (let i = 0; i <= SPREAD_BUSINESSES; i++) accounts.push(await seedAccount(sql))
+    return accounts
+  })().finally(() => sql.end())
+  const [walletId, ...spreadWallets] = await prepareBaselineSchema(DATABASE_URL, BASELINE_SCHEMA, toMinor(WALLET_MAJOR), SPREAD_BUSINESSES + 1)
 
-  const [gatewayPort, pricingPort, workerPort, gatewayOps, pricingOps, workerOps, quoteBack, quoteFront, placeFront, placeWorker] = await Promise.all(
-    Array.from({ length: 10 }, () => freePort()),
+  const [gatewayPort, pricingPort, workerPort, senderPort, gatewayOps, pricingOps, workerOps, senderOps, quoteBack, quoteFront, placeFront, placeWorker, webhookWorker] = await Promise.all(
+    Array.from({ length: 13 }, () => freePort()),
   )
   Object.assign(projectEnv, {
     GATEWAY_PORT: String(gatewayPort),
     PRICING_PORT: String(pricingPort),
     WORKER_PORT: String(workerPort),
+    WEBHOOK_SENDER_PORT: String(senderPort),
     GATEWAY_OPS_PORT: String(gatewayOps),
     PRICING_OPS_PORT: String(pricingOps),
     WORKER_OPS_PORT: String(workerOps),
+    WEBHOOK_SENDER_OPS_PORT: String(senderOps),
     PRICING_URL: `http://127.0.0.1:${pricingPort}`,
   })
+  // The one receiver both sides of the webhooks case deliver to; idle until that case.
+  const receiver = await startReceiver()
+  const baselineSecret = newWebhookSecret()
 
   // The project exactly as the launcher starts it (services/launcher/main.ts).
   const profileDir = path.join(projectRoot, '.bench-prof')
@@ -167,6 +199,7 @@ async function main() {
   const pricing = service('pricing', 'dist/services/pricing/main.js')
   const worker = service('worker', 'dist/services/placement-worker/main.js')
   const gateway = service('gateway', 'dist/services/gateway/main.js')
+  const sender = service('webhook-sender', 'dist/services/webhook-sender/main.js')
 
   const baselineEnv = { REDIS_URL, DATABASE_URL, QUEUE_PREFIX: BASELINE_PREFIX, BASELINE_SCHEMA, WALLET_ID: walletId }
   const baselineProcesses = [
@@ -174,16 +207,18 @@ async function main() {
     baseline('quote-front', { ...baselineEnv, PORT: String(quoteFront), BACK_URL: `http://127.0.0.1:${quoteBack}` }),
     baseline('place-front', { ...baselineEnv, PORT: String(placeFront) }),
     baseline('place-worker', { ...baselineEnv, PORT: String(placeWorker) }),
+    baseline('webhook-worker', { ...baselineEnv, PORT: String(webhookWorker), WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: baselineSecret }),
   ]
   const pids = (list: Child[]) => Object.fromEntries(list.map((child) => [child.name, child.process.pid!]))
-  const projectPids = pids([gateway, pricing, worker])
+  const projectPids = pids([gateway, pricing, worker, sender])
   const baselinePids = pids(baselineProcesses)
 
   await Promise.all([
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
     waitReady(`http://127.0.0.1:${pricingPort}/readyz`),
     waitReady(`http://127.0.0.1:${workerPort}/readyz`),
-    ...[quoteBack, quoteFront, placeFront, placeWorker].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
+    waitReady(`http://127.0.0.1:${senderPort}/readyz`),
+    ...[quoteBack, quoteFront, placeFront, placeWorker, webhookWorker].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
   ])
 
   const auth = { authorization: `Bearer ${account.apiKey}` }
@@ -200,36 +235,77 @@ async function main() {
     },
     'place-1': { name: 'place-1', connections: 32, unitsPerRequest: 1, unit: 'orders/s', ...placement(1) },
     'place-100': { name: 'place-100', connections: 8, unitsPerRequest: 100, unit: 'orders/s', ...placement(100) },
+    // Ten businesses placing at once: no wallet row is shared, so this is where either side can scale.
+    'place-1-ten': {
+      name: 'place-1-ten', connections: 32, unitsPerRequest: 1, unit: 'orders/s',
+      project: { ...placement(1).project, spread: spread.map((business) => ({ authorization: `Bearer ${business.apiKey}` })) },
+      baseline: { ...placement(1).baseline, spread: spreadWallets.map((id) => ({ 'x-wallet-id': id })) },
+    },
   }
+
+  const timed = (definition: CaseDefinition): CaseSides => {
+    const options = { connections: definition.connections, unitsPerRequest: definition.unitsPerRequest }
+    return {
+      connections: definition.connections,
+      unit: definition.unit,
+      seconds: SECONDS,
+      baseline: (seconds) => drive(definition.baseline, { ...options, seconds, processes: baselinePids }),
+      project: (seconds) => drive(definition.project, { ...options, seconds, watchPid: gateway.process.pid, processes: projectPids }),
+    }
+  }
+  // A burst of events timed until the receiver has them all (webhooks.ts), not a timed load.
+  const webhooks = async (): Promise<CaseSides> => {
+    const sql = createSql(config, { max: 2 })
+    const sides = await webhookCase({
+      sql, gatewayUrl, auth, businessId: account.businessId, receiver, redisUrl: REDIS_URL, baselinePrefix: BASELINE_PREFIX, baselineSecret,
+      events: WEBHOOK_EVENTS, deadlineMs: WEBHOOK_DEADLINE_S * 1000,
+    }).catch(async (err) => { await sql.end(); throw err })
+    return {
+      connections: webhookConcurrency,
+      unit: 'deliveries/s',
+      seconds: WEBHOOK_DEADLINE_S,
+      baseline: () => sides.baseline(baselinePids),
+      project: () => sides.project(projectPids),
+      close: () => sides.close().finally(() => sql.end()),
+    }
+  }
+  const known = [...Object.keys(definitions), 'webhooks']
+  const unknown = caseNames.find((name) => !known.includes(name))
+  if (unknown) throw new Error(`unknown case ${unknown}; known: ${known.join(', ')}`)
 
   const results: CaseResult[] = []
   for (const name of caseNames) {
-    const definition = definitions[name]
-    if (!definition) throw new Error(`unknown case ${name}; known: ${Object.keys(definitions).join(', ')}`)
-    const options = { connections: definition.connections, unitsPerRequest: definition.unitsPerRequest }
-    if (WARMUP > 0) {
-      await drive(definition.baseline, { ...options, seconds: WARMUP, processes: baselinePids })
-      await drive(definition.project, { ...options, seconds: WARMUP, watchPid: gateway.process.pid, processes: projectPids })
-    }
+    const sides = name === 'webhooks' ? await webhooks() : timed(definitions[name])
+    const unit = sides.unit
     const baselineRuns: Run[] = []
     const projectRuns: Run[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
-      baselineRuns.push(await drive(definition.baseline, { ...options, seconds: SECONDS, processes: baselinePids }))
-      projectRuns.push(await drive(definition.project, { ...options, seconds: SECONDS, watchPid: gateway.process.pid, processes: projectPids }))
-      const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
-      log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${definition.unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
-      log(`    cores used: baseline ${formatCpu(b.cpu)}; project ${formatCpu(p.cpu)}`)
+    try {
+      if (WARMUP > 0) {
+        await sides.baseline(WARMUP)
+        await sides.project(WARMUP)
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
+        baselineRuns.push(await sides.baseline(SECONDS))
+        projectRuns.push(await sides.project(SECONDS))
+        const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
+        log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
+        log(`    cores used: baseline ${formatCpu(b.cpu)}; project ${formatCpu(p.cpu)}`)
+      }
+    } finally {
+      // A failed clean-up is told but must not hide the error of a failed round.
+      await sides.close?.().catch((err) => log(`  ${name}: clean-up failed: ${(err as Error).message}`))
     }
-    results.push({ name, connections: definition.connections, unit: definition.unit, seconds: SECONDS, baseline: summarise(baselineRuns), project: summarise(projectRuns) })
+    results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), project: summarise(projectRuns) })
   }
+  await receiver.close()
 
   const gatewayPeakRssMb = peakRssMb(gateway.process.pid!)
   const report = {
     startedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
-    settings: { seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames },
+    settings: { seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames, webhookEvents: WEBHOOK_EVENTS },
     gatewayPeakRssMb,
     cases: results,
     verdicts: verdicts(results, gatewayPeakRssMb),

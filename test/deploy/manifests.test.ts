@@ -5,9 +5,10 @@ import { QueueKeys } from 'bullmq'
 import t, { type Test } from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
 import type { z } from 'zod'
-import { commonEnv, gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
+import { commonEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
+import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
 import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { TEST_INTERNAL_TOKEN } from '../helpers/db.js'
 
@@ -42,6 +43,7 @@ const defaults = {
   gateway: loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
   pricing: loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
   worker: loadConfig(workerEnv, {}),
+  webhookSender: loadConfig(webhookSenderEnv, {}),
   common: loadConfig(commonEnv, {}),
 }
 
@@ -49,6 +51,7 @@ const ROLES: Record<string, Role> = {
   gateway: { script: 'start:gateway', schema: gatewayEnv, port: defaults.gateway.GATEWAY_PORT, opsPort: defaults.gateway.GATEWAY_OPS_PORT },
   pricing: { script: 'start:pricing', schema: pricingEnv, port: defaults.pricing.PRICING_PORT, opsPort: defaults.pricing.PRICING_OPS_PORT },
   worker: { script: 'start:worker', schema: workerEnv, port: defaults.worker.WORKER_PORT, opsPort: defaults.worker.WORKER_OPS_PORT },
+  'webhook-sender': { script: 'start:webhook-sender', schema: webhookSenderEnv, port: defaults.webhookSender.WEBHOOK_SENDER_PORT, opsPort: defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT },
   migrate: { script: 'migrate', schema: commonEnv },
   admin: { script: 'admin', schema: commonEnv },
 }
@@ -79,6 +82,11 @@ const drainMs = (() => {
   return Number(match[1].replaceAll('_', ''))
 })()
 
+/** The long-running services, one Deployment, Service and compose service each. */
+const SERVICES = ['gateway', 'pricing', 'webhook-sender', 'worker']
+/** The services that check webhook URLs (section 9): they read WEBHOOK_ALLOW_HTTP and WEBHOOK_ALLOW_PRIVATE. */
+const URL_CHECKERS = ['gateway', 'webhook-sender']
+
 const allowedEnv = (schema: z.ZodObject) => new Set(Object.keys(schema.shape))
 const isOtel = (name: string) => name.startsWith('OTEL_')
 
@@ -88,6 +96,13 @@ const durationSeconds = (value: string | number) => {
   if (!match) throw new Error(`unreadable duration ${value}`)
   return Number(match[1]) * ({ ms: 0.001, s: 1, m: 60 } as const)[match[2] as 'ms' | 's' | 'm']
 }
+
+/**
+ * A compose environment as compose hands it to the container when the host sets none of the
+ * variables it names: `${NAME:-default}` and `${NAME-default}` become the default, `${NAME}` empty.
+ */
+const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).map(([name, value]) => [name, String(value).replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (_match, fallback: string | undefined) => fallback ?? '')]))
 
 // ---- the files under test --------------------------------------------------------------
 
@@ -120,10 +135,15 @@ function checkCommandFiles(t: Test, command: string[], where: string) {
   }
 }
 
-/** Env var names are the schema's own (or OTEL_*), and the whole environment passes the service's config validation. */
-function checkEnv(t: Test, env: Record<string, string>, role: Role, where: string) {
+/**
+ * Env var names are the schema's own (or OTEL_*), and the whole environment passes the service's
+ * config validation. `shared` names come from a ConfigMap every process takes; a service may
+ * ignore some of them (the 'shared ConfigMap' test checks each is read by some service).
+ */
+function checkEnv(t: Test, env: Record<string, string>, role: Role, where: string, shared: ReadonlySet<string> = new Set()) {
   const known = allowedEnv(role.schema)
   for (const name of Object.keys(env)) {
+    if (shared.has(name) && !known.has(name)) continue
     t.ok(known.has(name) || isOtel(name), `${where}: ${name} is read by the ${role.script} process (shared/config.ts)`)
   }
   t.doesNotThrow(() => loadConfig(role.schema, env), `${where}: its environment passes config validation`)
@@ -183,8 +203,13 @@ t.test('Dockerfile', async (t) => {
   t.ok(script && existsSync(path.join(root, script)), `the health check script ${script} exists`)
   t.ok(script && copied(path.posix.join(workdir!, script)), 'and is copied into the image')
   const healthSource = script ? read(script) : ''
-  for (const name of ['GATEWAY_PORT', 'PRICING_PORT', 'WORKER_PORT'] as const) {
-    const port = { GATEWAY_PORT: defaults.gateway.GATEWAY_PORT, PRICING_PORT: defaults.pricing.PRICING_PORT, WORKER_PORT: defaults.worker.WORKER_PORT }[name]
+  const healthPorts = {
+    GATEWAY_PORT: defaults.gateway.GATEWAY_PORT,
+    PRICING_PORT: defaults.pricing.PRICING_PORT,
+    WORKER_PORT: defaults.worker.WORKER_PORT,
+    WEBHOOK_SENDER_PORT: defaults.webhookSender.WEBHOOK_SENDER_PORT,
+  }
+  for (const [name, port] of Object.entries(healthPorts)) {
     t.match(healthSource, `process.env.${name} || '${port}'`, `the health check knows ${name} and its default ${port}`)
   }
   t.match(healthSource, '/healthz', 'the health check asks /healthz')
@@ -216,7 +241,7 @@ t.test('docker-compose.yml', async (t) => {
       if (!role) return
       roles.set(name, role)
       checkCommandFiles(t, command, name)
-      checkEnv(t, service.environment ?? {}, ROLES[role], name)
+      checkEnv(t, composeEnv(service.environment), ROLES[role], name)
 
       const { port, opsPort } = ROLES[role]
       const published = (service.ports ?? []).map((spec: string) => Number(String(spec).split(':').at(-1)))
@@ -245,7 +270,7 @@ t.test('docker-compose.yml', async (t) => {
 
   t.test('wiring', async (t) => {
     const byRole = (role: string) => [...roles].filter(([, r]) => r === role).map(([name]) => name)
-    for (const role of ['gateway', 'pricing', 'worker', 'migrate', 'admin']) t.equal(byRole(role).length, 1, `one service runs ${role}`)
+    for (const role of [...SERVICES, 'migrate', 'admin']) t.equal(byRole(role).length, 1, `one service runs ${role}`)
     const [gateway] = byRole('gateway')
     const [pricing] = byRole('pricing')
     const [migrate] = byRole('migrate')
@@ -258,8 +283,20 @@ t.test('docker-compose.yml', async (t) => {
     t.equal(services[gateway].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the gateway waits for migrations')
     t.equal(services[gateway].depends_on?.[pricing]?.condition, 'service_healthy', 'and for a healthy pricing service')
     t.equal(services[seed].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the seed runs after migrations')
-    for (const name of [...byRole('pricing'), ...byRole('worker')]) {
+    for (const name of [...byRole('pricing'), ...byRole('worker'), ...byRole('webhook-sender')]) {
       t.equal(services[name].depends_on?.[migrate]?.condition, 'service_completed_successfully', `${name} waits for migrations`)
+    }
+    const [sender] = byRole('webhook-sender')
+    t.equal(sender, 'webhook-sender', 'the compose service is called webhook-sender')
+    t.same(services[sender].ports ?? [], [], 'the sender publishes no host port, so --scale webhook-sender=N works')
+    // On a laptop receivers are often http:// and private (as under npm start); the host may override.
+    for (const role of URL_CHECKERS) {
+      const [name] = byRole(role)
+      const config = loadConfig(ROLES[role].schema, composeEnv(services[name].environment)) as Record<string, unknown>
+      t.equal(config.WEBHOOK_ALLOW_HTTP, true, `${name}: WEBHOOK_ALLOW_HTTP defaults to true under compose`)
+      t.equal(config.WEBHOOK_ALLOW_PRIVATE, true, `${name}: WEBHOOK_ALLOW_PRIVATE defaults to true under compose`)
+      t.equal(services[name].environment.WEBHOOK_ALLOW_HTTP, '${WEBHOOK_ALLOW_HTTP:-true}', `${name}: and the host's WEBHOOK_ALLOW_HTTP wins`)
+      t.equal(services[name].environment.WEBHOOK_ALLOW_PRIVATE, '${WEBHOOK_ALLOW_PRIVATE:-true}', `${name}: and the host's WEBHOOK_ALLOW_PRIVATE wins`)
     }
 
     const database = new URL(services[gateway].environment.DATABASE_URL)
@@ -311,6 +348,7 @@ t.test('deploy/k8s', async (t) => {
     t.same(tokenRef('gateway'), { name: 'courier-internal', key: 'INTERNAL_TOKEN' }, 'the gateway reads it from the internal Secret')
     t.same(tokenRef('pricing'), tokenRef('gateway'), 'pricing reads the same key')
     t.notOk(tokenRef('worker'), 'the worker does not get it')
+    t.notOk(tokenRef('webhook-sender'), 'nor does the webhook sender')
     const envFromSecrets = ofKind('Deployment').flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).map((source: Doc) => source.secretRef?.name)
     t.notOk(envFromSecrets.includes('courier-internal'), 'no pod takes the whole internal Secret')
   })
@@ -318,6 +356,8 @@ t.test('deploy/k8s', async (t) => {
   const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
   const images = new Set<string>()
   const deploymentOf = new Map<string, Doc>()
+  /** The environment each Deployment's process sees, by role. */
+  const effectiveEnv = new Map<string, Record<string, string>>()
 
   for (const workload of workloads) {
     const pod = workload.spec.template
@@ -334,12 +374,14 @@ t.test('deploy/k8s', async (t) => {
 
         // The environment the process sees: envFrom sources, then env entries.
         const env: Record<string, string> = {}
+        const shared = new Set<string>()
         for (const source of container.envFrom ?? []) {
           const ref = source.configMapRef ?? source.secretRef
           const kind = source.configMapRef ? 'ConfigMap' : 'Secret'
           const doc = named(kind, ref?.name)
           t.ok(doc, `envFrom ${kind} ${ref?.name} is defined`)
           Object.assign(env, doc?.data ?? {}, doc?.stringData ?? {})
+          if (kind === 'ConfigMap') for (const name of Object.keys(doc?.data ?? {})) shared.add(name)
         }
         for (const entry of container.env ?? []) {
           const fromSecret = entry.valueFrom?.secretKeyRef
@@ -352,7 +394,8 @@ t.test('deploy/k8s', async (t) => {
           t.type(entry.value, 'string', `env ${entry.name} has a literal value`)
           env[entry.name] = entry.value
         }
-        checkEnv(t, env, ROLES[role], `${workload.metadata.name}`)
+        checkEnv(t, env, ROLES[role], `${workload.metadata.name}`, shared)
+        if (workload.kind === 'Deployment') effectiveEnv.set(role, env)
         for (const secretVar of ['DATABASE_URL', 'REDIS_URL']) t.ok(env[secretVar], `${secretVar} is set`)
 
         const { port, opsPort } = ROLES[role]
@@ -387,7 +430,8 @@ t.test('deploy/k8s', async (t) => {
     const [image] = images
     const kustomization = ofKind('Kustomization')[0]
     t.ok((kustomization?.images ?? []).some((entry: Doc) => entry.name === image?.split(':')[0]), 'kustomization can retarget that image')
-    t.same([...deploymentOf.keys()].sort(), ['gateway', 'pricing', 'worker'], 'one Deployment per service')
+    t.same([...deploymentOf.keys()].sort(), SERVICES, 'one Deployment per service')
+    t.equal(deploymentOf.get('webhook-sender')?.metadata.name, 'webhook-sender', 'the sender Deployment is webhook-sender')
     const job = ofKind('Job')[0]
     t.equal(roleOf(job?.spec.template.spec.containers[0].args ?? []), 'migrate', 'the Job migrates')
     t.ok(ofKind('Deployment').every((d) => d.spec.template.spec.containers.length === 1), 'one container per pod')
@@ -401,9 +445,30 @@ t.test('deploy/k8s', async (t) => {
     t.same(Object.keys(secret?.stringData ?? {}).sort(), ['DATABASE_URL', 'REDIS_URL'], 'the app Secret holds the two connection URLs')
   })
 
+  t.test('the shared ConfigMap: every key is read by a process that takes it; webhook URLs strict', async (t) => {
+    const config = named('ConfigMap', 'courier-config')
+    t.ok(config, 'courier-config exists')
+    const takers = workloads.filter((workload) => (workload.spec.template.spec.containers as Doc[]).some((container) =>
+      (container.envFrom ?? []).some((source: Doc) => source.configMapRef?.name === 'courier-config')))
+    const roles = takers.map((workload) => roleOf([...(workload.spec.template.spec.containers[0].command ?? []), ...(workload.spec.template.spec.containers[0].args ?? [])])).filter((role): role is string => role !== undefined)
+    t.same([...new Set(roles)].sort(), [...SERVICES, 'migrate'].sort(), 'every service and the migration take it')
+    for (const name of Object.keys(config?.data ?? {})) {
+      const readers = roles.filter((role) => allowedEnv(ROLES[role].schema).has(name))
+      t.ok(readers.length > 0 || isOtel(name), `${name} is read by ${readers.join(', ') || 'OpenTelemetry'}`)
+    }
+    // DESIGN.md section 9 and section 13 item 14: false in the k8s config.
+    t.equal(config?.data?.WEBHOOK_ALLOW_HTTP, 'false', 'WEBHOOK_ALLOW_HTTP is "false"')
+    t.equal(config?.data?.WEBHOOK_ALLOW_PRIVATE, 'false', 'WEBHOOK_ALLOW_PRIVATE is "false"')
+    for (const role of URL_CHECKERS) {
+      const seen = loadConfig(ROLES[role].schema, effectiveEnv.get(role) ?? {}) as Record<string, unknown>
+      t.equal(seen.WEBHOOK_ALLOW_HTTP, false, `${role} refuses http:// webhook URLs`)
+      t.equal(seen.WEBHOOK_ALLOW_PRIVATE, false, `${role} refuses private webhook hosts`)
+    }
+  })
+
   t.test('Services reach real container ports', async (t) => {
     const services = ofKind('Service')
-    t.same(services.map((s) => s.metadata.name).sort(), ['gateway', 'pricing', 'worker'], 'a Service per Deployment')
+    t.same(services.map((s) => s.metadata.name).sort(), SERVICES, 'a Service per Deployment')
     for (const service of services) {
       const selector = service.spec.selector as Record<string, string>
       const targets = ofKind('Deployment').filter((d) => Object.entries(selector).every(([k, v]) => d.spec.template.metadata.labels?.[k] === v))
@@ -418,6 +483,8 @@ t.test('deploy/k8s', async (t) => {
     }
     t.equal(named('Service', 'gateway')?.spec.type, 'LoadBalancer', 'the gateway is public')
     t.equal(named('Service', 'pricing')?.spec.type, 'ClusterIP', 'pricing is internal')
+    t.equal(named('Service', 'webhook-sender')?.spec.type, 'ClusterIP', 'the webhook sender is internal')
+    t.same((named('Service', 'webhook-sender')?.spec.ports ?? []).map((p: Doc) => p.targetPort).sort(), [defaults.webhookSender.WEBHOOK_SENDER_PORT, defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT].sort(), 'it forwards to the health and ops ports')
     const gateway = deploymentOf.get('gateway')
     const pricingUrl = new URL(gateway?.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'PRICING_URL')?.value)
     const pricingService = named('Service', pricingUrl.hostname.split('.')[0])
@@ -438,27 +505,38 @@ t.test('deploy/k8s', async (t) => {
     t.notOk(deploymentOf.get('pricing')?.spec.replicas, 'the pricing Deployment leaves replicas to the HPA')
 
     const scaled = ofKind('ScaledObject')
-    t.equal(scaled.length, 1, 'one KEDA ScaledObject')
-    t.equal(scaled[0]?.spec.scaleTargetRef.name, deploymentOf.get('worker')?.metadata.name, 'it scales the worker Deployment')
-    t.notOk(deploymentOf.get('worker')?.spec.replicas, 'the worker Deployment leaves replicas to KEDA')
-    t.ok(scaled[0]?.spec.minReplicaCount >= 1, 'never scales the worker to zero')
-    const trigger = scaled[0]?.spec.triggers?.[0]
-    t.equal(trigger?.type, 'redis', 'redis list trigger')
+    t.equal(scaled.length, 2, 'two KEDA ScaledObjects: the worker and the webhook sender')
     const configPrefix = named('ConfigMap', 'courier-config')?.data?.QUEUE_PREFIX
     t.equal(configPrefix, defaults.common.QUEUE_PREFIX, 'the ConfigMap keeps the default queue prefix')
     t.match(configPrefix, /^\{[^}]+\}$/, 'which is a Redis Cluster hash tag')
-    t.equal(trigger?.metadata?.listName, new QueueKeys(configPrefix).toKey(PLACEMENT_QUEUE, 'wait'), "the list is BullMQ's wait list of the placement queue")
-    t.equal(trigger?.metadata?.listName, `${defaults.common.QUEUE_PREFIX}:${PLACEMENT_QUEUE}:wait`, 'spelled <prefix>:<queue>:wait')
-    const auth = named('TriggerAuthentication', trigger?.authenticationRef?.name)
-    t.ok(auth, 'its TriggerAuthentication exists')
-    for (const ref of auth?.spec.secretTargetRef ?? []) {
-      t.ok(ref.key in (named('Secret', ref.name)?.stringData ?? {}), `KEDA's ${ref.parameter} comes from Secret ${ref.name} key ${ref.key}`)
+    // Each queue consumer scales on BullMQ's waiting list of its own queue.
+    for (const [role, queue] of [['worker', PLACEMENT_QUEUE], ['webhook-sender', WEBHOOK_QUEUE]] as const) {
+      t.test(`KEDA scales ${role} on the ${queue} queue`, async (t) => {
+        const deployment = deploymentOf.get(role)
+        const object = scaled.find((doc) => doc.spec.scaleTargetRef.name === deployment?.metadata.name)
+        t.ok(object, `a ScaledObject scales the ${role} Deployment`)
+        t.same(object?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment?.metadata.name }, 'by its Deployment')
+        t.notOk(deployment?.spec.replicas, `the ${role} Deployment leaves replicas to KEDA`)
+        t.ok(object?.spec.minReplicaCount >= 1, `never scales the ${role} to zero`)
+        const trigger = object?.spec.triggers?.[0]
+        t.equal(trigger?.type, 'redis', 'redis list trigger')
+        t.equal(trigger?.metadata?.listName, new QueueKeys(configPrefix).toKey(queue, 'wait'), `the list is BullMQ's wait list of the ${queue} queue`)
+        t.equal(trigger?.metadata?.listName, `${defaults.common.QUEUE_PREFIX}:${queue}:wait`, 'spelled <prefix>:<queue>:wait')
+        t.ok(Number(trigger?.metadata?.listLength) > 0, 'with a positive listLength')
+        const auth = named('TriggerAuthentication', trigger?.authenticationRef?.name)
+        t.ok(auth, 'its TriggerAuthentication exists')
+        for (const ref of auth?.spec.secretTargetRef ?? []) {
+          t.ok(ref.key in (named('Secret', ref.name)?.stringData ?? {}), `KEDA's ${ref.parameter} comes from Secret ${ref.name} key ${ref.key}`)
+        }
+        t.ok((auth?.spec.secretTargetRef ?? []).some((ref: Doc) => ref.parameter === 'address'), 'KEDA gets the Redis address')
+      })
     }
-    t.ok((auth?.spec.secretTargetRef ?? []).some((ref: Doc) => ref.parameter === 'address'), 'KEDA gets the Redis address')
   })
 })
 
 t.test('the test reads real files', async (t) => {
   t.ok(statSync(path.join(root, 'deploy/Dockerfile')).isFile(), 'deploy/Dockerfile')
-  t.ok(Object.keys(compose.services ?? {}).length >= 7, 'compose has its services')
+  t.ok(Object.keys(compose.services ?? {}).length >= 8, 'compose has its services')
+  t.match(scripts['start:webhook-sender'], /^node --import \.\/dist\/shared\/telemetry\/register\.js dist\/services\/webhook-sender\/main\.js$/, 'package.json starts the webhook sender like the other services')
+  t.ok(k8sFiles.includes('webhook-sender.yaml') && k8sFiles.includes('webhook-sender-scaledobject.yaml'), 'deploy/k8s has the webhook sender and its ScaledObject')
 })

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createApiKey } from '../../shared/accounts/api-keys.js'
+import { openSandbox } from '../../shared/accounts/sandbox.js'
 import type { ApiKeyScope } from '../../shared/db/api-keys.js'
 import { createBusiness } from '../../shared/db/businesses.js'
 import { setBusinessRateCard } from '../../shared/db/businesses.js'
@@ -25,13 +26,15 @@ export interface SeededAccount {
   card: ImportedRateCard | null
   /** Option ids of the card by label, e.g. `options['5-tonne truck']`. */
   options: Record<string, string>
+  /** A sandbox key with the same scopes, when asked for (`sandbox`): its test wallet holds `sandbox` naira. */
+  testApiKey: string | null
 }
 
 /**
  * A business as the operator would set one up: wallet funded (major units), an API key, and
  * optionally a rate card imported and enabled. Goes through the same repositories as the CLI.
  */
-export async function seedAccount(sql: Sql, input: { balance?: number; card?: unknown | null; scopes?: ApiKeyScope[]; name?: string } = {}): Promise<SeededAccount> {
+export async function seedAccount(sql: Sql, input: { balance?: number; card?: unknown | null; scopes?: ApiKeyScope[]; name?: string; sandbox?: number } = {}): Promise<SeededAccount> {
   return sql.begin(async (tx) => {
     const business = await createBusiness(tx, newUuid(), {
       name: input.name ?? 'Ada Stores',
@@ -52,6 +55,11 @@ export async function seedAccount(sql: Sql, input: { balance?: number; card?: un
       await setBusinessRateCard(tx, business.id, card.rate_card_id)
     }
     const options = Object.fromEntries((card?.options ?? []).map((option) => [option.label, option.id]))
-    return { businessId: business.id, apiKey: key.apiKey, card, options }
+    let testApiKey: string | null = null
+    if (input.sandbox !== undefined) {
+      await openSandbox(tx, business, toMinor(input.sandbox))
+      testApiKey = (await createApiKey(tx, business.id, input.scopes ?? ['orders:write'], false)).apiKey
+    }
+    return { businessId: business.id, apiKey: key.apiKey, card, options, testApiKey }
   }) as Promise<SeededAccount>
 }

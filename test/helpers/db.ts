@@ -46,19 +46,18 @@ export async function useTestDb(t: Test): Promise<TestDb> {
   return { config, sql, env }
 }
 
-/** Every wallet beside the sum of its ledger (credits − debits). */
-export async function walletsAgainstLedger(sql: Sql): Promise<{ businessId: string; balance: number; ledger: number }[]> {
-  const rows = await sql`
-    select w.business_id, w.balance,
-           coalesce(sum(case when l.kind = 'credit' then l.amount else -l.amount end), 0)::bigint as ledger
-    from wallets w left join ledger_entries l on l.business_id = w.business_id
-    group by w.business_id, w.balance`
-  return rows as unknown as { businessId: string; balance: number; ledger: number }[]
+/** Every wallet beside the sum of its ledger (credits − debits + refunds). */
+export async function walletsAgainstLedger(sql: Sql): Promise<{ businessId: string; livemode: boolean; balance: number; ledger: number }[]> {
+  return sql<{ businessId: string; livemode: boolean; balance: number; ledger: number }[]>`
+    select w.business_id, w.livemode, w.balance,
+           coalesce(sum(case when l.kind = 'debit' then -l.amount else l.amount end), 0)::bigint as ledger
+    from wallets w left join ledger_entries l on l.business_id = w.business_id and l.livemode = w.livemode
+    group by w.business_id, w.livemode, w.balance`
 }
 
 /**
  * The invariant every test file ends on, whatever it did: each wallet's balance equals its
- * credits minus its debits, and none is negative. A breach fails the file.
+ * credits minus its debits plus its refunds, and none is negative. A breach fails the file.
  */
 async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
   const broken = (await walletsAgainstLedger(sql)).filter((wallet) => wallet.balance !== wallet.ledger || wallet.balance < 0)

@@ -102,7 +102,7 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const [orders] = await sql`select count(*)::int as count from orders where business_id = ${businessId}`
   t.equal(orders!.count, COVERED + 1, 'one order per success (and the probe)')
 
-  const [wallet] = await sql`select balance from wallets where business_id = ${businessId}`
+  const [wallet] = await sql`select balance from wallets where business_id = ${businessId} and livemode`
   t.equal(Number(wallet!.balance), scenario.fundedKobo - COVERED * scenario.priceKobo, 'wallet = funded − the charged totals')
   const broken = (await walletsAgainstLedger(sql)).filter((row) => row.balance !== row.ledger || row.balance < 0)
   t.same(broken, [], 'balance = credits − debits')

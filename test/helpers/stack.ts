@@ -1,11 +1,12 @@
 import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { gatewayEnv, loadConfig, pricingEnv, workerEnv } from '../../shared/config.js'
+import { gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { loggerOptions } from '../../shared/http/observability.js'
 import gatewayApp from '../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../services/gateway/server-options.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
+import { startWebhookSender } from '../../services/webhook-sender/sender.js'
 import { useTestDb, type TestDb } from './db.js'
 
 export interface Stack {
@@ -13,6 +14,7 @@ export interface Stack {
   gateway: FastifyInstance
   pricing: FastifyInstance
   worker: FastifyInstance | null
+  webhookSender: FastifyInstance | null
 }
 
 /**
@@ -22,10 +24,15 @@ export interface Stack {
  */
 export interface StackOptions {
   worker?: boolean
+  /** The webhook sender (relay, sweep and deliveries), off unless asked for. */
+  webhookSender?: boolean
   env?: Record<string, string>
   /** Where the gateway writes its log lines, at trace level and with production's redaction; silent without it. */
   gatewayLog?: Writable
 }
+
+// Test receivers listen on http://127.0.0.1, as under `npm start`; a test of the URL rules sets both false.
+const LOCAL_WEBHOOKS = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' }
 
 export async function startStack(t: Test, options: StackOptions = {}): Promise<Stack> {
   const db = await useTestDb(t)
@@ -40,7 +47,14 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
     await worker.ready()
   }
 
-  const gatewayConfig = loadConfig(gatewayEnv, { PRICING_URL: pricingUrl, RATE_LIMIT_MAX: '0', ...env })
+  let webhookSender: FastifyInstance | null = null
+  if (options.webhookSender) {
+    webhookSender = Fastify({ logger: false })
+    await webhookSender.register(startWebhookSender, { config: loadConfig(webhookSenderEnv, { ...LOCAL_WEBHOOKS, ...env }) })
+    await webhookSender.ready()
+  }
+
+  const gatewayConfig = loadConfig(gatewayEnv, { PRICING_URL: pricingUrl, RATE_LIMIT_MAX: '0', ...LOCAL_WEBHOOKS, ...env })
   const logger = loggerOptions('trace')
   const gatewayLog = options.gatewayLog && typeof logger === 'object' ? { ...logger, stream: options.gatewayLog } : false
   const gateway = Fastify({ ...gatewayServerOptions(gatewayConfig), logger: gatewayLog })
@@ -50,10 +64,11 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
   // The services let go of their connections here; useTestDb's own teardown drops the schema.
   t.teardown(async () => {
     await gateway.close()
+    await webhookSender?.close()
     await worker?.close()
     await pricing.close()
   })
-  return { db, gateway, pricing, worker }
+  return { db, gateway, pricing, worker, webhookSender }
 }
 
 /**

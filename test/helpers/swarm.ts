@@ -73,11 +73,12 @@ export function startSwarm(options: { baseUrl: string; apiKey: string; body: unk
 export async function fundFor(sql: Sql, businessId: string, priceKobo: number, covers: number): Promise<number> {
   const target = covers * priceKobo + Math.floor(priceKobo / 2)
   await sql.begin(async (tx) => {
-    const [wallet] = await tx`select balance from wallets where business_id = ${businessId} for update`
+    // The live wallet: the demo business has a test wallet too.
+    const [wallet] = await tx`select balance from wallets where business_id = ${businessId} and livemode for update`
     const difference = Number(wallet!.balance) - target
     if (difference <= 0) throw new Error(`the wallet holds ${String(wallet!.balance)} kobo, less than ${target}`)
-    await tx`insert into ledger_entries (business_id, kind, amount, reference) values (${businessId}, 'debit', ${difference}, 'fault-test:set-balance')`
-    await tx`update wallets set balance = ${target}, updated_at = now() where business_id = ${businessId}`
+    await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after) values (${businessId}, 'debit', ${difference}, 'fault-test:set-balance', ${target})`
+    await tx`update wallets set balance = ${target}, updated_at = now() where business_id = ${businessId} and livemode`
   })
   return target
 }

@@ -4,7 +4,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import t from 'tap'
 import { startMetrics } from '../../shared/telemetry/metrics.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { freePort, startOwnRedis } from '../helpers/processes.js'
+import { freePort, startOwnRedis, waitFor, waitForValue } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -39,7 +39,7 @@ t.test('one placement is one trace: gateway, queue, worker and SQL spans', async
   const names = inTrace.map((span) => span.name)
   t.ok(inTrace.some((span) => span.instrumentationScope.name === '@fastify/otel'), `gateway request span in the trace: ${names.join(', ')}`)
   t.ok(names.some((name) => /placement/.test(name) && name !== 'placement.place' && name !== 'placement.transaction'), 'BullMQ producer or consumer span in the trace')
-  for (const step of ['sql lock placement', 'sql lock wallet', 'sql insert orders', 'sql debit wallet', 'sql settle placement']) {
+  for (const step of ['sql lock placement', 'sql insert orders', 'sql append events', 'sql debit wallet', 'sql settle placement']) {
     t.ok(names.includes(step), `${step} in the trace`)
   }
   const everything = JSON.stringify(finished.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })))
@@ -68,13 +68,17 @@ t.test('logs: request id and trace id on each line, no API key, no phone number'
 
   const quote = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: { ...bearer(account.apiKey), 'x-request-id': 'caller-req-42' }, payload: quoteBody })
   t.equal(quote.headers['x-request-id'], 'caller-req-42')
-  await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [{ ...shipment, weight: 500 }] })
+  const refused = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [{ ...shipment, weight: 500 }] })
   await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: { authorization: `Bearer ${account.apiKey}x` }, payload: quoteBody })
   // Whatever a handler logs, the redaction paths keep keys and phones out.
   gateway.log.info({ authorization: `Bearer ${account.apiKey}`, api_key: account.apiKey, shipment: { recipient_phone: PHONE } }, 'careless log line')
 
   const lines = captured.trim().split('\n').map((line) => JSON.parse(line))
-  t.ok(lines.length >= 6, 'lines were written')
+  // One line per request: a refusal at info with what an operator looks it up by, a success at debug.
+  const perRequest = lines.filter((line) => line.reqId === refused.json().request_id)
+  t.equal(perRequest.length, 1, 'one line for the refused placement')
+  t.match(perRequest[0], { msg: 'request refused', statusCode: 400, url: '/v2/business/order', level: 30 })
+  t.match(lines.find((line) => line.reqId === 'caller-req-42'), { msg: 'request completed', statusCode: 200, level: 20 }, 'a success only at debug')
   t.ok(lines.some((line) => line.reqId === 'caller-req-42'), 'the caller request id is on its lines')
   t.ok(lines.some((line) => typeof line.trace_id === 'string' && /^[0-9a-f]{32}$/.test(line.trace_id)), 'trace id on request lines')
   t.notOk(captured.includes(account.apiKey.slice(8)), 'no API key in the log')
@@ -86,7 +90,14 @@ t.test('metrics: on the ops port for Prometheus, never on the public one', async
   const { gateway, db } = await startStack(t)
   const account = await seedAccount(db.sql, { balance: 100000 })
   t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(account.apiKey), payload: quoteBody })).statusCode, 200)
-  t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })).statusCode, 201)
+  const placed = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment, shipment] })
+  t.equal(placed.statusCode, 201)
+  const [cancelled] = placed.json().orders
+  spans.reset()
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/business/orders/${cancelled.order_id}/cancel`, headers: bearer(account.apiKey) })).statusCode, 200)
+  await provider.forceFlush()
+  const cancelSpans = spans.getFinishedSpans().map((span) => span.name)
+  for (const step of ['order.change', 'sql lock order', 'sql update order', 'sql append event', 'sql refund wallet']) t.ok(cancelSpans.includes(step), `${step} in the cancel's trace`)
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   t.match(text, /http_server_request_duration_seconds_count\{[^}]*http_route="\/v2\/business\/order\/cost"[^}]*http_response_status_code="200"/)
   t.match(text, /courier_quotes_total\{[^}]*pricing_model="rate_card"[^}]*\} [1-9]/)
@@ -95,6 +106,11 @@ t.test('metrics: on the ops port for Prometheus, never on the public one', async
   t.match(text, /courier_money_charged_total\{[^}]*currency="NGN"[^}]*\} [1-9]/)
   t.match(text, /courier_placement_job_duration_seconds_count\{[^}]*outcome="placed"/)
   t.match(text, /courier_queue_jobs\{[^}]*state="waiting"/)
+  t.match(text, /courier_order_changes_total\{[^}]*event="order.cancelled"[^}]*\} 1/)
+  t.match(text, /courier_refunds_total\{[^}]*currency="NGN"[^}]*\} 1/)
+  t.match(text, /courier_money_refunded_total\{[^}]*currency="NGN"[^}]*\} [1-9]/)
+  t.match(text, /courier_orders_open\{[^}]*status="created"[^}]*\} 1/)
+  t.match(text, /courier_orders_open\{[^}]*status="assigned"[^}]*\} 0/)
   t.equal((await gateway.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
 
@@ -118,4 +134,40 @@ t.test('rate limit per key, shared through Redis, failing open', async (t) => {
 
   await redis.stop()
   t.equal((await quote(account.apiKey)).statusCode, 200, 'without Redis the limiter lets quotes through')
+})
+
+t.test('a webhook delivery continues the trace of the transaction that wrote its event; webhook metrics', async (t) => {
+  const { createServer } = await import('node:http')
+  const received: string[] = []
+  const receiver = createServer((request, response) => {
+    received.push(String(request.headers['webhook-id']))
+    request.resume().on('end', () => response.writeHead(204).end())
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => receiver.close())
+  const address = receiver.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+
+  const { gateway, db } = await startStack(t, { webhookSender: true })
+  const account = await seedAccount(db.sql, { balance: 100000, scopes: ['orders:write', 'webhooks:write'] })
+  const endpoint = await gateway.inject({ method: 'POST', url: '/v2/business/webhook-endpoints', headers: bearer(account.apiKey), payload: { url: `http://127.0.0.1:${port}/hooks` } })
+  t.equal(endpoint.statusCode, 201, endpoint.body)
+  spans.reset()
+  const placed = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.equal(placed.statusCode, 201)
+  t.ok(await waitFor(async () => received.length > 0, 10_000), 'the receiver got the order.created event')
+  const traced = await waitForValue(async () => {
+    await provider.forceFlush()
+    return spans.getFinishedSpans().find((span) => span.name === 'webhook.deliver')
+  }, (span) => span !== undefined, 10_000)
+  const deliver = traced.value
+  t.ok(deliver, 'the sender traced the delivery')
+  const place = spans.getFinishedSpans().find((span) => span.name === 'placement.place')
+  t.equal(deliver?.spanContext().traceId, place?.spanContext().traceId, 'in the trace of the placement that wrote the event')
+  t.equal(deliver?.attributes['courier.outcome'], 'succeeded')
+  t.equal(deliver?.attributes['courier.event_id'], received[0])
+
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.match(text, /courier_webhook_attempts_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
+  t.match(text, /courier_webhook_attempt_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
 })

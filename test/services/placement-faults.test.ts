@@ -183,7 +183,7 @@ async function holdWalletLock(sql: Sql, businessId: string): Promise<{ release: 
 /** Whether, within 10 s, a transaction comes to wait on a wallet row lock. */
 function walletLockAwaited(sql: Sql): Promise<boolean> {
   return waitFor(async () => {
-    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%from wallets%for update%'`
+    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%update wallets%'`
     return row.waiting > 0
   }, 10000)
 }

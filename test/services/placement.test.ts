@@ -156,13 +156,14 @@ t.test('placement', async (t) => {
     t.equal(await balanceOf(account.businessId), 10000000)
   })
 
-  t.test('unknown fields and nulls are accepted and never stored', async (t) => {
+  t.test('unknown fields are accepted and never stored; a null takes the default', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
     const response = await place(account.apiKey, [shipment({ sender_name: null, coupon: 'FREE', is_fragile: true })])
     t.equal(response.statusCode, 201, response.statusCode === 201 ? "201 Created" : response.body)
     const [stored] = await sql`select shipment from orders where id = ${response.json().orders[0].order_id}`
     t.notOk('coupon' in stored.shipment)
-    t.notOk('sender_name' in stored.shipment)
+    t.equal(stored.shipment.sender_name, 'Ada Stores', 'sender_name sent as null is the business name, as if omitted')
+    t.equal(stored.shipment.sender_phone, '+2348010000000', 'sender_phone omitted is the business phone')
     t.equal(stored.shipment.is_fragile, true)
   })
 
@@ -210,7 +211,7 @@ t.test('placement', async (t) => {
     const refused = await place(poor.apiKey, [shipment()], key)
     t.equal(refused.statusCode, 400)
     await sql`update wallets set balance = 100000000 where business_id = ${poor.businessId}`
-    await sql`insert into ledger_entries (business_id, kind, amount, reference) values (${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up')`
+    await sql`insert into ledger_entries (business_id, kind, amount, reference, balance_after) values (${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up', 100000000)`
     const again = await place(poor.apiKey, [shipment()], key)
     t.equal(again.statusCode, 400)
     t.equal(again.json().message, 'Insufficient wallet balance')

@@ -48,7 +48,8 @@ t.test('pricing service', async (t) => {
     const response = await quote(account.businessId, { pickup_address: LEKKI, dropoff_address: IKEJA, weight: 3000, vehicle_type: 'truck', option_id: account.options['5-tonne truck'] })
     t.equal(response.statusCode, 200)
     const km = roadDistanceKm(locateInGazetteer(LEKKI)!, locateInGazetteer(IKEJA)!, 1.3)
-    t.same(response.json(), { price: 112500, distance_km: km, currency: 'NGN', pricing_model: 'rate_card', option_id: account.options['5-tonne truck'], option_label: '5-tonne truck', delivery_mode: 'TRUCK', from_zone_name: 'Lekki', to_zone_name: 'Ikeja' })
+    t.same(response.json(), { price: 112500, distance_km: km, currency: 'NGN', pricing_model: 'rate_card', option_id: account.options['5-tonne truck'], option_label: '5-tonne truck', delivery_mode: 'TRUCK', from_zone_name: 'Lekki', to_zone_name: 'Ikeja', quote_id: response.json().quote_id, expires_at: response.json().expires_at })
+    t.match(response.json(), { quote_id: /^qt_[0-9A-Z]{16}$/, expires_at: /^\d{4}-\d\d-\d\dT/ }, 'held')
   })
 
   t.test('distance quote from coordinates', async (t) => {
@@ -56,7 +57,8 @@ t.test('pricing service', async (t) => {
     const response = await quote(bare.businessId, { pickup_address: 'ignored', dropoff_address: 'ignored', weight: 2, ...ends })
     const km = roadDistanceKm({ lat: 6.5, lng: 3.35 }, { lat: 6.6, lng: 3.35 }, 1.3)
     t.equal(response.statusCode, 200)
-    t.same(response.json(), { price: Math.round(50000 + 12000 * km + 5000 * 2) / 100, distance_km: km, currency: 'NGN', pricing_model: 'distance', option_id: null, option_label: null, delivery_mode: 'MOTORBIKE', from_zone_name: null, to_zone_name: null })
+    t.same(response.json(), { price: Math.round(50000 + 12000 * km + 5000 * 2) / 100, distance_km: km, currency: 'NGN', pricing_model: 'distance', option_id: null, option_label: null, delivery_mode: 'MOTORBIKE', from_zone_name: null, to_zone_name: null, quote_id: response.json().quote_id, expires_at: response.json().expires_at })
+    t.match(response.json(), { quote_id: /^qt_[0-9A-Z]{16}$/, expires_at: /^\d{4}-\d\d-\d\dT/ }, 'held')
   })
 
   t.test('refusals are 400 {message}', async (t) => {

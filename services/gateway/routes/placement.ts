@@ -20,7 +20,9 @@ interface PlacementRouteOptions {
 export default async function placementRoutes(app: FastifyInstance, { sql, placements, idempotencyTtlHours }: PlacementRouteOptions) {
   app.post('/business/order', async (request, reply) => {
     const idempotencyKey = readIdempotencyKey(request)
-    const shipments = parseBody(placementRequestSchema, request.body)
+    const parsed = parseBody(placementRequestSchema, request.body)
+    // A live key's `sandbox_scenario` is ignored like an unknown field: not stored, not part of the request's hash.
+    const shipments = request.caller.livemode ? parsed.map(({ sandbox_scenario: _ignored, ...shipment }) => shipment) : parsed
     const businessId = request.caller.businessId
     // The parsed body is the request: unknown fields were dropped, so they cannot make a replay differ.
     const requestHash = createHash('sha256').update(JSON.stringify(shipments)).digest('hex')
@@ -28,12 +30,12 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
 
     for (let attempt = 0; attempt < 3; attempt++) {
       // The shipments stay on the row; the job carries ids only.
-      if (await createPendingPlacement(sql, { id: placementId, businessId, idempotencyKey, requestHash, shipments })) {
+      if (await createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipments })) {
         const outcome = await placements.submit({ placement_id: placementId, business_id: businessId })
         return sendPlacement(request, reply, placementId, outcome)
       }
       // Only a held Idempotency-Key makes the insert yield nothing.
-      const earlier = await findPlacementByKey(sql, businessId, idempotencyKey!)
+      const earlier = await findPlacementByKey(sql, request.caller, idempotencyKey!)
       if (!earlier) continue
       if (Date.now() - earlier.createdAt.getTime() > idempotencyTtlHours * 3600_000 && earlier.status !== 'pending') {
         await releaseKey(sql, earlier.id)
@@ -47,9 +49,9 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
     throw new ApiError(409, 'A request with this Idempotency-Key is still in progress')
   })
 
-  app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', async (request, reply) => {
+  app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', { config: { access: 'read' } }, async (request, reply) => {
     const { placement_id: id } = request.params
-    const placement = isUuid(id) ? await findPlacement(sql, request.caller.businessId, id) : null
+    const placement = isUuid(id) ? await findPlacement(sql, request.caller, id) : null
     if (!placement) throw new ApiError(404, `Placement ${id} was not found`)
     if (!placement.outcome) return reply.code(202).send({ status: 'pending', placement_id: placement.id })
     return sendPlacement(request, reply, placement.id, placement.outcome)

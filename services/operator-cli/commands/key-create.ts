@@ -1,15 +1,21 @@
 import { createApiKey } from '../../../shared/accounts/api-keys.js'
+import { openSandbox } from '../../../shared/accounts/sandbox.js'
+import { toMinor } from '../../../shared/money.js'
 import { API_KEY_SCOPES, isApiKeyScope } from '../../../shared/db/api-keys.js'
 import { findBusiness } from '../../../shared/db/businesses.js'
 import { defineCommand } from '../command.js'
-import { requiredText, requiredUuid } from '../flags.js'
+import { livemodeFlag, requiredText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
-/** `key:create`: the key is printed once; only its hash is stored. */
+/**
+ * `key:create`: the key is printed once; only its hash is stored. `--mode test` makes a sandbox
+ * key (`ck_test_`); the business's first one opens its test wallet with SANDBOX_WALLET_START.
+ */
 export const keyCreate = defineCommand({
   options: {
     business: { type: 'string' },
     scopes: { type: 'string' },
+    mode: { type: 'string' },
   },
   prepare(flags) {
     const businessId = requiredUuid(flags, 'business')
@@ -23,17 +29,17 @@ export const keyCreate = defineCommand({
         throw new OperatorInputError(`unknown scope '${scope}'; known scopes: ${API_KEY_SCOPES.join(', ')}`)
       }
     }
-    return { businessId, scopes: scopes.filter(isApiKeyScope) }
+    return { businessId, scopes: scopes.filter(isApiKeyScope), livemode: livemodeFlag(flags) }
   },
-  async run({ sql, announce }, input) {
+  async run({ sql, announce, config }, input) {
     const key = await sql.begin(async (tx) => {
-      if (!(await findBusiness(tx, input.businessId))) {
-        throw new OperatorInputError(`business ${input.businessId} does not exist`)
-      }
-      return createApiKey(tx, input.businessId, input.scopes)
+      const business = await findBusiness(tx, input.businessId)
+      if (!business) throw new OperatorInputError(`business ${input.businessId} does not exist`)
+      if (!input.livemode) await openSandbox(tx, business, toMinor(config.SANDBOX_WALLET_START))
+      return createApiKey(tx, input.businessId, input.scopes, input.livemode)
     })
     // A gateway that cached this hash as unknown must look again.
     await announce({ kind: 'api-key', keyHash: key.keyHash })
-    return { key_id: key.keyId, api_key: key.apiKey }
+    return { key_id: key.keyId, api_key: key.apiKey, livemode: key.livemode }
   },
 })

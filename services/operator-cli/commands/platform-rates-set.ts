@@ -1,6 +1,6 @@
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
-import { toMajor } from '../../../shared/money.js'
+import { hasAtMostTwoDecimals, toMajor } from '../../../shared/money.js'
 import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
 import type { PlatformRates } from '../../../shared/courier.js'
 import { defineCommand, type Flags } from '../command.js'
@@ -20,6 +20,8 @@ export function ratesInForce(rates: PlatformRates, currency: string) {
     min_fare: toMajor(rates.minFare),
     road_factor: rates.roadFactor,
     max_distance_km: rates.maxDistanceKm,
+    cancel_free_window_s: rates.cancelFreeWindowS,
+    cancellation_fee_percent: rates.cancellationFeePercent,
     currency,
   }
 }
@@ -35,6 +37,16 @@ function readChange(flags: Flags): RatesChange {
   if (roadFactor !== null) change.roadFactor = roadFactor
   const maxDistanceKm = optionalNumber(flags, 'max-distance-km', 0.01, 20_000)
   if (maxDistanceKm !== null) change.maxDistanceKm = maxDistanceKm
+  const window = optionalNumber(flags, 'cancel-free-window-s', 0, 86_400)
+  if (window !== null) {
+    if (!Number.isInteger(window)) throw new OperatorInputError(`--cancel-free-window-s must be a whole number of seconds, got '${flags['cancel-free-window-s']}'`)
+    change.cancelFreeWindowS = window
+  }
+  const feePercent = optionalNumber(flags, 'cancellation-fee-percent', 0, 100)
+  if (feePercent !== null) {
+    if (!hasAtMostTwoDecimals(feePercent)) throw new OperatorInputError(`--cancellation-fee-percent must have at most 2 decimals, got '${flags['cancellation-fee-percent']}'`)
+    change.cancellationFeePercent = feePercent
+  }
   return change
 }
 
@@ -47,6 +59,8 @@ export const platformRatesSet = defineCommand({
     'min-fare': { type: 'string' },
     'road-factor': { type: 'string' },
     'max-distance-km': { type: 'string' },
+    'cancel-free-window-s': { type: 'string' },
+    'cancellation-fee-percent': { type: 'string' },
   },
   prepare(flags) {
     return readChange(flags)

@@ -1,7 +1,7 @@
 import { toMajor } from '../../../shared/money.js'
 import { creditWallet } from '../../../shared/db/wallets.js'
 import { defineCommand } from '../command.js'
-import { amountInKobo, optionalText, requiredUuid } from '../flags.js'
+import { amountInKobo, livemodeFlag, optionalText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
@@ -13,20 +13,22 @@ export const walletCredit = defineCommand({
     business: { type: 'string' },
     amount: { type: 'string' },
     reference: { type: 'string' },
+    mode: { type: 'string' },
   },
   prepare(flags) {
     return {
       businessId: requiredUuid(flags, 'business'),
       amount: amountInKobo(flags, 'amount'),
       reference: optionalText(flags, 'reference'),
+      livemode: livemodeFlag(flags),
     }
   },
   async run({ sql }, input) {
-    const wallet = await sql.begin((tx) => creditWallet(tx, input.businessId, input.amount, input.reference))
-    if (!wallet) throw new OperatorInputError(`business ${input.businessId} does not exist`)
+    const wallet = await sql.begin((tx) => creditWallet(tx, input.businessId, input.amount, input.reference, input.livemode))
+    if (!wallet) throw new OperatorInputError(input.livemode ? `business ${input.businessId} does not exist` : `business ${input.businessId} has no test wallet; make a test key first (key:create --mode test)`)
     if (!wallet.credited) {
       process.stderr.write(`note: reference '${input.reference}' was credited before; balance unchanged\n`)
     }
-    return { business_id: wallet.businessId, balance: toMajor(wallet.balance), currency: wallet.currency }
+    return { business_id: wallet.businessId, balance: toMajor(wallet.balance), currency: wallet.currency, livemode: wallet.livemode }
   },
 })

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ValidationError } from '../../../shared/errors/validation-error.js'
+import { toHeldQuote } from '../../../shared/pricing/held-quote.js'
+import type { QuoteStore } from '../../../shared/pricing/quote-store.js'
 import type { Quoter } from '../../../shared/pricing/quoter.js'
 import { toQuoteResponse } from '../../../shared/pricing/quote-response.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
@@ -11,13 +13,22 @@ import { instruments } from '../../../shared/telemetry/metrics.js'
  * The gateway validated `request` already; parsing again costs little and keeps this service
  * safe to call on its own.
  */
-export default async function quoteRoutes(app: FastifyInstance, { quoter }: { quoter: Quoter }) {
+interface QuoteRouteOptions {
+  quoter: Quoter
+  quotes: QuoteStore
+  quoteTtlS: number
+}
+
+export default async function quoteRoutes(app: FastifyInstance, { quoter, quotes, quoteTtlS }: QuoteRouteOptions) {
   app.post('/internal/quote', async (request) => {
-    const body = request.body as { business_id?: unknown; request?: unknown } | null
+    const body = request.body as { business_id?: unknown; livemode?: unknown; request?: unknown } | null
     if (typeof body?.business_id !== 'string') throw new ValidationError([{ field: 'business_id', message: 'business_id must be a string' }])
     const quoteRequest = parseBody(quoteRequestSchema, body.request)
-    const quote = await quoter.quote(body.business_id, quoteRequest)
-    instruments().quotes.add(1, { pricing_model: quote.pricingModel })
-    return toQuoteResponse(quote)
+    const priced = await quoter.quote(body.business_id, quoteRequest)
+    instruments().quotes.add(1, { pricing_model: priced.quote.pricingModel })
+    // Held in Redis with its TTL; without Redis the quote still answers, with no id to lock it.
+    // A test key's quote is a test quote: a live shipment cannot name it, nor the reverse.
+    const held = toHeldQuote({ businessId: body.business_id, livemode: body.livemode !== false }, quoteRequest, priced, new Date(), quoteTtlS)
+    return toQuoteResponse(priced.quote, (await quotes.hold(held)) ? held : null)
   })
 }

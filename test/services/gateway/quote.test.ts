@@ -1,7 +1,17 @@
 import t from 'tap'
 import { seedAccount } from '../../helpers/accounts.js'
-import { assertError, distancePrice, ends, expectedKm, QUOTE, quoteBody, startGateway, type ExpectedError, type Point } from '../../helpers/gateway.js'
+import { assertError, distancePrice, ends, expectedKm, ISO_UTC, QUOTE, quoteBody, startGateway, type ExpectedError, type Point } from '../../helpers/gateway.js'
 import { IKEJA, ISLAND, KANO, LEKKI } from '../../helpers/shipments.js'
+import type { Test } from 'tap'
+
+const QUOTE_ID = /^qt_[0-9A-HJKMNP-TV-Z]{16}$/
+
+/** A held quote's two fields, checked for shape: the price they hold is checked beside them. */
+function held(t: Test, answer: { quote_id?: unknown; expires_at?: unknown }) {
+  t.match(answer.quote_id, QUOTE_ID, 'the quote is held under a qt_ id')
+  t.match(answer.expires_at, ISO_UTC, 'and says until when')
+  return { quote_id: answer.quote_id, expires_at: answer.expires_at }
+}
 
 t.test('gateway quotes', async (t) => {
   const { sql, account, bare, quote } = await startGateway(t)
@@ -107,6 +117,7 @@ t.test('gateway quotes', async (t) => {
         delivery_mode: c.mode,
         from_zone_name: c.zones[0],
         to_zone_name: c.zones[1],
+        ...held(t, response.json()),
       }, `${c.option} ${c.zones.join(' to ')}`)
     }
   })
@@ -136,6 +147,7 @@ t.test('gateway quotes', async (t) => {
           delivery_mode: c.mode,
           from_zone_name: null,
           to_zone_name: null,
+          ...held(t, response.json()),
         }, `${c.weight} kg over ${km} km`)
       }
     }
@@ -160,6 +172,7 @@ t.test('gateway quotes', async (t) => {
       delivery_mode: 'MOTORBIKE',
       from_zone_name: 'Ikeja',
       to_zone_name: 'Island',
+      ...held(t, response.json()),
     })
     // One end pinned, the other geocoded.
     const mixed = await quote(account.apiKey, { pickup_address: 'somewhere pinned', pickup_latitude: LEKKI.lat, pickup_longitude: LEKKI.lng, dropoff_address: '14 Adeola Odeku Street, Victoria Island', weight: 3, vehicle_type: 'bike' })

@@ -45,7 +45,8 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
   t.test('key:create stores only the hash, with its scopes', async (t) => {
     const run = await runOperatorCli(db, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:read'])
     t.equal(run.code, 0, run.stderr)
-    t.same(Object.keys(run.json).sort(), ['api_key', 'key_id'])
+    t.same(Object.keys(run.json).sort(), ['api_key', 'key_id', 'livemode'])
+    t.equal(run.json.livemode, true, 'a live key without --mode')
     t.match(run.json.api_key, /^ck_live_[0-9A-Za-z]{32}$/)
     const [key] = await sql`select * from api_keys where id = ${run.json.key_id}`
     t.equal(key.keyHash, hashApiKey(run.json.api_key))
@@ -53,9 +54,9 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.same(key.scopes, ['orders:write', 'orders:read'])
     const stored = JSON.stringify(await sql`select * from api_keys`)
     t.notOk(stored.includes(run.json.api_key.slice(8)), 'the secret part is stored nowhere')
-    t.same(await findActiveKeyByHash(sql, key.keyHash), { keyId: key.id, businessId, scopes: ['orders:write', 'orders:read'] })
+    t.same(await findActiveKeyByHash(sql, key.keyHash), { keyId: key.id, businessId, scopes: ['orders:write', 'orders:read'], livemode: true })
 
-    await refuses(t, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:delete'], /unknown scope 'orders:delete'; known scopes: orders:write, orders:read/)
+    await refuses(t, ['key:create', '--business', businessId, '--scopes', 'orders:write,orders:delete'], /unknown scope 'orders:delete'; known scopes: orders:write, orders:read, webhooks:write/)
     await refuses(t, ['key:create', '--business', '00000000-0000-4000-8000-000000000000', '--scopes', 'orders:write'], /business 00000000-0000-4000-8000-000000000000 does not exist/)
     await refuses(t, ['key:create', '--business', 'not-a-uuid', '--scopes', 'orders:write'], /--business must be a UUID/)
     await refuses(t, ['key:create', '--business', businessId], /--scopes is required/)
@@ -90,14 +91,14 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
 
   t.test('wallet:credit keeps balance = credits − debits and credits a reference once', async (t) => {
     const first = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '50000', '--reference', 'TRF-001'])
-    t.same(first.json, { business_id: businessId, balance: 50000, currency: 'NGN' })
+    t.same(first.json, { business_id: businessId, balance: 50000, currency: 'NGN', livemode: true })
     const repeated = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '2500.5', '--reference', 'TRF-001'])
     t.equal(repeated.code, 0)
-    t.same(repeated.json, { business_id: businessId, balance: 50000, currency: 'NGN' }, 'the repeated reference credits nothing')
+    t.same(repeated.json, { business_id: businessId, balance: 50000, currency: 'NGN', livemode: true }, 'the repeated reference credits nothing')
     const cents = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '100.25'])
     t.equal(cents.json.balance, 50100.25)
     const shown = await runOperatorCli(db, ['wallet:show', '--business', businessId])
-    t.same(shown.json, { business_id: businessId, balance: 50100.25, currency: 'NGN' })
+    t.same(shown.json, { business_id: businessId, balance: 50100.25, currency: 'NGN', livemode: true })
     const [ledger] = await sql`select count(*)::int as entries, sum(case kind when 'credit' then amount else -amount end)::int as net from ledger_entries where business_id = ${businessId}`
     t.same(ledger, { entries: 2, net: 5010025 })
 

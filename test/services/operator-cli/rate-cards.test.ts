@@ -88,7 +88,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   t.test('platform-rates:set changes only the rates named', async (t) => {
     const set = await runOperatorCli(db, ['platform-rates:set', '--base-fare', '600', '--per-km', '0', '--road-factor', '1.4'])
     t.equal(set.code, 0, set.stderr)
-    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, currency: 'NGN' })
+    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, cancel_free_window_s: 120, cancellation_fee_percent: 25, currency: 'NGN' })
     const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
     t.same(await stored(), { baseFare: 60000, perKm: 0, perKg: 5000, minFare: 100000, roadFactor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
@@ -106,6 +106,18 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     await refuses(t, ['platform-rates:set', '--max-distance-km', 'far'], /--max-distance-km must be a number/, stored)
   })
 
+  t.test('platform-rates:set --cancel-free-window-s and --cancellation-fee-percent set the cancellation terms', async (t) => {
+    const set = await runOperatorCli(db, ['platform-rates:set', '--cancel-free-window-s', '300', '--cancellation-fee-percent', '12.5'])
+    t.equal(set.code, 0, set.stderr)
+    t.match(set.json, { cancel_free_window_s: 300, cancellation_fee_percent: 12.5, max_distance_km: 2000 }, 'the other rates stay')
+    const stored = async () => (await sql`select cancel_free_window_s, cancellation_fee_percent::float as cancellation_fee_percent from platform_rates`)[0]
+    t.same(await stored(), { cancelFreeWindowS: 300, cancellationFeePercent: 12.5 })
+    await refuses(t, ['platform-rates:set', '--cancel-free-window-s', '1.5'], /--cancel-free-window-s must be a whole number of seconds/, stored)
+    await refuses(t, ['platform-rates:set', '--cancel-free-window-s', '86401'], /--cancel-free-window-s must be a number from 0 to 86400/, stored)
+    await refuses(t, ['platform-rates:set', '--cancellation-fee-percent', '100.5'], /--cancellation-fee-percent must be a number from 0 to 100/, stored)
+    await refuses(t, ['platform-rates:set', '--cancellation-fee-percent', '12.345'], /--cancellation-fee-percent must have at most 2 decimals/, stored)
+  })
+
   t.test('demo:seed reuses the demo business and issues a fresh key each run', async (t) => {
     const seeds = []
     for (let run = 0; run < 2; run++) {
@@ -114,19 +126,21 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
       seeds.push(seed.json)
     }
     const [one, two] = seeds
-    t.same(Object.keys(one).sort(), ['api_key', 'balance', 'business_id', 'currency', 'rate_card_id'])
+    t.same(Object.keys(one).sort(), ['api_key', 'balance', 'business_id', 'currency', 'rate_card_id', 'test_api_key'])
+    t.match(one.test_api_key, /^ck_test_[0-9A-Za-z]{32}$/, 'and a sandbox key')
     t.equal(two.business_id, one.business_id)
     t.equal(two.rate_card_id, one.rate_card_id)
     t.not(two.api_key, one.api_key)
     t.same([one.balance, two.balance, two.currency], [10000000, 10000000, 'NGN'], 'the wallet is topped up once')
     for (const seed of seeds) {
-      t.match(await findActiveKeyByHash(sql, hashApiKey(seed.api_key)), { businessId: one.business_id, scopes: ['orders:write'] }, 'both keys stay valid')
+      t.match(await findActiveKeyByHash(sql, hashApiKey(seed.api_key)), { businessId: one.business_id, scopes: ['orders:write', 'webhooks:write'] }, 'both keys stay valid')
     }
     const [demo] = await sql`select
       (select count(*)::int from businesses where is_demo) as businesses,
       (select count(*)::int from rate_card_versions where rate_card_id = ${one.rate_card_id}) as versions,
-      (select count(*)::int from ledger_entries where business_id = ${one.business_id}) as credits,
+      (select count(*)::int from ledger_entries where business_id = ${one.business_id} and livemode) as credits,
+      (select count(*)::int from ledger_entries where business_id = ${one.business_id} and not livemode) as test_credits,
       (select rate_card_id from businesses where is_demo) as enabled`
-    t.same(demo, { businesses: 1, versions: 1, credits: 1, enabled: one.rate_card_id })
+    t.same(demo, { businesses: 1, versions: 1, credits: 1, testCredits: 1, enabled: one.rate_card_id }, 'each wallet, live and test, is funded once')
   })
 })

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, debitWalletIfCovered, findWallet, lockWallet } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, debitWalletIfCovered, findWallet, listLedger } from '../../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { useTestDb } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
 
-t.test('wallet repository keeps balance = credits − debits', async (t) => {
+t.test('wallet repository keeps balance = credits − debits + refunds, with an exact balance_after', async (t) => {
   const { sql } = await useTestDb(t)
   const business = await createBusiness(sql, newUuid(), { name: 'Shop', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
   await createWallet(sql, business.id, 'NGN')
   const ledgerNet = async () => (await sql`
-    select coalesce(sum(case kind when 'credit' then amount else -amount end), 0)::int as net from ledger_entries where business_id = ${business.id}`)[0].net
+    select coalesce(sum(case kind when 'debit' then -amount else amount end), 0)::int as net from ledger_entries where business_id = ${business.id}`)[0].net
 
   // Ten concurrent credits with one reference, as a retried bank webhook would send them.
   const credits = await Promise.all(Array.from({ length: 10 }, () => sql.begin((tx) => creditWallet(tx, business.id, 500_000, 'TRF-9'))))
@@ -19,16 +19,25 @@ t.test('wallet repository keeps balance = credits − debits', async (t) => {
   t.same(credits.map((credit) => credit!.balance), Array(10).fill(500_000), 'every caller sees the credited balance')
 
   const placementId = randomUUID()
-  const debited = await sql.begin(async (tx) => {
-    await lockWallet(tx, business.id)
-    return debitWalletIfCovered(tx, business.id, 120_050, placementId)
-  })
-  t.equal(debited.balance, 379_950)
-  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 120_050, placementId)), { code: '23505' }, 'one debit per placement')
-  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 400_000, randomUUID())), WalletNotCoveredError, 'never below zero, and the ledger entry rolls back')
+  await sql.begin((tx) => debitWalletIfCovered(tx, business.id, 120_050, placementId, true))
+  t.equal((await findWallet(sql, business.id))!.balance, 379_950)
+  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 120_050, placementId, true)), { code: '23505' }, 'one debit per placement')
+  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 400_000, randomUUID(), true)), WalletNotCoveredError, 'never below zero, and the ledger entry rolls back')
   await t.rejects(sql`update wallets set balance = balance - 400000 where business_id = ${business.id}`, { code: '23514' }, 'the check constraint stands behind it')
-  t.equal((await sql.begin((tx) => debitWalletIfCovered(tx, business.id, 0, randomUUID()))).balance, 379_950, 'a free placement moves nothing')
+  await sql.begin((tx) => debitWalletIfCovered(tx, business.id, 0, randomUUID(), true))
+  t.equal((await findWallet(sql, business.id))!.balance, 379_950, 'a free placement moves nothing')
 
   t.equal((await findWallet(sql, business.id))!.balance, await ledgerNet())
+
+  // Every entry's balance_after replays from the oldest, and ends on the balance.
+  const entries = (await listLedger(sql, business.id, { kinds: null, beforeId: null, limit: 100 })).reverse()
+  let running = 0
+  for (const entry of entries) {
+    running += entry.kind === 'debit' ? -entry.amount : entry.amount
+    t.equal(entry.balanceAfter, running, `entry ${entry.id} (${entry.kind}) shows the balance it left`)
+  }
+  t.equal(running, (await findWallet(sql, business.id))!.balance)
+  t.same(entries.map((entry) => entry.kind), ['credit', 'debit'])
+  t.same((await listLedger(sql, business.id, { kinds: ['debit'], beforeId: null, limit: 100 })).map((entry) => entry.placementId), [placementId], 'filtered by kind')
   t.equal(await sql.begin((tx) => creditWallet(tx, randomUUID(), 100)), null, 'no wallet, no credit')
 })

@@ -43,7 +43,7 @@ function card(overrides: Partial<RateCard> = {}): RateCard {
   }
 }
 
-const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 }
+const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
 const request = (fields: Partial<PricingRequest>): PricingRequest => ({ pickup: ALPHA_POINT, dropoff: ALPHA_POINT, weight: 1, ...fields })
 const price = (fields: Partial<PricingRequest>, withCard: RateCard | null = card()) => priceShipment(request(fields), 4.2, withCard, RATES, 'NGN')
@@ -161,8 +161,8 @@ t.test('OSRM provider: route distance when it answers, haversine when it does no
 })
 
 t.test('quote response and catalog shapes', async (t) => {
-  const shown = toQuoteResponse(priceShipment(request({ weight: 2 }), 12.34, null, { ...RATES, baseFare: 51_250, perKm: 0, perKg: 0, minFare: 0 }, 'NGN'))
-  t.same(shown, { price: 512.5, distance_km: 12.34, currency: 'NGN', pricing_model: 'distance', option_id: null, option_label: null, delivery_mode: 'MOTORBIKE', from_zone_name: null, to_zone_name: null })
+  const shown = toQuoteResponse(priceShipment(request({ weight: 2 }), 12.34, null, { ...RATES, baseFare: 51_250, perKm: 0, perKg: 0, minFare: 0 }, 'NGN'), null)
+  t.same(shown, { price: 512.5, distance_km: 12.34, currency: 'NGN', pricing_model: 'distance', option_id: null, option_label: null, delivery_mode: 'MOTORBIKE', from_zone_name: null, to_zone_name: null, quote_id: null, expires_at: null })
   t.ok('option_id' in shown && 'to_zone_name' in shown, 'null fields are present, not omitted')
   t.same(buildCatalog(null, 'NGN').rate_cards, [])
   const catalog = buildCatalog(card(), 'NGN')

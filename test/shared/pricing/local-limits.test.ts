@@ -10,7 +10,7 @@ import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
 
 const rect = (w: number, s: number, e: number, n: number): [number, number][] => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
-const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80 }
+const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
 const IKEJA = locateInGazetteer('Ikeja')!
 const KANO = locateInGazetteer('Kano')!
 const ACCRA = { lat: 5.6037, lng: -0.187 }
@@ -57,7 +57,7 @@ async function refusal(input: QuoteInput, card: RateCard | null = CARD, rates: P
 t.test('local means local: Ikeja to Kano by bike is refused, and priced once the limit allows it', async (t) => {
   t.equal(await refusal(ikejaToKano()), 'distance 1080.66 km exceeds the 80 km limit of local delivery')
   t.equal(await refusal(ikejaToKano({ vehicle_type: undefined })), 'distance 1080.66 km exceeds the 80 km limit of local delivery', 'distance pricing too')
-  const far = await quoteWith(ikejaToKano(), CARD, { ...RATES, maxDistanceKm: 2000 }, tools())
+  const far = (await quoteWith(ikejaToKano(), CARD, { ...RATES, maxDistanceKm: 2000 }, tools())).quote
   t.match(far, { distanceKm: 1080.66, price: 150_000, optionId: 'opt_BIKE', fromZoneName: 'South', toZoneName: 'North' })
   t.equal(await refusal(ikejaToKano(), CARD, { ...RATES, maxDistanceKm: 1000.5 }), 'distance 1080.66 km exceeds the 1000.5 km limit of local delivery', 'the limit as given')
 })

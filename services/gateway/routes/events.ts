@@ -1,0 +1,60 @@
+import type { Queue } from 'bullmq'
+import type { FastifyInstance } from 'fastify'
+import { ORDER_EVENT_TYPES } from '../../../shared/courier.js'
+import { findEvent, listEvents } from '../../../shared/db/events.js'
+import { insertRedeliveries } from '../../../shared/db/webhooks.js'
+import { queueDeliveries, type WebhookJob } from '../../../shared/webhooks/queue.js'
+import { PG, type Sql } from '../../../shared/db/sql.js'
+import { ApiError } from '../../../shared/errors/api-error.js'
+import { isEventId } from '../../../shared/ids.js'
+import { toEventResource } from '../../../shared/orders/resource.js'
+import { enumListParam, integerParam, limitParam, readQuery } from '../query.js'
+
+interface EventRouteOptions {
+  sql: Sql
+  webhooks: Queue<WebhookJob>
+}
+
+/**
+ * The outbox, read in sequence order: a receiver that was down asks for everything after the
+ * last sequence it saw, and, the numbers having no gaps, knows when it has it all.
+ */
+export default async function eventRoutes(app: FastifyInstance, { sql, webhooks }: EventRouteOptions) {
+  app.get('/business/events', { config: { access: 'read' } }, async (request) => {
+    const query = readQuery(request.query, ['after', 'limit', 'type'])
+    const after = integerParam('after', query.after, { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 })
+    const types = enumListParam('type', query.type, ORDER_EVENT_TYPES)
+    const limit = limitParam(query.limit)
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    const rows = await listEvents(sql, scope, { after, types, limit: limit + 1 })
+    return { data: rows.slice(0, limit).map(toEventResource), has_more: rows.length > limit }
+  })
+
+  app.get<{ Params: { event_id: string } }>('/business/events/:event_id', { config: { access: 'read' } }, async (request) => {
+    const { event_id: eventId } = request.params
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    const event = isEventId(eventId) ? await findEvent(sql, eventId, scope) : null
+    if (!event) throw eventNotFound(eventId)
+    return toEventResource(event)
+  })
+
+  // One more delivery to every enabled endpoint that takes the event's type (docs/contracts.md section 7).
+  app.post<{ Params: { event_id: string } }>('/business/events/:event_id/redeliver', { config: { access: 'webhooks' } }, async (request, reply) => {
+    const { event_id: eventId } = request.params
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    const event = isEventId(eventId) ? await findEvent(sql, eventId, scope) : null
+    if (!event) throw eventNotFound(eventId)
+    // Two redeliveries at once may pick the same number: the second takes the next one.
+    const deliveries = await insertRedeliveries(sql, event.id).catch((err: { code?: string }) => {
+      if (err.code === PG.uniqueViolation) return insertRedeliveries(sql, event.id)
+      throw err
+    })
+    // The rows are written: should Redis refuse now, the sender's sweep queues them.
+    await queueDeliveries(webhooks, deliveries).catch((err) => request.log.warn({ err: (err as Error).message }, 'redelivery left to the sweep'))
+    return reply.code(202).send({ event_id: event.id, endpoint_ids: deliveries.map((delivery) => delivery.endpointId) })
+  })
+}
+
+function eventNotFound(eventId: string): ApiError {
+  return new ApiError(404, `Event ${eventId} was not found`)
+}

@@ -1,0 +1,83 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { ORDER_STATUSES } from '../../../shared/courier.js'
+import { findOrder, listOrders } from '../../../shared/db/orders.js'
+import { getPlatformRates } from '../../../shared/db/platform-rates.js'
+import type { Sql } from '../../../shared/db/sql.js'
+import { ApiError } from '../../../shared/errors/api-error.js'
+import { isOrderId, isUuid } from '../../../shared/ids.js'
+import { changeOrder } from '../../../shared/orders/change.js'
+import { orderAsShown } from '../../../shared/orders/resource.js'
+import { cancelRequestSchema } from '../../../shared/schemas/order.js'
+import { parseBody } from '../../../shared/schemas/parse.js'
+import { orderNotFound, sendOrderChange } from '../order-answer.js'
+import { dateParam, decodeCursor, encodeCursor, enumListParam, limitParam, readQuery } from '../query.js'
+
+const LIST_PARAMS = ['status', 'placement_id', 'created_gte', 'created_lt', 'limit', 'cursor'] as const
+
+// The last order of a page: its creation time (ISO, to the millisecond) and id.
+const orderCursor = z.object({ t: z.iso.datetime(), id: z.string().max(64) }).strict()
+
+interface OrderRouteOptions {
+  sql: Sql
+}
+
+/** The caller's orders: read, list, cancel (docs/contracts.md section 6). */
+export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRouteOptions) {
+  // A cancel needs no body: `Content-Type: application/json` with an empty body is no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') return done(null, undefined)
+    return parseJson(request, text, done)
+  })
+
+  app.get('/business/orders', { config: { access: 'read' } }, async (request) => {
+    const query = readQuery(request.query, LIST_PARAMS)
+    const statuses = enumListParam('status', query.status, ORDER_STATUSES)
+    const placementId = query.placement_id ?? null
+    if (placementId !== null && !isUuid(placementId)) throw new ApiError(400, 'placement_id must be a UUID')
+    const createdGte = dateParam('created_gte', query.created_gte)
+    const createdLt = dateParam('created_lt', query.created_lt)
+    const limit = limitParam(query.limit)
+    const cursor = decodeCursor(query.cursor, orderCursor)
+    const after = cursor && { createdAt: new Date(cursor.t), id: cursor.id }
+
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    // One more than the page shows: whether it exists is `has_more`.
+    const [rows, rates] = await Promise.all([
+      listOrders(sql, scope, { statuses, placementId, createdGte, createdLt, after, limit: limit + 1 }),
+      getPlatformRates(sql),
+    ])
+    const page = rows.slice(0, limit)
+    const hasMore = rows.length > limit
+    const last = page.at(-1)
+    const now = new Date()
+    return {
+      data: page.map((order) => orderAsShown(order, rates, now)),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
+    }
+  })
+
+  app.get<{ Params: { order_id: string } }>('/business/orders/:order_id', { config: { access: 'read' } }, async (request) => {
+    const { order_id: orderId } = request.params
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    const [order, rates] = await Promise.all([
+      isOrderId(orderId) ? findOrder(sql, orderId, scope) : null,
+      getPlatformRates(sql),
+    ])
+    if (!order) throw orderNotFound(orderId)
+    return orderAsShown(order, rates, new Date())
+  })
+
+  app.post<{ Params: { order_id: string } }>('/business/orders/:order_id/cancel', async (request, reply) => {
+    const { order_id: orderId } = request.params
+    const body = request.body === undefined ? {} : parseBody(cancelRequestSchema, request.body)
+    if (!isOrderId(orderId)) throw orderNotFound(orderId)
+    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
+    const outcome = await changeOrder(sql, { orderId, scope }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
+    return sendOrderChange(reply, outcome)
+  })
+}

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import type { Sql } from '../../../shared/db/sql.js'
+import { deleteEndpoint, findEndpoint, listAttempts, listEndpoints } from '../../../shared/db/webhooks.js'
+import { ApiError } from '../../../shared/errors/api-error.js'
+import { isWebhookEndpointId } from '../../../shared/ids.js'
+import { parseBody } from '../../../shared/schemas/parse.js'
+import { endpointRequestSchema } from '../../../shared/schemas/webhook.js'
+import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
+import { toAttemptResource, toEndpointResource } from '../../../shared/webhooks/resource.js'
+import type { UrlRules } from '../../../shared/webhooks/url-rules.js'
+import { decodeCursor, encodeCursor, limitParam, readQuery } from '../query.js'
+
+interface WebhookEndpointRouteOptions {
+  sql: Sql
+  rules: UrlRules
+}
+
+const attemptCursor = z.object({ id: z.number().int().positive() }).strict()
+
+function endpointNotFound(id: string): ApiError {
+  return new ApiError(404, `Webhook endpoint ${id} was not found`)
+}
+
+/** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write`. */
+export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, rules }: WebhookEndpointRouteOptions) {
+  const config = { access: 'webhooks' } as const
+  const scopeOf = (caller: { businessId: string; livemode: boolean }) => ({ businessId: caller.businessId, livemode: caller.livemode })
+
+  app.post('/business/webhook-endpoints', { config }, async (request, reply) => {
+    const body = parseBody(endpointRequestSchema, request.body)
+    const created = await createEndpoint(sql, scopeOf(request.caller), body, rules)
+    switch (created.kind) {
+      case 'url_refused':
+        throw new ApiError(400, created.message)
+      case 'limit_reached':
+        throw new ApiError(409, created.message)
+      case 'created':
+        return reply.code(201).send({ ...toEndpointResource(created.endpoint), secret: created.endpoint.secret })
+    }
+  })
+
+  app.get('/business/webhook-endpoints', { config }, async (request) => {
+    readQuery(request.query, [])
+    const endpoints = await listEndpoints(sql, scopeOf(request.caller))
+    return { data: endpoints.map(toEndpointResource) }
+  })
+
+  app.delete<{ Params: { id: string } }>('/business/webhook-endpoints/:id', { config }, async (request, reply) => {
+    const { id } = request.params
+    if (!isWebhookEndpointId(id) || !(await deleteEndpoint(sql, id, scopeOf(request.caller)))) throw endpointNotFound(id)
+    return reply.code(204).send()
+  })
+
+  app.post<{ Params: { id: string } }>('/business/webhook-endpoints/:id/rotate-secret', { config }, async (request) => {
+    const { id } = request.params
+    const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, scopeOf(request.caller), id, new Date()) : null
+    if (!rotated) throw endpointNotFound(id)
+    return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt?.toISOString() ?? null }
+  })
+
+  app.get<{ Params: { id: string } }>('/business/webhook-endpoints/:id/deliveries', { config }, async (request) => {
+    const { id } = request.params
+    const query = readQuery(request.query, ['limit', 'cursor'])
+    const limit = limitParam(query.limit)
+    const cursor = decodeCursor(query.cursor, attemptCursor)
+    const endpoint = isWebhookEndpointId(id) ? await findEndpoint(sql, id, scopeOf(request.caller)) : null
+    if (!endpoint) throw endpointNotFound(id)
+    const rows = await listAttempts(sql, endpoint.id, { beforeId: cursor?.id ?? null, limit: limit + 1 })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    const hasMore = rows.length > limit
+    return { data: page.map(toAttemptResource), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ id: last.id }) : null }
+  })
+}

@@ -1,0 +1,18 @@
+import { changeOrder } from '../../../shared/orders/change.js'
+import { defineCommand } from '../command.js'
+import { optionalText, requiredOrderId } from '../flags.js'
+import { orderChangeAnswer } from '../order-answer.js'
+
+/** `order:cancel`: the operator cancels, free (a full refund), until the order is picked up. */
+export const orderCancel = defineCommand({
+  options: {
+    order: { type: 'string' },
+    reason: { type: 'string' },
+  },
+  prepare(flags) {
+    return { orderId: requiredOrderId(flags, 'order'), reason: optionalText(flags, 'reason') }
+  },
+  async run({ sql }, input) {
+    return orderChangeAnswer(await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }))
+  },
+})

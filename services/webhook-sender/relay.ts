@@ -1,0 +1,38 @@
+import type { Queue } from 'bullmq'
+import type { Sql } from '../../shared/db/sql.js'
+import { findOverdueDeliveries, relayEvents } from '../../shared/db/webhooks.js'
+import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
+
+const RELAY_BATCH = 500
+const SWEEP_BATCH = 500
+
+/**
+ * The outbox relay: turns events not yet relayed into delivery rows (committed first) and
+ * queues one job per row. Should queueing fail after the commit, the rows are still open and
+ * the sweep below queues them. Returns how many events it claimed, so the caller can go again
+ * at once while there is a backlog.
+ */
+export async function relayOnce(sql: Sql, queue: Queue<WebhookJob>): Promise<number> {
+  const { claimed, deliveries } = await relayEvents(sql, RELAY_BATCH)
+  await queueDeliveries(queue, deliveries)
+  return claimed
+}
+
+/**
+ * Re-queues overdue open deliveries whose job Redis no longer has (a flush, a failover without
+ * persistence, a queue call that failed after the row was written), or whose job BullMQ gave up
+ * on (stalled too often, or faults past its attempts): that job is removed and queued afresh.
+ * Returns their ids.
+ */
+export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: number): Promise<number[]> {
+  const overdue = await findOverdueDeliveries(sql, idleS, SWEEP_BATCH)
+  const missing = []
+  for (const delivery of overdue) {
+    const job = await queue.getJob(webhookJobId(delivery))
+    if (job && !(await job.isFailed())) continue
+    await job?.remove()
+    missing.push(delivery)
+  }
+  await queueDeliveries(queue, missing)
+  return missing.map((delivery) => delivery.id)
+}

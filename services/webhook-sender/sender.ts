@@ -1,0 +1,107 @@
+import { Queue, Worker } from 'bullmq'
+import { BullMQOtel } from 'bullmq-otel'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Agent } from 'undici'
+import type { WebhookSenderConfig } from '../../shared/config.js'
+import { createSql } from '../../shared/db/sql.js'
+import healthRoutes from '../../shared/http/health.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
+import { createRedis } from '../../shared/redis.js'
+import { instruments } from '../../shared/telemetry/metrics.js'
+import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
+import { guardedLookup } from '../../shared/webhooks/url-rules.js'
+import { deliver, type AttemptOutcome } from './deliver.js'
+import { relayOnce, requeueMissing } from './relay.js'
+import { RetryLaterError } from './retry-later-error.js'
+
+// The sweep for deliveries whose job Redis lost.
+const SWEEP_EVERY_MS = 5000
+
+/**
+ * The webhook sender as a plugin of its health server: the outbox relay (events → delivery
+ * rows → jobs), the sweep that re-queues what Redis lost, and the consumer that delivers.
+ */
+async function webhookSender(app: FastifyInstance, { config }: { config: WebhookSenderConfig }) {
+  await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+  const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, Math.min(config.WEBHOOK_CONCURRENCY, 20) + 2), timeouts: config })
+  const connection = createRedis(config, { maxRetriesPerRequest: null })
+  connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
+  const rules = { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }
+  // Private addresses are refused again when the socket connects, whatever DNS said before.
+  const dispatcher = new Agent({ connect: { lookup: guardedLookup(rules), timeout: config.WEBHOOK_TIMEOUT_MS }, connections: 64, keepAliveTimeout: 10_000 })
+  const deps = { sql, dispatcher, rules, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
+
+  const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
+  queue.on('error', (err) => app.log.debug({ err: err.message }, 'webhook queue error'))
+
+  const worker = new Worker<WebhookJob, AttemptOutcome['kind']>(WEBHOOK_QUEUE, async (job) => {
+    const outcome = await deliver(deps, job.data.delivery_id)
+    // Another attempt later: BullMQ keeps the job and runs it after the wait the row recorded.
+    if (outcome.kind === 'retrying') throw new RetryLaterError(outcome.reason, outcome.delayMs)
+    if (outcome.kind === 'early') throw new RetryLaterError('not due yet', outcome.delayMs)
+    return outcome.kind
+  }, {
+    connection,
+    telemetry: new BullMQOtel({ tracerName: 'courier' }),
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    lockDuration: config.WEBHOOK_LOCK_MS,
+    stalledInterval: config.WEBHOOK_STALLED_INTERVAL_MS,
+    maxStalledCount: 5,
+    settings: { backoffStrategy: (_attempts, _type, err) => (err instanceof RetryLaterError ? err.delayMs : 5000) },
+  })
+  worker.on('error', (err) => app.log.error({ err }, 'webhook worker error'))
+  worker.on('failed', (job, err) => {
+    if (job && !(err instanceof RetryLaterError)) app.log.warn({ jobId: job.id, err: err.message }, 'webhook job failed')
+  })
+
+  instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
+    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: WEBHOOK_QUEUE, state })
+  })
+
+  // The relay runs again at once while it finds a full batch, and otherwise every interval.
+  let stopped = false
+  let relayTimer: NodeJS.Timeout | undefined
+  const relay = async () => {
+    let claimed = 0
+    try {
+      claimed = await relayOnce(sql, queue)
+    } catch (err) {
+      app.log.warn({ err: (err as Error).message }, 'webhook relay failed')
+    }
+    if (!stopped) relayTimer = setTimeout(relay, claimed > 0 ? 0 : config.WEBHOOK_RELAY_INTERVAL_MS)
+  }
+  relayTimer = setTimeout(relay, 0)
+
+  let sweeping = false
+  const sweep = setInterval(async () => {
+    if (sweeping) return
+    sweeping = true
+    try {
+      const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
+      if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
+    } catch (err) {
+      app.log.warn({ err: (err as Error).message }, 'webhook sweep failed')
+    } finally {
+      sweeping = false
+    }
+  }, SWEEP_EVERY_MS).unref()
+
+  app.addHook('onClose', async () => {
+    stopped = true
+    clearTimeout(relayTimer)
+    clearInterval(sweep)
+    await worker.close()
+    await queue.close()
+    await dispatcher.close()
+    connection.disconnect()
+    await sql.end({ timeout: 5 })
+  })
+
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
+}
+
+export const startWebhookSender = fp(webhookSender, { name: 'webhook-sender' })

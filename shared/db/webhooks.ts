@@ -1,0 +1,209 @@
+import type { OrderEventType } from '../courier.js'
+import type { StoredEvent } from './events.js'
+import type { OrderScope } from './orders.js'
+import type { Db, Tx } from './sql.js'
+
+export interface WebhookEndpoint {
+  id: string
+  businessId: string
+  livemode: boolean
+  url: string
+  eventTypes: OrderEventType[] | null
+  description: string | null
+  secret: string
+  previousSecret: string | null
+  previousSecretExpiresAt: Date | null
+  status: 'enabled' | 'disabled'
+  disabledReason: string | null
+  consecutiveFailures: number
+  createdAt: Date
+}
+
+export type NewWebhookEndpoint = Pick<WebhookEndpoint, 'id' | 'businessId' | 'livemode' | 'url' | 'eventTypes' | 'description' | 'secret'>
+
+const ENDPOINT_COLUMNS = `id, business_id, livemode, url, event_types, description, secret, previous_secret,
+  previous_secret_expires_at, status, disabled_reason, consecutive_failures, created_at`
+
+/**
+ * Inserts an endpoint unless the business already has `max` in this mode. The business row is
+ * locked first, so two creates at once cannot both see room for one more.
+ */
+export async function insertEndpointWithin(tx: Tx, endpoint: NewWebhookEndpoint, max: number): Promise<WebhookEndpoint | null> {
+  await tx`select id from businesses where id = ${endpoint.businessId} for update`
+  const [row] = await tx<WebhookEndpoint[]>`
+    insert into webhook_endpoints (id, business_id, livemode, url, event_types, description, secret)
+    select ${endpoint.id}, ${endpoint.businessId}, ${endpoint.livemode}, ${endpoint.url}, ${endpoint.eventTypes}, ${endpoint.description}, ${endpoint.secret}
+    where (select count(*) from webhook_endpoints where business_id = ${endpoint.businessId} and livemode = ${endpoint.livemode}) < ${max}
+    returning ${tx.unsafe(ENDPOINT_COLUMNS)}`
+  return row ?? null
+}
+
+export async function listEndpoints(db: Db, scope: OrderScope): Promise<WebhookEndpoint[]> {
+  return db<WebhookEndpoint[]>`
+    select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints
+    where business_id = ${scope.businessId} and livemode = ${scope.livemode} order by created_at, id`
+}
+
+export async function findEndpoint(db: Db, id: string, scope: OrderScope): Promise<WebhookEndpoint | null> {
+  const [row] = await db<WebhookEndpoint[]>`
+    select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints
+    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
+  return row ?? null
+}
+
+/** Deletes an endpoint with its deliveries and their log; false when the caller has no such endpoint. */
+export async function deleteEndpoint(db: Db, id: string, scope: OrderScope): Promise<boolean> {
+  const rows = await db`
+    delete from webhook_endpoints where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} returning id`
+  return rows.length > 0
+}
+
+/** Makes `secret` the signing secret; the one it replaces keeps signing until `overlapUntil`. */
+export async function rotateEndpointSecret(db: Db, id: string, scope: OrderScope, secret: string, overlapUntil: Date): Promise<WebhookEndpoint | null> {
+  const [row] = await db<WebhookEndpoint[]>`
+    update webhook_endpoints set previous_secret = secret, previous_secret_expires_at = ${overlapUntil}, secret = ${secret}
+    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}
+    returning ${db.unsafe(ENDPOINT_COLUMNS)}`
+  return row ?? null
+}
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
+
+/** One delivery of one event to one endpoint: the relay's, or a redelivery asked for. */
+export interface Delivery {
+  id: number
+  eventId: string
+  endpointId: string
+  redelivery: number
+  status: DeliveryStatus
+  attempts: number
+  nextAttemptAt: Date
+}
+
+const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, redelivery, status, attempts, next_attempt_at'
+
+export async function findDelivery(db: Db, id: number): Promise<Delivery | null> {
+  const [row] = await db<Delivery[]>`select ${db.unsafe(DELIVERY_COLUMNS)} from webhook_deliveries where id = ${id}`
+  return row ?? null
+}
+
+/** Any endpoint by id, whoever owns it: the sender's read, after the delivery named it. */
+export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpoint | null> {
+  const [row] = await db<WebhookEndpoint[]>`select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where id = ${id}`
+  return row ?? null
+}
+
+/**
+ * The relay's step: claims up to `limit` events not yet relayed (skipping those another relay
+ * holds), marks them relayed and writes one delivery per matching enabled endpoint, all in one
+ * statement. A delivery already written is not written again. Returns the deliveries to queue
+ * and how many events were claimed.
+ */
+export async function relayEvents(db: Db, limit: number): Promise<{ claimed: number; deliveries: Delivery[] }> {
+  const rows = await db<(Delivery & { claimed: number })[]>`
+    with claimed as (
+      select id, business_id, livemode, type from events where relayed_at is null
+      order by created_at limit ${limit} for update skip locked
+    ), marked as (
+      update events set relayed_at = now() where id in (select id from claimed) returning id
+    ), inserted as (
+      insert into webhook_deliveries (event_id, endpoint_id)
+      select c.id, w.id from claimed c join webhook_endpoints w
+        on w.business_id = c.business_id and w.livemode = c.livemode and w.status = 'enabled'
+        and (w.event_types is null or c.type = any(w.event_types))
+      on conflict do nothing
+      returning ${db.unsafe(DELIVERY_COLUMNS)}
+    )
+    select (select count(*)::int from marked) as claimed, i.* from (select 1) one left join inserted i on true`
+  const claimed = rows[0]?.claimed ?? 0
+  return { claimed, deliveries: rows.filter((row) => row.id !== null).map(({ claimed: _, ...delivery }) => delivery) }
+}
+
+/**
+ * One more delivery of an event to each enabled endpoint of its owner that takes its type,
+ * numbered after the last: the redelivery an integrator asks for.
+ */
+export async function insertRedeliveries(db: Db, eventId: string): Promise<Delivery[]> {
+  return db<Delivery[]>`
+    insert into webhook_deliveries (event_id, endpoint_id, redelivery)
+    select e.id, w.id, coalesce((select max(redelivery) from webhook_deliveries d where d.event_id = e.id and d.endpoint_id = w.id), 0) + 1
+    from events e join webhook_endpoints w
+      on w.business_id = e.business_id and w.livemode = e.livemode and w.status = 'enabled'
+      and (w.event_types is null or e.type = any(w.event_types))
+    where e.id = ${eventId}
+    returning ${db.unsafe(DELIVERY_COLUMNS)}`
+}
+
+/**
+ * Deliveries not at rest whose attempt is overdue by `idleS` and that nothing touched for as
+ * long: the sweep checks each still has its job. A retry waiting hours with its job in place
+ * is not looked at until it is due, so the batch is made of the ones likely lost.
+ */
+export async function findOverdueDeliveries(db: Db, idleS: number, limit: number): Promise<Delivery[]> {
+  return db<Delivery[]>`
+    select ${db.unsafe(DELIVERY_COLUMNS)} from webhook_deliveries
+    where status in ('pending', 'retrying') and next_attempt_at < now() - make_interval(secs => ${idleS})
+      and updated_at < now() - make_interval(secs => ${idleS})
+    order by next_attempt_at limit ${limit}`
+}
+
+/** What one attempt came to, as the delivery log shows it. */
+export interface AttemptRecord {
+  deliveryId: number
+  endpointId: string
+  eventId: string
+  eventType: string
+  attempt: number
+  status: 'succeeded' | 'retrying' | 'failed'
+  responseStatus: number | null
+  durationMs: number
+  error: string | null
+  nextAttemptAt: Date | null
+}
+
+/**
+ * Writes an attempt in one statement (so one implicit transaction, and no BEGIN/COMMIT round
+ * trips): its log row, the delivery's new state, and the endpoint's failure count. A success
+ * resets the count (the row is written only when it was not 0 already), a delivery that ends
+ * failed adds one, and `disableAfter` in a row, or a 410 (`disableReason`), disable the endpoint.
+ */
+export async function recordAttempt(db: Db, record: AttemptRecord, endpoint: { disableReason: string | null; disableAfter: number }): Promise<void> {
+  const { status } = record
+  const touchesEndpoint = status === 'failed' || endpoint.disableReason !== null || status === 'succeeded'
+  await db`
+    with attempt as (
+      insert into webhook_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at)
+      values (${record.deliveryId}, ${record.endpointId}, ${record.eventId}, ${record.eventType}, ${record.attempt}, ${status},
+        ${record.responseStatus}, ${record.durationMs}, ${record.error}, ${record.nextAttemptAt})
+    ), delivery as (
+      update webhook_deliveries set status = ${status}, attempts = ${record.attempt},
+        next_attempt_at = coalesce(${record.nextAttemptAt}, next_attempt_at), updated_at = now()
+      where id = ${record.deliveryId}
+    )
+    update webhook_endpoints set
+      consecutive_failures = case when ${status} = 'succeeded' then 0 when ${status} = 'failed' then consecutive_failures + 1 else consecutive_failures end,
+      status = case
+        when ${endpoint.disableReason}::text is not null then 'disabled'
+        when ${status} = 'failed' and consecutive_failures + 1 >= ${endpoint.disableAfter} then 'disabled'
+        else status end,
+      disabled_reason = case
+        when ${endpoint.disableReason}::text is not null then ${endpoint.disableReason}::text
+        when ${status} = 'failed' and consecutive_failures + 1 >= ${endpoint.disableAfter} then ${`${endpoint.disableAfter} deliveries in a row failed`}
+        else disabled_reason end
+    where id = ${record.endpointId} and ${touchesEndpoint}
+      and not (${status} = 'succeeded' and consecutive_failures = 0 and ${endpoint.disableReason}::text is null)`
+}
+
+export interface AttemptLogEntry extends AttemptRecord {
+  id: number
+  at: Date
+}
+
+/** An endpoint's delivery log, newest first, after the cursor's attempt id. */
+export async function listAttempts(db: Db, endpointId: string, filter: { beforeId: number | null; limit: number }): Promise<AttemptLogEntry[]> {
+  return db<AttemptLogEntry[]>`
+    select id, delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at, at
+    from webhook_attempts where endpoint_id = ${endpointId}
+      ${filter.beforeId === null ? db`` : db`and id < ${filter.beforeId}`}
+    order by id desc limit ${filter.limit}`
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod'
+import type { Courier, OrderStatus, PlatformRates } from '../courier.js'
+import { appendEvents } from '../db/events.js'
+import { lockOrder, updateOrder, type Order, type OrderScope } from '../db/orders.js'
+import { getPlatformRates } from '../db/platform-rates.js'
+import { transactionNow, type Sql } from '../db/sql.js'
+import { refundWallet } from '../db/wallets.js'
+import { newEventId } from '../ids.js'
+import { toMajor } from '../money.js'
+import { instruments } from '../telemetry/metrics.js'
+import { activeTraceparent, inSpan, sqlSpan } from '../telemetry/tracing.js'
+import { cancellationTerms, cancelRefusalMessage } from './cancellation.js'
+import { orderAsShown } from './resource.js'
+import { findMove, illegalMoveMessage, type Move } from './state-machine.js'
+
+/** What is asked of an order: a dispatch move (operator CLI, sandbox courier) or a cancel. */
+export type OrderChange =
+  // `expectedVersion`: move only if the order is still at that version (the sandbox courier's steps).
+  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number }
+  | { kind: 'cancel'; by: 'business' | 'operator'; reason: string | null }
+
+const resource = z.record(z.string(), z.unknown())
+
+/**
+ * How a change ended: the one value the gateway (services/gateway/order-answer.ts) and the CLI
+ * map to their answers. `order` is the resource as it stands after the change.
+ */
+export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('changed'), order: resource }),
+  // A cancelled order cancelled again: the same answer, no money moved.
+  z.object({ kind: z.literal('unchanged'), order: resource }),
+  z.object({ kind: z.literal('not_found'), orderId: z.string() }),
+  // The state machine refuses the move (409 / exit 1).
+  z.object({ kind: z.literal('refused'), message: z.string() }),
+  // The move is allowed but the request lacks what it needs, such as a reason (400 / exit 1).
+  z.object({ kind: z.literal('invalid'), message: z.string() }),
+  // The order changed since the version the change was meant for; nothing was done (409).
+  z.object({ kind: z.literal('moved_on'), message: z.string() }),
+])
+
+export type OrderChangeOutcome = z.infer<typeof orderChangeOutcomeSchema>
+
+/** A move the machine allows, worked out: the order after it and the money it returns. */
+interface Decided {
+  kind: 'move'
+  move: Move
+  next: Order
+  refund: number
+}
+
+type Decision = Decided | { kind: 'already_cancelled' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
+
+/**
+ * Changes one order, the only way any order changes. In one transaction: the order row is
+ * locked, the move is checked against the state machine, and the new row, its event (with the
+ * next sequence of the business) and any refund are written, in the lock order of
+ * docs/contracts.md section 6. `scope` null is the operator, who may reach any order.
+ */
+export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderScope | null }, change: OrderChange): Promise<OrderChangeOutcome> {
+  const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
+  return inSpan('order.change', attributes, (span) => sql.begin(async (tx) => {
+    const [order, rates, now] = await Promise.all([
+      sqlSpan('lock order', () => lockOrder(tx, target.orderId, target.scope)),
+      sqlSpan('load platform rates', () => getPlatformRates(tx)),
+      transactionNow(tx),
+    ])
+    if (!order) return { kind: 'not_found', orderId: target.orderId } satisfies OrderChangeOutcome
+    const decision = decide(order, change, rates, now)
+    span.setAttribute('courier.outcome', decision.kind)
+    if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
+    if (decision.kind !== 'move') return decision
+
+    const { next, move, refund } = decision
+    const shown = orderAsShown(next, rates, now)
+    const scope = { businessId: next.businessId, livemode: next.livemode }
+    const event = { id: newEventId(), type: move.event, orderId: next.id, orderVersion: next.version, data: { order: shown }, createdAt: now }
+    // One round trip, in the lock order: the order (held), the event counter, the wallet.
+    await Promise.all([
+      sqlSpan('update order', () => updateOrder(tx, next)),
+      sqlSpan('append event', () => appendEvents(tx, scope, [event], activeTraceparent())),
+      sqlSpan('refund wallet', () => refundWallet(tx, next.businessId, refund, next.id, next.livemode)),
+    ])
+    countChange(move, next, refund)
+    return { kind: 'changed', order: shown } satisfies OrderChangeOutcome
+  }))
+}
+
+/** The change applied to `order` at `now`, or why it cannot be. Pure: the transaction does the rest. */
+function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Date): Decision {
+  if (change.kind === 'cancel') {
+    if (order.status === 'cancelled') return { kind: 'already_cancelled' }
+    const move = findMove(order.status, 'cancelled', change.by)
+    if (!move) return { kind: 'refused', message: cancelRefusalMessage(order.id, order.status) }
+    const terms = cancellationTerms(order, rates, now, change.by)
+    const refund = order.price - (terms.fee ?? 0)
+    return { kind: 'move', move, refund, next: { ...moved(order, move, change.reason, now), courier: null, refundedAmount: refund } }
+  }
+
+  if (change.expectedVersion !== undefined && change.expectedVersion !== order.version) {
+    return { kind: 'moved_on', message: `${order.id} is at version ${order.version}, not ${change.expectedVersion}` }
+  }
+  const move = findMove(order.status, change.to, 'dispatch')
+  if (!move) return { kind: 'refused', message: illegalMoveMessage(order.id, order.status, change.to) }
+  if (move.reasonRequired && !change.reason) return { kind: 'invalid', message: `a reason is required to move ${order.id} to ${change.to}` }
+  const next = moved(order, move, change.reason, now)
+  if (move.to === 'assigned') {
+    if (!change.courier) return { kind: 'invalid', message: `a courier is required to move ${order.id} to assigned` }
+    return { kind: 'move', move, refund: 0, next: { ...next, courier: change.courier, assignedAt: now } }
+  }
+  // Unassigned: no courier holds it, and the next assignment opens a new free window.
+  if (move.to === 'created') return { kind: 'move', move, refund: 0, next: { ...next, courier: null, assignedAt: null } }
+  return { kind: 'move', move, refund: 0, next }
+}
+
+/** The order one step on: status, version and history; the caller adds what the move itself changes. */
+function moved(order: Order, move: Move, reason: string | null, now: Date): Order {
+  const step = reason ? { status: move.to, at: now.toISOString(), reason } : { status: move.to, at: now.toISOString() }
+  return { ...order, status: move.to, version: order.version + 1, history: [...order.history, step], updatedAt: now }
+}
+
+function countChange(move: Move, order: Order, refund: number): void {
+  const metrics = instruments()
+  metrics.orderChanges.add(1, { event: move.event, from: move.from, to: move.to })
+  if (refund > 0) {
+    metrics.refunds.add(1, { currency: order.currency })
+    metrics.refunded.add(toMajor(refund), { currency: order.currency })
+  }
+}

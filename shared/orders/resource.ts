@@ -1,0 +1,73 @@
+import type { StoredEvent } from '../db/events.js'
+import type { Order } from '../db/orders.js'
+import { toMajor } from '../money.js'
+import { shipmentSchema } from '../schemas/shipment.js'
+import { SANDBOX_SCENARIOS, type PlatformRates, type SandboxScenario } from '../courier.js'
+import { cancellationTerms, type CancellationTerms } from './cancellation.js'
+
+// Every field a shipment can be sent with, in the schema's order. `vehicle_type` and
+// `option_id` are shown with the price, as the order resolved them.
+// `sandbox_scenario` shows on test orders only.
+const SHIPMENT_FIELDS = Object.keys(shipmentSchema.shape).filter((field) => field !== 'vehicle_type' && field !== 'option_id' && field !== 'sandbox_scenario')
+
+/**
+ * An order as the API, the CLI and events show it (docs/contracts.md section 6): snake_case,
+ * amounts in major units, every shipment field present (null when not sent or erased), and
+ * the `cancellation` block the caller computed for this moment.
+ */
+export function toOrderResource(order: Order, terms: CancellationTerms): Record<string, unknown> {
+  const shipment: Record<string, unknown> = {}
+  for (const field of SHIPMENT_FIELDS) shipment[field] = order.shipment[field] ?? null
+  return {
+    order_id: order.id,
+    placement_id: order.placementId,
+    livemode: order.livemode,
+    status: order.status,
+    version: order.version,
+    price: toMajor(order.price),
+    currency: order.currency,
+    pricing_model: order.pricingModel,
+    vehicle_type: order.vehicleType,
+    option_id: order.optionId,
+    option_label: order.optionLabel,
+    delivery_mode: order.deliveryMode,
+    distance_km: order.distanceKm,
+    from_zone_name: order.fromZoneName,
+    to_zone_name: order.toZoneName,
+    ...shipment,
+    ...(order.livemode ? {} : { sandbox_scenario: sandboxScenarioOf(order) }),
+    courier: order.courier,
+    cancellation: {
+      cancellable: terms.cancellable,
+      fee: terms.fee === null ? null : toMajor(terms.fee),
+      free_until: terms.freeUntil?.toISOString() ?? null,
+    },
+    refunded_amount: toMajor(order.refundedAmount),
+    history: order.history,
+    created_at: order.createdAt.toISOString(),
+    updated_at: order.updatedAt.toISOString(),
+  }
+}
+
+/** The sandbox courier's path for a test order: as sent, or `deliver`. */
+export function sandboxScenarioOf(order: Pick<Order, 'shipment'>): SandboxScenario {
+  const sent = order.shipment.sandbox_scenario
+  return SANDBOX_SCENARIOS.find((scenario) => scenario === sent) ?? 'deliver'
+}
+
+/** An order as a business sees it at `now`: its `cancellation` previews a business cancel at that moment. */
+export function orderAsShown(order: Order, rates: PlatformRates, now: Date): Record<string, unknown> {
+  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'))
+}
+
+/** An event as `GET /v2/business/events` and webhooks show it. */
+export function toEventResource(event: StoredEvent): Record<string, unknown> {
+  return {
+    id: event.id,
+    type: event.type,
+    created_at: event.createdAt.toISOString(),
+    livemode: event.livemode,
+    sequence: event.sequence,
+    data: event.data,
+  }
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod'
+import { ORDER_EVENT_TYPES, ORDER_STATUSES, SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
+import { optionalText } from './fields.js'
+import { shipmentSchema } from './shipment.js'
+
+// The resources of docs/contracts.md section 6, as the OpenAPI document describes them. The
+// gateway builds them in shared/orders/resource.ts; tests hold the two together.
+
+/** Body of `POST /v2/business/orders/{order_id}/cancel`; the body itself may be left out. */
+export const cancelRequestSchema = z.object({ reason: optionalText('reason', { max: 255 }) }, { error: 'body must be a JSON object' })
+
+const iso = z.string().describe('ISO 8601 UTC, to the millisecond')
+
+// Each shipment field as sent, null when it was not sent or was erased after the retention period.
+const shipmentFields = Object.fromEntries(
+  Object.entries(shipmentSchema.shape)
+    .filter(([field]) => field !== 'vehicle_type' && field !== 'option_id' && field !== 'sandbox_scenario')
+    .map(([field, schema]) => [field, (schema instanceof z.ZodOptional ? schema.unwrap() : schema).nullable()]),
+)
+
+export const orderSchema = z.object({
+  order_id: z.string(),
+  placement_id: z.string(),
+  livemode: z.boolean(),
+  status: z.enum(ORDER_STATUSES),
+  version: z.number().int().positive(),
+  price: z.number(),
+  currency: z.string(),
+  pricing_model: z.enum(['rate_card', 'distance']),
+  vehicle_type: z.enum(VEHICLE_TYPES),
+  option_id: z.string().nullable(),
+  option_label: z.string().nullable(),
+  delivery_mode: z.enum(['MOTORBIKE', 'BUS_VAN', 'TRUCK']),
+  distance_km: z.number(),
+  from_zone_name: z.string().nullable(),
+  to_zone_name: z.string().nullable(),
+  ...shipmentFields,
+  sandbox_scenario: z.enum(SANDBOX_SCENARIOS).optional().describe('Test orders only: the sandbox courier\'s path'),
+  courier: z.object({ name: z.string(), phone: z.string(), vehicle_plate: z.string().nullable() }).nullable(),
+  cancellation: z.object({
+    cancellable: z.boolean(),
+    fee: z.number().nullable().describe('What a cancel would cost now; null when the order cannot be cancelled'),
+    free_until: iso.nullable().describe('End of the free window; set only while assigned'),
+  }),
+  refunded_amount: z.number(),
+  history: z.array(z.object({ status: z.enum(ORDER_STATUSES), at: iso, reason: z.string().optional() })),
+  created_at: iso,
+  updated_at: iso,
+})
+
+const page = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() })
+
+export const orderListSchema = page(orderSchema)
+
+export const walletSchema = z.object({ balance: z.number(), currency: z.string(), livemode: z.boolean(), updated_at: iso })
+
+export const transactionSchema = z.object({
+  id: z.string().describe('txn_…'),
+  type: z.enum(['credit', 'debit', 'refund']),
+  amount: z.number().nonnegative(),
+  balance_after: z.number(),
+  reference: z.string().nullable(),
+  placement_id: z.string().nullable(),
+  order_id: z.string().nullable(),
+  created_at: iso,
+})
+
+export const transactionListSchema = page(transactionSchema)
+
+export const eventSchema = z.object({
+  id: z.string().describe('evt_…'),
+  type: z.enum(ORDER_EVENT_TYPES),
+  created_at: iso,
+  livemode: z.boolean(),
+  sequence: z.number().int().positive().describe('Per business and mode, from 1, without gaps'),
+  data: z.object({ order: orderSchema }),
+})
+
+export const eventListSchema = z.object({ data: z.array(eventSchema), has_more: z.boolean() })
+
+/** Body of `POST /v2/business/sandbox/orders/{order_id}/advance`. */
+export const sandboxAdvanceSchema = z.object({
+  to: z.enum(ORDER_STATUSES, { error: (issue) => (issue.input === undefined ? 'to should not be empty' : `to must be one of the following values: ${ORDER_STATUSES.join(', ')}`) }),
+  reason: optionalText('reason', { max: 255 }),
+}, { error: 'body must be a JSON object' })

@@ -1,0 +1,51 @@
+import type { JobsOptions, Queue } from 'bullmq'
+import type { Delivery } from '../db/webhooks.js'
+
+export const WEBHOOK_QUEUE = 'webhooks'
+
+/** A delivery's job: the delivery row's id only. The event and endpoint are read when it runs. */
+export interface WebhookJob {
+  delivery_id: number
+}
+
+/**
+ * `{event id}:{endpoint id}:{redelivery}`: the relay's delivery is `…:0`, so relaying an event
+ * twice queues it once; each redelivery has its own number. (BullMQ 6 refuses a custom id with
+ * exactly one colon, so the relay's own delivery carries its 0.)
+ */
+export function webhookJobId(delivery: Pick<Delivery, 'eventId' | 'endpointId' | 'redelivery'>): string {
+  return `${delivery.eventId}:${delivery.endpointId}:${delivery.redelivery}`
+}
+
+/** The waits after each failed attempt, in seconds: 8 attempts over about 32 hours. */
+export const RETRY_SCHEDULE_S = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_S.length + 1
+
+/** The wait after failed attempt `attempt` (1-based), scaled and with ±10 % jitter; null after the last. */
+export function retryDelayMs(attempt: number, scale: number, random: () => number = Math.random): number | null {
+  const base = RETRY_SCHEDULE_S[attempt - 1]
+  if (base === undefined) return null
+  return Math.round(base * 1000 * scale * (0.9 + 0.2 * random()))
+}
+
+/**
+ * The delivery row decides when to retry and when to give up; BullMQ only keeps the job until
+ * then, so its own attempt count is set past ours. A job that finished leaves Redis at once.
+ */
+export function webhookJobOptions(delivery: Delivery, now: number): JobsOptions {
+  return {
+    jobId: webhookJobId(delivery),
+    delay: Math.max(0, delivery.nextAttemptAt.getTime() - now),
+    attempts: MAX_ATTEMPTS + 20,
+    backoff: { type: 'delivery-schedule' },
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600, count: 1000 },
+  }
+}
+
+/** Queues deliveries whose rows are written; a job already queued under the same id is left as it is. */
+export async function queueDeliveries(queue: Queue<WebhookJob>, deliveries: Delivery[]): Promise<void> {
+  if (deliveries.length === 0) return
+  const now = Date.now()
+  await queue.addBulk(deliveries.map((delivery) => ({ name: 'deliver', data: { delivery_id: delivery.id }, opts: webhookJobOptions(delivery, now) })))
+}
