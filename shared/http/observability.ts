@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { instruments } from '../telemetry/metrics.js'
 import { activeTraceId } from '../telemetry/tracing.js'
@@ -23,7 +23,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 }
 
 /** What every service's constructor sets beside its logger: one log line per request, from `requestLog`. */
-export const quietRequests = { disableRequestLogging: true } as const
+export const quietRequests = { logController: new LogController({ disableRequestLogging: true }) }
 
 /**
  * One log line per request that needs looking into: failed (4xx at info, 5xx at warn) or slower

@@ -42,7 +42,7 @@ t.test('the bench runs for a second and reports', async (t) => {
   t.equal(files.length, 1, 'writes one JSON file')
   const report = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'))
   t.type(report.gatewayPeakRssMb, 'number')
-  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1', 'webhooks'])
+  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1', 'place-1-ten', 'webhooks'])
   for (const entry of report.cases) {
     for (const side of [entry.baseline, entry.project]) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)
