@@ -115,6 +115,8 @@ export const gatewayEnv = commonEnv.extend({
   // Requests answered 401 per client address and minute before they are answered 429; 0 turns it off.
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(60),
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
+  // The address integrators call, as the OpenAPI document's server URL; http://localhost:GATEWAY_PORT when unset.
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
   ...webhookUrls,
 })
 

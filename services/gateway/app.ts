@@ -69,7 +69,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   })
 
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
-  await app.register(openApiRoutes)
+  await app.register(openApiRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}` })
   await app.register(async (v2) => {
     // Each route says whether it reads or writes; the hook checks the key's scopes against it.
     v2.addHook('onRequest', requireScope({ keys, failures }))

@@ -15,7 +15,8 @@ export const errorBodySchema = z.object({
   message: z.string(),
   errors: z.array(errorItemSchema).optional(),
   request_id: z.string().optional(),
-  placement_id: z.string().optional(),
-  required: z.number().optional(),
-  available: z.number().optional(),
+  placement_id: z.string().optional().describe('On every answer of a placement, refusals included'),
+  required: z.number().optional().describe('Insufficient balance: what the placement costs'),
+  available: z.number().optional().describe('Insufficient balance: what the wallet holds'),
+  currency: z.string().optional(),
 })

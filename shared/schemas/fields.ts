@@ -37,7 +37,8 @@ export function requiredText(field: string, rules: TextRules = {}) {
     .max(max, { error: `${field} must be shorter than or equal to ${max} characters` })
     .refine((value) => value.trim().length > 0, { error: `${field} should not be empty`, when: within(max) })
   if (rules.min) schema = schema.min(rules.min, { error: `${field} must be longer than or equal to ${rules.min} characters` })
-  return schema
+  // The OpenAPI document says "not blank" as a pattern; the refinement above is what checks it.
+  return schema.meta({ pattern: '\\S' })
 }
 
 export function optionalText(field: string, rules: TextRules = {}) {
@@ -133,4 +134,30 @@ export function checkPricingFields(value: PricingFields, ctx: z.core.$Refinement
   if (vehicle === 'bike' && option !== undefined) ctx.addIssue({ code: 'custom', path: ['option_id'], message: 'option_id must be omitted for bike; the band is chosen by weight' })
   if ((vehicle === 'bus_van' || vehicle === 'truck') && option === undefined) ctx.addIssue({ code: 'custom', path: ['option_id'], message: `option_id is required when vehicle_type is ${vehicle}` })
   if (vehicle === undefined && option !== undefined) ctx.addIssue({ code: 'custom', path: ['vehicle_type'], message: 'vehicle_type is required when option_id is sent' })
+}
+
+const isNumber = { type: 'number' }
+const isString = { type: 'string' }
+// Each part speaks of one or two fields and says nothing of the others (validators that close
+// objects by default, such as Redocly's example check, would otherwise refuse them).
+const about = (properties: Record<string, unknown>, required: string[] = []) => ({ ...(required.length > 0 && { required }), properties, unevaluatedProperties: true })
+const ifSent = (field: string, type: Record<string, unknown>, then: Record<string, unknown>) => ({ if: about({ [field]: type }, [field]), then })
+const needs = (field: string, type: Record<string, unknown>) => about({ [field]: type }, [field])
+const whenVehicle = (vehicles: string[], then: Record<string, unknown>) => ({ if: about({ vehicle_type: { enum: vehicles } }, ['vehicle_type']), then })
+
+/**
+ * `checkPricingFields` in JSON Schema, for the OpenAPI document only: a client that validates
+ * with it sends nothing the service refuses for these rules. `null` counts as omitted, so "sent"
+ * means "sent with a value".
+ */
+export const pricingFieldsJsonSchema = {
+  allOf: [
+    ...(['pickup', 'dropoff'] as const).flatMap((end) => [
+      ifSent(`${end}_latitude`, isNumber, needs(`${end}_longitude`, isNumber)),
+      ifSent(`${end}_longitude`, isNumber, needs(`${end}_latitude`, isNumber)),
+    ]),
+    whenVehicle(['bike'], about({ option_id: { type: 'null' } })),
+    whenVehicle(['bus_van', 'truck'], needs('option_id', isString)),
+    ifSent('option_id', isString, needs('vehicle_type', isString)),
+  ],
 }

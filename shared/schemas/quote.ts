@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../courier.js'
-import { checkPricingFields, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
 
 /** Body of `POST /v2/business/order/cost`. The quote's weight is already the billable weight. */
 export const quoteRequestSchema = z
@@ -15,6 +15,7 @@ export const quoteRequestSchema = z
     ...coordinateFields,
   }, { error: 'body must be a JSON object' })
   .superRefine(checkPricingFields, evenWithFieldErrors)
+  .meta(pricingFieldsJsonSchema)
 
 export type QuoteRequest = z.infer<typeof quoteRequestSchema>
 

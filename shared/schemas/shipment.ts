@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
-import { checkPricingFields, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
 import { listBody } from './parse.js'
 
 // What `isEmail` accepts, as a pattern for the OpenAPI document only (never run on input).
@@ -41,6 +41,7 @@ export const shipmentSchema = z
     ...coordinateFields,
   }, { error: 'must be a JSON object' })
   .superRefine(checkPricingFields, evenWithFieldErrors)
+  .meta(pricingFieldsJsonSchema)
 
 export type Shipment = z.infer<typeof shipmentSchema>
 

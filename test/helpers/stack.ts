@@ -8,6 +8,7 @@ import { gatewayServerOptions } from '../../services/gateway/server-options.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { startWebhookSender } from '../../services/webhook-sender/sender.js'
 import { useTestDb, type TestDb } from './db.js'
+import { checkResponsesAgainstDocument } from './openapi-responses.js'
 
 export interface Stack {
   db: TestDb
@@ -58,6 +59,7 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
   const logger = loggerOptions('trace')
   const gatewayLog = options.gatewayLog && typeof logger === 'object' ? { ...logger, stream: options.gatewayLog } : false
   const gateway = Fastify({ ...gatewayServerOptions(gatewayConfig), logger: gatewayLog })
+  checkResponsesAgainstDocument(gateway)
   await gateway.register(gatewayApp, { config: gatewayConfig })
   await gateway.ready()
 

@@ -8,6 +8,7 @@ import { walletsAgainstLedger } from '../helpers/db.js'
 import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
+import { checkResponsesAgainstDocument } from '../helpers/openapi-responses.js'
 
 // No pickup of its own: it leaves from the seeded business's pinned point in Lekki.
 const shipment = lagosShipment({ pickup_latitude: undefined, pickup_longitude: undefined })
@@ -143,6 +144,7 @@ t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) =>
   const { gatewayServerOptions } = await import('../../services/gateway/server-options.js')
   const config = loadConfig(gatewayEnv, { ...db.env, DATABASE_URL: 'postgres://root@127.0.0.1:1/courier_test', RATE_LIMIT_MAX: '0' })
   const gateway = Fastify({ ...gatewayServerOptions(config), logger: false })
+  checkResponsesAgainstDocument(gateway)
   await gateway.register(gatewayApp, { config })
   t.teardown(() => gateway.close())
   const response = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })

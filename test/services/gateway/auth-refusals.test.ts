@@ -8,6 +8,7 @@ import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
+import { checkResponsesAgainstDocument } from '../../helpers/openapi-responses.js'
 
 /*
  * docs/contracts.md, "Cheap refusals first": a malformed bearer value is a 401 without a Postgres query,
@@ -26,6 +27,7 @@ const MALFORMED = ['ck_live_short', 'ck_prod_00000000000000000000000000000000', 
 async function gatewayWith(t: Test, env: Record<string, string>): Promise<FastifyInstance> {
   const config = loadConfig(gatewayEnv, { RATE_LIMIT_MAX: '0', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env })
   const gateway = Fastify({ ...gatewayServerOptions(config), logger: false })
+  checkResponsesAgainstDocument(gateway)
   await gateway.register(gatewayApp, { config })
   await gateway.ready()
   t.teardown(() => gateway.close())

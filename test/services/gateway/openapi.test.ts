@@ -1,34 +1,90 @@
 import t from 'tap'
-import { startStack } from '../../helpers/stack.js'
+import { loadConfig, gatewayEnv } from '../../../shared/config.js'
+import { responseProblems } from '../../helpers/openapi-responses.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+import { seedAccount } from '../../helpers/accounts.js'
 
-t.test('the OpenAPI document is served without a key and describes the request schemas', async (t) => {
-  const { gateway } = await startStack(t, { worker: false })
+type Operation = { operationId: string; tags: string[]; description: string; responses: Record<string, unknown> }
+
+t.test('the document and its reference page are served without a key', async (t) => {
+  const { gateway } = await startStack(t, { worker: false, env: { PUBLIC_BASE_URL: 'https://api.courier.example/' } })
   const response = await gateway.inject({ method: 'GET', url: '/openapi.json' })
   t.equal(response.statusCode, 200)
   const document = response.json()
   t.equal(document.openapi, '3.1.0')
-  const shipment = document.paths['/business/order'].post.requestBody.content['application/json'].schema
-  t.equal(shipment.maxItems, 100)
-  t.same(shipment.items.required, ['dropoff_address', 'dropoff_state', 'recipient_name', 'recipient_phone', 'item_name', 'weight', 'quantity'])
-  t.same(shipment.items.properties.vehicle_type.enum, ['bike', 'bus_van', 'truck'])
-  const quote = document.paths['/business/order/cost'].post
-  t.equal(quote.requestBody.content['application/json'].schema.properties.weight.minimum, 0.1)
-  t.ok(quote.responses['200'].content['application/json'].schema.properties.pricing_model)
+  t.same(document.servers, [{ url: 'https://api.courier.example/v2', description: 'This deployment' }], 'an absolute server URL from PUBLIC_BASE_URL')
+
+  const page = await gateway.inject({ method: 'GET', url: '/docs/' })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /text\/html/)
+  t.match(page.body, /swagger-ui/i, 'Swagger UI renders the page')
+  const initializer = await gateway.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })
+  t.equal(initializer.statusCode, 200, 'its assets come from the gateway itself, not a CDN')
+  t.same((await gateway.inject({ method: 'GET', url: '/docs/json' })).json(), document, 'the page renders the served document')
 })
 
-t.test('every operation the OpenAPI document lists is a route the gateway serves, webhooks included', async (t) => {
+t.test('without PUBLIC_BASE_URL the server is the local gateway; a bad one stops start-up', async (t) => {
+  const { gateway } = await startStack(t, { worker: false })
+  t.same((await gateway.inject({ method: 'GET', url: '/openapi.json' })).json().servers[0].url, 'http://localhost:3000/v2')
+  t.throws(() => loadConfig(gatewayEnv, { PUBLIC_BASE_URL: 'ftp://example.com' }), /PUBLIC_BASE_URL: must be an http or https URL/)
+})
+
+t.test('every operation is served, named, tagged, described and answers 429 and 503 in the error body', async (t) => {
   const { gateway } = await startStack(t, { worker: false })
   const document = (await gateway.inject({ method: 'GET', url: '/openapi.json' })).json()
-  const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>)
-    .flatMap(([path, methods]) => Object.keys(methods).map((method) => ({ method: method.toUpperCase(), url: `/v2${path.replace(/\{(\w+)\}/g, ':$1')}` })))
-  for (const operation of operations) t.ok(gateway.hasRoute(operation), `${operation.method} ${operation.url} is served`)
-  const documented = new Set(operations.map((operation) => `${operation.method} ${operation.url}`))
-  for (const operation of ['POST /v2/business/webhook-endpoints', 'GET /v2/business/webhook-endpoints', 'DELETE /v2/business/webhook-endpoints/:id',
-    'POST /v2/business/webhook-endpoints/:id/rotate-secret', 'GET /v2/business/webhook-endpoints/:id/deliveries', 'POST /v2/business/events/:event_id/redeliver']) {
-    t.ok(documented.has(operation), `${operation} is documented`)
+  const operations = Object.entries(document.paths as Record<string, Record<string, Operation>>)
+    .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ method: method.toUpperCase(), url: `/v2${path.replace(/\{(\w+)\}/g, ':$1')}`, operation })))
+  t.equal(operations.length, 18)
+  for (const { method, url, operation } of operations) {
+    const name = `${method} ${url}`
+    t.ok(gateway.hasRoute({ method, url }), `${name} is served`)
+    t.match(operation.operationId, /^[a-z][A-Za-z]+$/, `${name} has an operationId`)
+    t.ok(operation.tags.length === 1 && document.tags.some((tag: { name: string }) => tag.name === operation.tags[0]), `${name} has a declared tag`)
+    t.match(operation.description, /API key scope: /, `${name} says which scope it takes`)
+    t.ok(operation.responses['429'] && operation.responses['503'], `${name} declares 429 and 503`)
   }
-  const create = document.paths['/business/webhook-endpoints'].post
-  t.same(create.requestBody.content['application/json'].schema.required, ['url'])
-  t.ok(create.responses['201'].content['application/json'].schema.properties.secret, 'the created endpoint shows its secret')
-  t.notOk(document.paths['/business/webhook-endpoints'].get.responses['200'].content['application/json'].schema.properties.data.items.properties.secret, 'a listed endpoint has none')
+  t.same(new Set(operations.map(({ operation }) => operation.operationId)).size, operations.length, 'operationIds are unique')
+  t.ok(document.webhooks.orderEvent.post.requestBody, 'the webhook POST to integrators is described too')
+})
+
+t.test('the request schemas say what the service refuses: every cross-field rule, nulls, blanks', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false })
+  const { apiKey } = await seedAccount(db.sql)
+  const base = { pickup_address: '12 Admiralty Way, Lekki', dropoff_address: '25 Adeola Odeku Street, VI', weight: 2 }
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['bike without option_id', { vehicle_type: 'bike' }],
+    ['bike with option_id', { vehicle_type: 'bike', option_id: 'opt_X' }],
+    ['bike with option_id null', { vehicle_type: 'bike', option_id: null }],
+    ['truck without option_id', { vehicle_type: 'truck' }],
+    ['truck with option_id null', { vehicle_type: 'truck', option_id: null }],
+    ['option_id without vehicle_type', { option_id: 'opt_X' }],
+    ['option_id with vehicle_type null', { option_id: 'opt_X', vehicle_type: null }],
+    ['a latitude without its longitude', { pickup_latitude: 6.45 }],
+    ['a longitude without its latitude', { dropoff_longitude: 3.4 }],
+    ['both coordinates of one end', { pickup_latitude: 6.45, pickup_longitude: 3.4 }],
+    ['a latitude with its longitude null', { pickup_latitude: 6.45, pickup_longitude: null }],
+    ['every optional field null', { vehicle_type: null, option_id: null, pickup_state: null, dropoff_state: null, pickup_latitude: null, pickup_longitude: null, dropoff_latitude: null, dropoff_longitude: null }],
+    ['a blank required string', { pickup_address: '     ' }],
+    ['an empty required string', { dropoff_address: '' }],
+  ]
+  const { validate } = await import('@hyperjump/json-schema/openapi-3-1')
+  const { documentUrl } = await import('../../helpers/openapi-responses.js')
+  const quoteRequest = await validate(`${documentUrl}#/components/schemas/QuoteRequest`)
+  for (const [name, fields] of cases) {
+    const body = { ...base, ...fields }
+    const fitsDocument = quoteRequest(body).valid
+    const response = await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', headers: bearer(apiKey), payload: body })
+    // A body the service prices may still be refused for its rate card (an unknown option id): only a validation 400 counts.
+    const validationRefusal = response.statusCode === 400 && Array.isArray(response.json().errors)
+    t.equal(fitsDocument, !validationRefusal, `${name}: the document ${fitsDocument ? 'accepts' : 'refuses'} it, the service ${validationRefusal ? 'refuses' : 'accepts'} it`)
+  }
+})
+
+t.test('the response check itself: a wrong body or an undocumented status is a problem', async (t) => {
+  t.same(await responseProblems('GET', '/v2/business/wallet', 200, JSON.stringify({ balance: 10, currency: 'NGN', livemode: true, updated_at: '2026-11-23T09:41:07.512Z' })), [])
+  t.match(await responseProblems('GET', '/v2/business/wallet', 200, JSON.stringify({ balance: '10', currency: 'NGN', livemode: true, updated_at: 'x' })), [/#\/balance fails/])
+  t.match(await responseProblems('GET', '/v2/business/wallet', 200, JSON.stringify({ balance: 10, currency: 'NGN', livemode: true, updated_at: 'x', secret: 1 })), [/#\/secret fails/], 'an undocumented field')
+  t.same(await responseProblems('GET', '/v2/business/wallet', 418, '{}'), ['status 418 is not documented for GET /business/wallet'])
+  t.match(await responseProblems('GET', '/v2/business/orders/ORD-7K2M9QXH4T', 404, JSON.stringify({ statusCode: 404, timestamp: 'x', path: '/v2/x', message: 'm', request_id: 'r' })), [], 'a refusal by its named response')
+  t.equal(await responseProblems('GET', '/health', 200, '{}'), null, 'a route outside the document is not checked')
 })

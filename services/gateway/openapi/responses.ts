@@ -1,0 +1,67 @@
+import { ref, type SchemaName } from './components.js'
+import { refusal } from './examples.js'
+
+/*
+ * The answers every operation shares: the refusals (each the spec's error body) and the headers.
+ * An operation lists the statuses it can answer; 429 and 503 apply to every one.
+ */
+
+const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
+
+export const headers = {
+  RequestId: header('Identifies this request in the logs; also in every error body as request_id', { type: 'string' }),
+  RateLimitLimit: header('Requests allowed per window for this key (when rate limiting is on)', { type: 'integer' }),
+  RateLimitRemaining: header('Requests left in the current window', { type: 'integer' }),
+  RateLimitReset: header('Seconds until the window resets', { type: 'integer' }),
+  RetryAfter: header('Seconds to wait before retrying', { type: 'integer' }),
+  IdempotentReplayed: header('"true" when this answer is the stored answer of an earlier request with the same Idempotency-Key', { type: 'string', enum: ['true'] }),
+}
+
+const headerRef = (name: keyof typeof headers) => ({ $ref: `#/components/headers/${name}` })
+
+/** Headers of every answer of the /v2 routes. */
+export const commonHeaders = {
+  'x-request-id': headerRef('RequestId'),
+  'ratelimit-limit': headerRef('RateLimitLimit'),
+  'ratelimit-remaining': headerRef('RateLimitRemaining'),
+  'ratelimit-reset': headerRef('RateLimitReset'),
+}
+
+const PATH = '/v2/business/order/cost'
+
+const refusals = {
+  400: { name: 'BadRequest', description: 'The request is invalid; `errors` lists every violation with its field (and `[index]` in a list body)', example: refusal(400, PATH, 'weight must not be less than 0.1', { errors: [{ field: 'weight', message: 'weight must not be less than 0.1' }] }) },
+  401: { name: 'Unauthorized', description: 'Missing, malformed, unknown or revoked API key', example: refusal(401, PATH, 'Invalid API key') },
+  403: { name: 'Forbidden', description: 'The key lacks the scope this operation needs', example: refusal(403, PATH, 'Insufficient API key scope') },
+  404: { name: 'NotFound', description: 'No such object for this business in this mode (live or test)', example: refusal(404, '/v2/business/orders/ORD-7K2M9QXH4T', 'Order ORD-7K2M9QXH4T was not found') },
+  409: { name: 'Conflict', description: 'The object is not in a state that allows this', example: refusal(409, '/v2/business/orders/ORD-7K2M9QXH4T/cancel', 'ORD-7K2M9QXH4T can no longer be cancelled: it was picked up') },
+  413: { name: 'PayloadTooLarge', description: 'The body is larger than the configured limit', example: refusal(413, PATH, 'Request body is larger than 1048576 bytes') },
+  415: { name: 'UnsupportedMediaType', description: 'The body is not application/json', example: refusal(415, PATH, 'Content-Type must be application/json') },
+  422: { name: 'IdempotencyMismatch', description: 'The Idempotency-Key was used before with a different body', example: refusal(422, '/v2/business/order', 'Idempotency-Key was already used with a different request body') },
+  429: { name: 'TooManyRequests', description: 'Rate limited, or too many failed authentications; retry after Retry-After seconds', example: refusal(429, PATH, 'Too many requests, retry in 12 seconds') },
+  503: { name: 'ServiceUnavailable', description: 'A dependency is out of reach; nothing was changed, retry shortly', example: refusal(503, PATH, 'Service temporarily unavailable, retry shortly') },
+} as const
+
+export type RefusalStatus = keyof typeof refusals
+
+/** `components.responses`: one named answer per refusal status. */
+export function refusalResponses() {
+  return Object.fromEntries(Object.entries(refusals).map(([status, { name, description, example }]) => [name, {
+    description,
+    headers: status === '429' ? { ...commonHeaders, 'retry-after': headerRef('RetryAfter') } : commonHeaders,
+    content: { 'application/json': { schema: ref('Error'), example } },
+  }]))
+}
+
+/** The refusals an operation can answer, always with 429 and 503. */
+export function refusalsOf(...statuses: RefusalStatus[]) {
+  const all = [...new Set<RefusalStatus>([...statuses, 429, 503])].sort((a, b) => a - b)
+  return Object.fromEntries(all.map((status) => [String(status), { $ref: `#/components/responses/${refusals[status].name}` }]))
+}
+
+/** A JSON answer with the common headers. */
+export function answer(description: string, schema: SchemaName, example: unknown, extraHeaders: Record<string, unknown> = {}) {
+  return { description, headers: { ...commonHeaders, ...extraHeaders }, content: { 'application/json': { schema: ref(schema), example } } }
+}
+
+export const replayedHeader = { 'idempotent-replayed': headerRef('IdempotentReplayed') }
