@@ -5,6 +5,7 @@ import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
+import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -18,6 +19,14 @@ try {
   config = loadConfig(launcherEnv)
 } catch (err) {
   console.error(err instanceof ConfigError ? err.message : err)
+  process.exit(1)
+}
+
+try {
+  for (const line of await ensureLocalDependencies(config)) console.log(`launcher: ${line}`)
+} catch (err) {
+  if (!(err instanceof DependencyDownError)) throw err
+  console.error(`launcher: ${err.message}`)
   process.exit(1)
 }
 
