@@ -44,6 +44,8 @@ export interface ExpectedError {
   message: string
   /** The full list, or 'listed' to require only that the first entry carries `message`. */
   errors?: { index?: number; field?: string; message: string }[] | 'listed'
+  /** Fields a refusal carries beside the spec's four, such as `placement_id`. */
+  extra?: Record<string, unknown>
 }
 
 /** The whole error body, field by field: nothing missing, nothing extra. */
@@ -64,6 +66,7 @@ export function assertError(t: Test, response: LightMyRequestResponse, expected:
     message: expected.message,
     request_id: requestId,
     ...(errors !== undefined && { errors }),
+    ...expected.extra,
   })
 }
 

@@ -197,6 +197,7 @@ t.test('placement', async (t) => {
     const changed = await place(account.apiKey, [shipment({ weight: 3 })], key)
     t.equal(changed.statusCode, 422)
     t.equal(changed.json().message, 'Idempotency-Key was already used with a different request body')
+    t.equal(changed.json().placement_id, first.json().placement_id, 'names the placement the key belongs to')
 
     const otherBusiness = await place(other.apiKey, [shipment()], key)
     t.equal(otherBusiness.statusCode, 201)

@@ -41,7 +41,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
         await releaseKey(sql, earlier.id)
         continue
       }
-      if (earlier.requestHash !== requestHash) throw new ApiError(422, 'Idempotency-Key was already used with a different request body')
+      if (earlier.requestHash !== requestHash) throw new ApiError(422, 'Idempotency-Key was already used with a different request body', { placement_id: earlier.id })
       if (!earlier.outcome) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress', { placement_id: earlier.id })
       reply.header('idempotent-replayed', 'true')
       return sendPlacement(request, reply, earlier.id, earlier.outcome)

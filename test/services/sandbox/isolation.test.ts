@@ -100,7 +100,7 @@ t.test('sandbox isolation: test and live data never meet', async (t) => {
       t.strictSame(replay.json(), placed, 'the replay is the placement of the caller\'s mode')
       // A different body under the key is refused in each mode on its own.
       assertError(t, await call(apiKey, 'POST', PLACE, [shipment()], { 'idempotency-key': 'same-key-both-modes' }), {
-        status: 422, path: PLACE, message: 'Idempotency-Key was already used with a different request body',
+        status: 422, path: PLACE, message: 'Idempotency-Key was already used with a different request body', extra: { placement_id: placed.placement_id },
       })
     }
     const [{ count }] = await sql`select count(*)::int from placements where business_id = ${account.businessId}`
