@@ -88,6 +88,7 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
     console.log(`Demo API key: ${demo.api_key}`)
     console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
     console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
+    console.log(`API reference: ${base}/docs (the OpenAPI document: ${base}/openapi.json)`)
     console.log('')
     break
   }
