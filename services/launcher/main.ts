@@ -6,6 +6,7 @@ import { demoSeed } from '../../shared/accounts/demo-seed.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
+import { nodeArgsOf } from './scripts.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -55,10 +56,10 @@ const localWebhooks = {
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || 'true',
 }
 const SERVICES: ServiceSpec[] = [
-  { name: 'pricing', entry: 'dist/services/pricing/main.js', env: internal },
-  { name: 'worker', entry: 'dist/services/placement-worker/main.js', env: internal },
-  { name: 'webhook-sender', entry: 'dist/services/webhook-sender/main.js', env: { ...internal, ...localWebhooks } },
-  { name: 'gateway', entry: 'dist/services/gateway/main.js', env: { ...shared, ...localWebhooks } },
+  { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal },
+  { name: 'worker', args: nodeArgsOf('start:worker'), env: internal },
+  { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks } },
+  { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks } },
 ]
 
 let stopping = false

@@ -4,7 +4,8 @@ import { createInterface } from 'node:readline'
 /** One service the launcher runs: a name for its log prefix and the built entry it starts. */
 export interface ServiceSpec {
   name: string
-  entry: string
+  /** Arguments to node: the service's npm script without its `node` (scripts.ts). */
+  args: string[]
   /** Variables this service gets on top of the launcher's own environment. */
   env?: Record<string, string>
 }
@@ -38,7 +39,7 @@ export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void
 
   function start(service: Supervised) {
     service.restart = null
-    const child = spawn(process.execPath, ['--import', './dist/shared/telemetry/register.js', service.spec.entry], {
+    const child = spawn(process.execPath, service.spec.args, {
       env: { ...process.env, ...service.spec.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

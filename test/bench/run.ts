@@ -18,6 +18,7 @@ import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type C
 import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
+import { nodeArgsOf } from '../../services/launcher/scripts.js'
 
 /*
  * `npm run bench`: the project as `npm start` runs it (four processes), on a database and a
@@ -194,12 +195,12 @@ async function main() {
   // The project exactly as the launcher starts it (services/launcher/main.ts).
   const profileDir = path.join(projectRoot, '.bench-prof')
   const profile = (name: string) => (PROFILED.has(name) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [])
-  const service = (name: string, entry: string): Child => startNode(name, [...profile(name), '--import', './dist/shared/telemetry/register.js', entry], projectEnv)
+  const service = (name: string, script: string): Child => startNode(name, [...profile(name), ...nodeArgsOf(script)], projectEnv)
   const baseline = (role: string, env: Record<string, string>): Child => startNode(`baseline-${role}`, [...profile(`baseline-${role}`), 'dist/test/bench/baselines.js', role], env)
-  const pricing = service('pricing', 'dist/services/pricing/main.js')
-  const worker = service('worker', 'dist/services/placement-worker/main.js')
-  const gateway = service('gateway', 'dist/services/gateway/main.js')
-  const sender = service('webhook-sender', 'dist/services/webhook-sender/main.js')
+  const pricing = service('pricing', 'start:pricing')
+  const worker = service('worker', 'start:worker')
+  const gateway = service('gateway', 'start:gateway')
+  const sender = service('webhook-sender', 'start:webhook-sender')
 
   const baselineEnv = { REDIS_URL, DATABASE_URL, QUEUE_PREFIX: BASELINE_PREFIX, BASELINE_SCHEMA, WALLET_ID: walletId }
   const baselineProcesses = [
