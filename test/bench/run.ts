@@ -14,7 +14,7 @@ import { createWallet, creditWallet } from '../../shared/db/wallets.js'
 import { ISLAND, quoteRequest, shipment } from '../helpers/shipments.js'
 import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
-import { freePort, peakRssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
+import { freePort, peakRssMb, rssMb, projectRoot, startNode, stopAll, waitReady, type Child } from './processes.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -292,6 +292,7 @@ async function main() {
         const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
         log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
         log(`    cores used: baseline ${formatCpu(b.cpu)}; project ${formatCpu(p.cpu)}`)
+        log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
       }
     } finally {
       // A failed clean-up is told but must not hide the error of a failed round.
