@@ -49,25 +49,24 @@ export type SchemaName = keyof typeof requests | keyof typeof answers
 /** `{ $ref }` to a named schema. */
 export const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` })
 
-type JsonSchema = Record<string, unknown>
+type JsonSchema = z.core.JSONSchema.JSONSchema
 
 /*
  * JSON `null` counts as omitted in every request body (docs/contracts.md), so each optional field
  * of a request object also takes null.
  */
 function nullableOptionals(ctx: { zodSchema: z.core.$ZodTypes; jsonSchema: JsonSchema }) {
-  if (ctx.zodSchema._zod.def.type !== 'object') return
-  const properties = (ctx.jsonSchema.properties ?? {}) as Record<string, JsonSchema>
-  const required = new Set((ctx.jsonSchema.required ?? []) as string[])
+  const { properties, required = [] } = ctx.jsonSchema
+  if (ctx.zodSchema._zod.def.type !== 'object' || !properties) return
   for (const [field, schema] of Object.entries(properties)) {
-    if (required.has(field)) continue
+    if (required.includes(field) || typeof schema === 'boolean') continue
     properties[field] = orNull(schema)
   }
 }
 
 function orNull(schema: JsonSchema): JsonSchema {
   if (typeof schema.type === 'string') {
-    const enumeration = Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}
+    const enumeration = schema.enum ? { enum: [...schema.enum, null] } : {}
     return { ...schema, type: [schema.type, 'null'], ...enumeration }
   }
   return { anyOf: [schema, { type: 'null' }] }
@@ -84,7 +83,7 @@ function convert(schemas: Record<string, z.ZodType>, io: 'input' | 'output', ove
     ...(override && { override }),
   })
   return Object.fromEntries(Object.entries(converted).map(([id, schema]) => {
-    const { $schema: _version, $id: _id, ...rest } = schema as JsonSchema
+    const { $schema: _version, $id: _id, ...rest } = schema
     return [id, rest]
   }))
 }
