@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { ValidationError } from '../../../shared/errors/validation-error.js'
+import { z } from 'zod'
 import { toHeldQuote } from '../../../shared/pricing/held-quote.js'
 import type { QuoteStore } from '../../../shared/pricing/quote-store.js'
 import type { Quoter } from '../../../shared/pricing/quoter.js'
@@ -19,16 +19,22 @@ interface QuoteRouteOptions {
   quoteTtlS: number
 }
 
+// What the gateway sends: whose quote it is, in which mode, and the caller's body (checked on its own below).
+const internalQuoteSchema = z.object({
+  business_id: z.string({ error: 'business_id must be a string' }),
+  livemode: z.boolean({ error: 'livemode must be a boolean value' }).default(true),
+  request: z.unknown(),
+}, { error: 'body must be a JSON object' })
+
 export default async function quoteRoutes(app: FastifyInstance, { quoter, quotes, quoteTtlS }: QuoteRouteOptions) {
   app.post('/internal/quote', async (request) => {
-    const body = request.body as { business_id?: unknown; livemode?: unknown; request?: unknown } | null
-    if (typeof body?.business_id !== 'string') throw new ValidationError([{ field: 'business_id', message: 'business_id must be a string' }])
+    const body = parseBody(internalQuoteSchema, request.body)
     const quoteRequest = parseBody(quoteRequestSchema, body.request)
     const priced = await quoter.quote(body.business_id, quoteRequest)
     instruments().quotes.add(1, { pricing_model: priced.quote.pricingModel })
     // Held in Redis with its TTL; without Redis the quote still answers, with no id to lock it.
     // A test key's quote is a test quote: a live shipment cannot name it, nor the reverse.
-    const held = toHeldQuote({ businessId: body.business_id, livemode: body.livemode !== false }, quoteRequest, priced, new Date(), quoteTtlS)
+    const held = toHeldQuote({ businessId: body.business_id, livemode: body.livemode }, quoteRequest, priced, new Date(), quoteTtlS)
     return toQuoteResponse(priced.quote, (await quotes.hold(held)) ? held : null)
   })
 }
