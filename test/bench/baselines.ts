@@ -29,7 +29,8 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
 // WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS, and the sender's undici Agent.
 const PRICING_CONNECTIONS = 64
 const QUOTE_TTL_S = 900
-const WORKER_CONCURRENCY = 16
+// BENCH_BASELINE_CONCURRENCY tries other settings (the README says which were tried).
+const WORKER_CONCURRENCY = Number(process.env.BENCH_BASELINE_CONCURRENCY ?? 16)
 const WEBHOOK_CONCURRENCY = 32
 const WEBHOOK_TIMEOUT_MS = 10_000
 const WEBHOOK_CONNECTIONS = 64
