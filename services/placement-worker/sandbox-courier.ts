@@ -8,6 +8,7 @@ import { nextSandboxStep, SANDBOX_COURIER } from '../../shared/orders/sandbox-co
 import { SANDBOX_QUEUE, sandboxJobId, sandboxJobOptions, type SandboxJob } from '../../shared/orders/sandbox-queue.js'
 import { TERMINAL_STATUSES } from '../../shared/orders/state-machine.js'
 import type { RedisClient } from '../../shared/redis.js'
+import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 const SWEEP_BATCH = 200
 // A step is overdue, and its job looked for, this long after it should have run.
@@ -53,25 +54,16 @@ export function startSandboxCourier(app: FastifyInstance, options: { sql: Sql; c
   })
   worker.on('error', (err) => app.log.error({ err }, 'sandbox courier error'))
 
-  let sweeping = false
-  const sweep = setInterval(async () => {
-    if (sweeping) return
-    sweeping = true
-    try {
-      for (const order of await findIdleSandboxOrders(sql, stepS + OVERDUE_GRACE_S, SWEEP_BATCH)) {
-        const existing = await queue.getJob(sandboxJobId({ order_id: order.id, version: order.version }))
-        // A step that failed for good (out of attempts, stalled too often) would hold its id forever.
-        if (existing && !(await existing.isFailed())) continue
-        if (existing) await existing.remove()
-        const dueIn = order.updatedAt.getTime() + stepMs - Date.now()
-        await schedule(order, dueIn)
-      }
-    } catch (err) {
-      app.log.warn({ err: (err as Error).message }, 'sandbox sweep failed')
-    } finally {
-      sweeping = false
+  const sweep = repeatWithoutOverlap(Math.min(stepMs, 5000), async () => {
+    for (const order of await findIdleSandboxOrders(sql, stepS + OVERDUE_GRACE_S, SWEEP_BATCH)) {
+      const existing = await queue.getJob(sandboxJobId({ order_id: order.id, version: order.version }))
+      // A step that failed for good (out of attempts, stalled too often) would hold its id forever.
+      if (existing && !(await existing.isFailed())) continue
+      if (existing) await existing.remove()
+      const dueIn = order.updatedAt.getTime() + stepMs - Date.now()
+      await schedule(order, dueIn)
     }
-  }, Math.min(stepMs, 5000)).unref()
+  }, (err) => app.log.warn({ err: (err as Error).message }, 'sandbox sweep failed'))
 
   return {
     /** The first step of each new test order, one step from now. */

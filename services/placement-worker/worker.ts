@@ -22,6 +22,7 @@ import { instruments } from '../../shared/telemetry/metrics.js'
 import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
 import { erasePersonalDataOlderThan, settleOrphans } from './sweeps.js'
+import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 const SWEEP_MS = 15 * 60 * 1000
 // Often enough that an orphan is settled a few seconds after PLACEMENT_ORPHAN_AFTER_S.
@@ -101,19 +102,10 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     }
   })
 
-  let settling = false
-  const settler = setInterval(async () => {
-    if (settling) return
-    settling = true
-    try {
-      const settled = await settleOrphans(sql, queue, config.PLACEMENT_ORPHAN_AFTER_S)
-      if (settled.length > 0) app.log.warn({ placementIds: settled }, 'settled placements no job backs as not processed')
-    } catch (err) {
-      app.log.warn({ err }, 'placement settler failed')
-    } finally {
-      settling = false
-    }
-  }, SETTLE_EVERY_MS).unref()
+  const settler = repeatWithoutOverlap(SETTLE_EVERY_MS, async () => {
+    const settled = await settleOrphans(sql, queue, config.PLACEMENT_ORPHAN_AFTER_S)
+    if (settled.length > 0) app.log.warn({ placementIds: settled }, 'settled placements no job backs as not processed')
+  }, (err) => app.log.warn({ err }, 'placement settler failed'))
 
   const sweep = setInterval(() => {
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))

@@ -14,6 +14,7 @@ import { guardedLookup } from '../../shared/webhooks/url-rules.js'
 import { deliver, type AttemptOutcome } from './deliver.js'
 import { relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
+import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 // The sweep for deliveries whose job Redis lost.
 const SWEEP_EVERY_MS = 5000
@@ -76,19 +77,10 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   }
   relayTimer = setTimeout(relay, 0)
 
-  let sweeping = false
-  const sweep = setInterval(async () => {
-    if (sweeping) return
-    sweeping = true
-    try {
-      const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
-      if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
-    } catch (err) {
-      app.log.warn({ err: (err as Error).message }, 'webhook sweep failed')
-    } finally {
-      sweeping = false
-    }
-  }, SWEEP_EVERY_MS).unref()
+  const sweep = repeatWithoutOverlap(SWEEP_EVERY_MS, async () => {
+    const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
+    if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
+  }, (err) => app.log.warn({ err: (err as Error).message }, 'webhook sweep failed'))
 
   app.addHook('onClose', async () => {
     stopped = true
