@@ -63,3 +63,11 @@ async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
   const broken = (await walletsAgainstLedger(sql)).filter((wallet) => wallet.balance !== wallet.ledger || wallet.balance < 0)
   if (broken.length > 0) throw new Error(`wallet invariant broken: ${JSON.stringify(broken)}`)
 }
+
+/** For these businesses: one wallet each, and each wallet equal to its ledger (credits − debits + refunds). */
+export async function assertLedgersOf(t: Test, sql: Sql, businesses: string[]): Promise<void> {
+  t.ok(businesses.length > 0)
+  const wallets = (await walletsAgainstLedger(sql)).filter((wallet) => businesses.includes(wallet.businessId))
+  t.equal(wallets.length, businesses.length)
+  for (const wallet of wallets) t.equal(wallet.balance, wallet.ledger, `${wallet.businessId}: balance ${wallet.balance} = ledger ${wallet.ledger}`)
+}

@@ -9,6 +9,7 @@ import { demoCardFile, seedAccount, type SeededAccount } from '../../helpers/acc
 import { assertError, expectedKm, ISO_UTC, PLACE, QUOTE, quoteBody } from '../../helpers/gateway.js'
 import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { assertLedgersOf } from '../../helpers/db.js'
 
 // DESIGN.md section 8 (orders and their lifecycle) and section 13 items 2, 3, 6, 10 and 11,
 // through the gateway's HTTP interface. Dispatch moves are the operator's path: changeOrder
@@ -652,7 +653,7 @@ t.test('orders through the gateway', async (t) => {
   })
 
   t.test('every wallet of this file equals its ledger (credits − debits + refunds), and reads so', async (t) => {
-    await checkLedgers(t, sql, businesses)
+    await assertLedgersOf(t, sql, businesses)
     for (const businessId of businesses) {
       const key = (await createApiKey(sql, businessId, ['orders:read'])).apiKey
       const wallet = (await get(key, '/v2/business/wallet')).json()
@@ -660,15 +661,3 @@ t.test('orders through the gateway', async (t) => {
     }
   })
 })
-
-async function checkLedgers(t: Test, sql: Sql, businesses: string[]) {
-  t.ok(businesses.length > 0)
-  const rows = await sql<{ businessId: string; balance: number; ledger: number }[]>`
-    select w.business_id, w.balance,
-           coalesce(sum(case l.kind when 'debit' then -l.amount else l.amount end), 0)::bigint as ledger
-    from wallets w left join ledger_entries l on l.business_id = w.business_id
-    where w.business_id = any(${businesses}::uuid[])
-    group by w.business_id, w.balance`
-  t.equal(rows.length, businesses.length)
-  for (const row of rows) t.equal(row.balance, row.ledger, `${row.businessId}: balance ${row.balance} = ledger ${row.ledger}`)
-}

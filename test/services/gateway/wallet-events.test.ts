@@ -8,6 +8,7 @@ import { seedAccount, type SeededAccount } from '../../helpers/accounts.js'
 import { assertError, ISO_UTC, PLACE } from '../../helpers/gateway.js'
 import { KANO, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { assertLedgersOf } from '../../helpers/db.js'
 
 // DESIGN.md section 8: the wallet, its statement and the events outbox, through the gateway.
 
@@ -398,15 +399,7 @@ t.test('wallet, statement and events through the gateway', async (t) => {
   })
 
   t.test('every wallet of this file equals its ledger (credits − debits + refunds)', async (t) => {
-    t.ok(businesses.length > 0)
-    const rows = await sql<{ businessId: string; balance: number; ledger: number }[]>`
-      select w.business_id, w.balance,
-             coalesce(sum(case l.kind when 'debit' then -l.amount else l.amount end), 0)::bigint as ledger
-      from wallets w left join ledger_entries l on l.business_id = w.business_id
-      where w.business_id = any(${businesses}::uuid[])
-      group by w.business_id, w.balance`
-    t.equal(rows.length, businesses.length)
-    for (const row of rows) t.equal(row.balance, row.ledger, `${row.businessId}: balance ${row.balance} = ledger ${row.ledger}`)
+    await assertLedgersOf(t, sql, businesses)
     await checkStatements(t, sql, businesses)
   })
 })
