@@ -84,3 +84,14 @@ export function decodeCursor<S extends z.ZodType>(value: string | undefined, sch
   if (!parsed.success) throw new ApiError(400, 'cursor is not valid')
   return parsed.data
 }
+
+/**
+ * A page of a keyset list read with `limit + 1` rows: the extra row only says whether there is
+ * more, and the cursor is the position of the last row shown.
+ */
+export function keysetPage<R, T>(rows: R[], limit: number, show: (row: R) => T, position: (row: R) => unknown) {
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  const hasMore = rows.length > limit
+  return { data: page.map(show), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(position(last)) : null }
+}

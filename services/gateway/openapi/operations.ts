@@ -115,7 +115,7 @@ export const operations = {
     get: {
       operationId: 'getWallet', tags: ['Wallet'], ...access('read', 'The balance of the wallet this key pays from (the test wallet for a ck_test_ key). It is funded by the operator; every movement is a transaction.'),
       summary: 'Read the wallet',
-      responses: { 200: answer('The wallet', 'Wallet', example.wallet), ...refusalsOf(401, 403) },
+      responses: { 200: answer('The wallet', 'Wallet', example.wallet), ...refusalsOf(401, 403, 404) },
     },
   },
   '/business/wallet/transactions': {

@@ -25,15 +25,13 @@ export default async function eventRoutes(app: FastifyInstance, { sql, webhooks 
     const after = integerParam('after', query.after, { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 })
     const types = enumListParam('type', query.type, ORDER_EVENT_TYPES)
     const limit = limitParam(query.limit)
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
-    const rows = await listEvents(sql, scope, { after, types, limit: limit + 1 })
+    const rows = await listEvents(sql, request.caller, { after, types, limit: limit + 1 })
     return { data: rows.slice(0, limit).map(toEventResource), has_more: rows.length > limit }
   })
 
   app.get<{ Params: { event_id: string } }>('/business/events/:event_id', { config: { access: 'read' } }, async (request) => {
     const { event_id: eventId } = request.params
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
-    const event = isEventId(eventId) ? await findEvent(sql, eventId, scope) : null
+    const event = isEventId(eventId) ? await findEvent(sql, eventId, request.caller) : null
     if (!event) throw eventNotFound(eventId)
     return toEventResource(event)
   })
@@ -41,8 +39,7 @@ export default async function eventRoutes(app: FastifyInstance, { sql, webhooks 
   // One more delivery to every enabled endpoint that takes the event's type (docs/contracts.md section 7).
   app.post<{ Params: { event_id: string } }>('/business/events/:event_id/redeliver', { config: { access: 'webhooks' } }, async (request, reply) => {
     const { event_id: eventId } = request.params
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
-    const event = isEventId(eventId) ? await findEvent(sql, eventId, scope) : null
+    const event = isEventId(eventId) ? await findEvent(sql, eventId, request.caller) : null
     if (!event) throw eventNotFound(eventId)
     // Two redeliveries at once may pick the same number: the second takes the next one.
     const deliveries = await insertRedeliveries(sql, event.id).catch((err: { code?: string }) => {

@@ -11,7 +11,7 @@ import { orderAsShown } from '../../../shared/orders/resource.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { orderNotFound, sendOrderChange } from '../order-answer.js'
-import { dateParam, decodeCursor, encodeCursor, enumListParam, limitParam, readQuery } from '../query.js'
+import { dateParam, decodeCursor, keysetPage, enumListParam, limitParam, readQuery } from '../query.js'
 
 const LIST_PARAMS = ['status', 'placement_id', 'created_gte', 'created_lt', 'limit', 'cursor'] as const
 
@@ -44,28 +44,19 @@ export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRo
     const cursor = decodeCursor(query.cursor, orderCursor)
     const after = cursor && { createdAt: new Date(cursor.t), id: cursor.id }
 
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
     // One more than the page shows: whether it exists is `has_more`.
     const [rows, rates] = await Promise.all([
-      listOrders(sql, scope, { statuses, placementId, createdGte, createdLt, after, limit: limit + 1 }),
+      listOrders(sql, request.caller, { statuses, placementId, createdGte, createdLt, after, limit: limit + 1 }),
       getPlatformRates(sql),
     ])
-    const page = rows.slice(0, limit)
-    const hasMore = rows.length > limit
-    const last = page.at(-1)
     const now = new Date()
-    return {
-      data: page.map((order) => orderAsShown(order, rates, now)),
-      has_more: hasMore,
-      next_cursor: hasMore && last ? encodeCursor({ t: last.createdAt.toISOString(), id: last.id }) : null,
-    }
+    return keysetPage(rows, limit, (order) => orderAsShown(order, rates, now), (order) => ({ t: order.createdAt.toISOString(), id: order.id }))
   })
 
   app.get<{ Params: { order_id: string } }>('/business/orders/:order_id', { config: { access: 'read' } }, async (request) => {
     const { order_id: orderId } = request.params
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
     const [order, rates] = await Promise.all([
-      isOrderId(orderId) ? findOrder(sql, orderId, scope) : null,
+      isOrderId(orderId) ? findOrder(sql, orderId, request.caller) : null,
       getPlatformRates(sql),
     ])
     if (!order) throw orderNotFound(orderId)
@@ -76,8 +67,7 @@ export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRo
     const { order_id: orderId } = request.params
     const body = request.body === undefined ? {} : parseBody(cancelRequestSchema, request.body)
     if (!isOrderId(orderId)) throw orderNotFound(orderId)
-    const scope = { businessId: request.caller.businessId, livemode: request.caller.livemode }
-    const outcome = await changeOrder(sql, { orderId, scope }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
+    const outcome = await changeOrder(sql, { orderId, scope: request.caller }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
     return sendOrderChange(reply, outcome)
   })
 }

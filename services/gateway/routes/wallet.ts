@@ -5,7 +5,7 @@ import { findWalletView, listLedger, type LedgerEntry } from '../../../shared/db
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { transactionId } from '../../../shared/ids.js'
 import { toMajor } from '../../../shared/money.js'
-import { decodeCursor, encodeCursor, enumListParam, limitParam, readQuery } from '../query.js'
+import { decodeCursor, enumListParam, keysetPage, limitParam, readQuery } from '../query.js'
 
 const ENTRY_TYPES = ['credit', 'debit', 'refund'] as const
 const entryCursor = z.object({ id: z.number().int().positive() }).strict()
@@ -28,10 +28,7 @@ export default async function walletRoutes(app: FastifyInstance, { sql }: Wallet
     const limit = limitParam(query.limit)
     const cursor = decodeCursor(query.cursor, entryCursor)
     const rows = await listLedger(sql, request.caller.businessId, { kinds, beforeId: cursor?.id ?? null, limit: limit + 1 }, request.caller.livemode)
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    const hasMore = rows.length > limit
-    return { data: page.map(toTransaction), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ id: last.id }) : null }
+    return keysetPage(rows, limit, toTransaction, (entry) => ({ id: entry.id }))
   })
 }
 

@@ -9,7 +9,7 @@ import { endpointRequestSchema } from '../../../shared/schemas/webhook.js'
 import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
 import { toAttemptResource, toEndpointResource } from '../../../shared/webhooks/resource.js'
 import type { UrlRules } from '../../../shared/webhooks/url-rules.js'
-import { decodeCursor, encodeCursor, limitParam, readQuery } from '../query.js'
+import { decodeCursor, keysetPage, limitParam, readQuery } from '../query.js'
 
 interface WebhookEndpointRouteOptions {
   sql: Sql
@@ -25,11 +25,10 @@ function endpointNotFound(id: string): ApiError {
 /** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write`. */
 export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, rules }: WebhookEndpointRouteOptions) {
   const config = { access: 'webhooks' } as const
-  const scopeOf = (caller: { businessId: string; livemode: boolean }) => ({ businessId: caller.businessId, livemode: caller.livemode })
 
   app.post('/business/webhook-endpoints', { config }, async (request, reply) => {
     const body = parseBody(endpointRequestSchema, request.body)
-    const created = await createEndpoint(sql, scopeOf(request.caller), body, rules)
+    const created = await createEndpoint(sql, request.caller, body, rules)
     switch (created.kind) {
       case 'url_refused':
         throw new ApiError(400, created.message)
@@ -42,19 +41,19 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
 
   app.get('/business/webhook-endpoints', { config }, async (request) => {
     readQuery(request.query, [])
-    const endpoints = await listEndpoints(sql, scopeOf(request.caller))
+    const endpoints = await listEndpoints(sql, request.caller)
     return { data: endpoints.map(toEndpointResource) }
   })
 
   app.delete<{ Params: { id: string } }>('/business/webhook-endpoints/:id', { config }, async (request, reply) => {
     const { id } = request.params
-    if (!isWebhookEndpointId(id) || !(await deleteEndpoint(sql, id, scopeOf(request.caller)))) throw endpointNotFound(id)
+    if (!isWebhookEndpointId(id) || !(await deleteEndpoint(sql, id, request.caller))) throw endpointNotFound(id)
     return reply.code(204).send()
   })
 
   app.post<{ Params: { id: string } }>('/business/webhook-endpoints/:id/rotate-secret', { config }, async (request) => {
     const { id } = request.params
-    const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, scopeOf(request.caller), id, new Date()) : null
+    const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, request.caller, id, new Date()) : null
     if (!rotated) throw endpointNotFound(id)
     return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt?.toISOString() ?? null }
   })
@@ -64,12 +63,9 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
     const query = readQuery(request.query, ['limit', 'cursor'])
     const limit = limitParam(query.limit)
     const cursor = decodeCursor(query.cursor, attemptCursor)
-    const endpoint = isWebhookEndpointId(id) ? await findEndpoint(sql, id, scopeOf(request.caller)) : null
+    const endpoint = isWebhookEndpointId(id) ? await findEndpoint(sql, id, request.caller) : null
     if (!endpoint) throw endpointNotFound(id)
     const rows = await listAttempts(sql, endpoint.id, { beforeId: cursor?.id ?? null, limit: limit + 1 })
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    const hasMore = rows.length > limit
-    return { data: page.map(toAttemptResource), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ id: last.id }) : null }
+    return keysetPage(rows, limit, toAttemptResource, (attempt) => ({ id: attempt.id }))
   })
 }
