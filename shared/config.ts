@@ -47,6 +47,8 @@ export const commonEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // What a business's test wallet starts with (major units), credited when its first test key is made.
   SANDBOX_WALLET_START: z.coerce.number().min(0).max(1e12).default(1_000_000),
+  // Where people open the console: set-password links (CLI, launcher) and the cookie's Secure flag.
+  CONSOLE_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3004'),
 })
 
 /** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */
@@ -156,6 +158,17 @@ export const webhookSenderEnv = commonEnv.extend({
   WEBHOOK_STALLED_INTERVAL_MS: positiveInt(30000),
 })
 
+export const consoleEnv = commonEnv.extend({
+  ...serving,
+  ...webhookUrls,
+  CONSOLE_PORT: port(3004),
+  CONSOLE_OPS_PORT: port(9468),
+  // Signs the session cookie; `npm start` makes one per run.
+  CONSOLE_SESSION_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
+  CONSOLE_SESSION_TTL_H: positiveInt(12),
+  TRUST_PROXY: z.string().default('false').transform(trustProxy),
+})
+
 /**
  * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, and hands
  * its children the internal token (its own when set, otherwise a fresh one per run).
@@ -171,6 +184,7 @@ export type GatewayConfig = z.infer<typeof gatewayEnv>
 export type WorkerConfig = z.infer<typeof workerEnv>
 export type LauncherConfig = z.infer<typeof launcherEnv>
 export type WebhookSenderConfig = z.infer<typeof webhookSenderEnv>
+export type ConsoleConfig = z.infer<typeof consoleEnv>
 /** The settings every long-running service has (where it listens, its Postgres session bounds). */
 export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 

@@ -10,6 +10,8 @@ export type Flags = Record<string, string | undefined>
 export interface OperatorContext {
   sql: Sql
   config: CommonConfig
+  /** Who the audit trail names: `cli:<os user>`. */
+  actor: string
   /** Connects on first use; null when Redis is out of reach (a warning went to stderr). */
   redis(): Promise<RedisClient | null>
   /** Publishes after a commit; a Redis failure only warns, the change stands. */

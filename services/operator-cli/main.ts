@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import type { RedisClient } from '../../shared/redis.js'
 import { commonEnv, loadConfig } from '../../shared/config.js'
@@ -21,6 +22,7 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'platform-rates:set': async () => (await import('./commands/platform-rates-set.js')).platformRatesSet,
   'order:advance': async () => (await import('./commands/order-advance.js')).orderAdvance,
   'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
+  'user:create': async () => (await import('./commands/user-create.js')).userCreate,
   'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
 }
 
@@ -55,6 +57,7 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
   const context: OperatorContext = {
     sql,
     config,
+    actor: `cli:${userInfo().username}`,
     redis: () => (redis ??= connectRedis(config)),
     announce: async (message) => announce(await context.redis(), config.QUEUE_PREFIX, message),
   }

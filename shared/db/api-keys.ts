@@ -32,19 +32,38 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<void> {
 
 export interface RevokedApiKey {
   keyId: string
+  businessId: string
   keyHash: string
+  displayPrefix: string
   revokedAt: Date
 }
 
 /**
- * Revokes a key; revoking it again keeps the first revocation time. Null for an unknown id.
+ * Revokes a key; revoking it again keeps the first revocation time. Null for an unknown id, or
+ * one of another business when `businessId` is given.
  */
-export async function revokeApiKey(db: Db, keyId: string): Promise<RevokedApiKey | null> {
+export async function revokeApiKey(db: Db, keyId: string, businessId: string | null = null): Promise<RevokedApiKey | null> {
   const [row] = await db<RevokedApiKey[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
-    where id = ${keyId}
-    returning id as key_id, key_hash, revoked_at`
+    where id = ${keyId} ${businessId === null ? db`` : db`and business_id = ${businessId}`}
+    returning id as key_id, business_id, key_hash, display_prefix, revoked_at`
   return row ?? null
+}
+
+export interface ListedApiKey {
+  keyId: string
+  displayPrefix: string
+  scopes: ApiKeyScope[]
+  livemode: boolean
+  createdAt: Date
+  revokedAt: Date | null
+}
+
+/** A business's keys, newest first: what a key starts with, never the key. */
+export async function listApiKeys(db: Db, businessId: string): Promise<ListedApiKey[]> {
+  return db<ListedApiKey[]>`
+    select id as key_id, display_prefix, scopes, livemode, created_at, revoked_at from api_keys
+    where business_id = ${businessId} order by created_at desc, id`
 }
 
 export interface ActiveApiKey {

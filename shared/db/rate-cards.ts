@@ -6,6 +6,7 @@ import type { Db, Sql, Tx } from './sql.js'
 
 export interface ImportedRateCard {
   rate_card_id: string
+  name: string
   version: number
   options: { id: string; vehicle_type: VehicleType; label: string }[]
 }
@@ -57,7 +58,7 @@ async function writeVersion(tx: Tx, card: RateCardFile, ids: RateCardVersionIds)
   // Postgres takes at most 65535 parameters per statement; 4 per row.
   for (let start = 0; start < prices.length; start += 5000) await tx`insert into zone_prices ${tx(prices.slice(start, start + 5000))}`
 
-  return { rate_card_id: rateCardId, version, options: options.map((option) => ({ id: option.id, vehicle_type: option.vehicle_type, label: option.label })) }
+  return { rate_card_id: rateCardId, name: card.name, version, options: options.map((option) => ({ id: option.id, vehicle_type: option.vehicle_type, label: option.label })) }
 }
 
 /** The newest version of a card, as the engine reads it, or null for an unknown id. */
@@ -132,10 +133,29 @@ export async function loadRateCardForBusiness(db: Db, businessId: string): Promi
   return business?.rateCardId ? loadRateCard(db, business.rateCardId) : null
 }
 
-export async function rateCardExists(db: Db, rateCardId: string): Promise<boolean> {
-  if (!isUuid(rateCardId)) return false
-  const [row] = await db`select 1 from rate_cards where id = ${rateCardId}`
-  return row !== undefined
+/** The card's name, or null when there is no such card. */
+export async function findRateCardName(db: Db, rateCardId: string): Promise<string | null> {
+  if (!isUuid(rateCardId)) return null
+  const [row] = await db<{ name: string }[]>`select name from rate_cards where id = ${rateCardId}`
+  return row?.name ?? null
+}
+
+export interface RateCardSummary {
+  id: string
+  name: string
+  currency: string
+  versions: { version: number; createdAt: string }[]
+  businesses: number
+}
+
+/** Every card with its versions (newest first) and how many businesses price with it. */
+export async function listRateCards(db: Db): Promise<RateCardSummary[]> {
+  return db<RateCardSummary[]>`
+    select c.id, c.name, c.currency,
+      (select coalesce(json_agg(json_build_object('version', v.version, 'createdAt', v.created_at) order by v.version desc), '[]')
+         from rate_card_versions v where v.rate_card_id = c.id) as versions,
+      (select count(*)::int from businesses b where b.rate_card_id = c.id) as businesses
+    from rate_cards c order by c.name`
 }
 
 function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {

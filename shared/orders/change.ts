@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { Courier, OrderStatus, PlatformRates } from '../courier.js'
+import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
 import { lockOrder, updateOrder, type Order, type OrderScope } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
@@ -54,9 +55,10 @@ type Decision = Decided | { kind: 'already_cancelled' } | Extract<OrderChangeOut
  * Changes one order, the only way any order changes. In one transaction: the order row is
  * locked, the move is checked against the state machine, and the new row, its event (with the
  * next sequence of the business) and any refund are written, in the lock order of
- * docs/contracts.md section 6. `scope` null is the operator, who may reach any order.
+ * docs/contracts.md section 6. `scope` null is the operator, who may reach any order; `audit`
+ * names the operator whose change goes on the audit trail.
  */
-export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderScope | null }, change: OrderChange): Promise<OrderChangeOutcome> {
+export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderScope | null }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
   return inSpan('order.change', attributes, (span) => sql.begin(async (tx) => {
     const [order, rates, now] = await Promise.all([
@@ -79,6 +81,11 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderSco
       sqlSpan('update order', () => updateOrder(tx, next)),
       sqlSpan('append event', () => appendEvents(tx, scope, [event], activeTraceparent())),
       sqlSpan('refund wallet', () => refundWallet(tx, next.businessId, refund, next.id, next.livemode)),
+      // An operator's change (CLI or console) is on the audit trail, in the same transaction.
+      audit && insertAudit(tx, {
+        actor: audit.actor, action: `order.${change.kind}`, businessId: next.businessId, subject: next.id,
+        before: { status: order.status }, after: { status: next.status, refund: toMajor(refund) },
+      }),
     ])
     countChange(move, next, refund)
     return { kind: 'changed', order: shown } satisfies OrderChangeOutcome

@@ -1,9 +1,7 @@
-import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet } from '../../../shared/db/wallets.js'
+import { openBusiness } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { optionalNumber, optionalText, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
-import { newUuid } from '../../../shared/ids.js'
 
 /** `business:create`: a business and its empty wallet, in the deployment's one currency. */
 export const businessCreate = defineCommand({
@@ -35,12 +33,8 @@ export const businessCreate = defineCommand({
     }
     return business
   },
-  async run({ sql }, input) {
-    const business = await sql.begin(async (tx) => {
-      const created = await createBusiness(tx, newUuid(), input)
-      await createWallet(tx, created.id, created.currency)
-      return created
-    })
+  async run({ sql, actor }, input) {
+    const business = await openBusiness(sql, actor, input)
     return { business_id: business.id }
   },
 })

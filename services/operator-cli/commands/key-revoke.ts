@@ -1,4 +1,4 @@
-import { revokeApiKey } from '../../../shared/db/api-keys.js'
+import { revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -11,8 +11,8 @@ export const keyRevoke = defineCommand({
   prepare(flags) {
     return { keyId: requiredUuid(flags, 'key-id') }
   },
-  async run({ sql, announce }, input) {
-    const revoked = await revokeApiKey(sql, input.keyId)
+  async run({ sql, announce, actor }, input) {
+    const revoked = await revokeKeyAs(sql, actor, input.keyId, null)
     if (!revoked) throw new OperatorInputError(`API key ${input.keyId} does not exist`)
     // Gateways drop the cached key now rather than letting it work until the cache TTL.
     await announce({ kind: 'api-key', keyHash: revoked.keyHash })

@@ -33,8 +33,8 @@ export const orderAdvance = defineCommand({
       : null
     return { orderId, to, courier, reason: optionalText(flags, 'reason') }
   },
-  async run({ sql }, input) {
-    const outcome = await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'advance', to: input.to, courier: input.courier, reason: input.reason })
+  async run({ sql, actor }, input) {
+    const outcome = await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'advance', to: input.to, courier: input.courier, reason: input.reason }, { actor })
     return orderChangeAnswer(outcome)
   },
 })

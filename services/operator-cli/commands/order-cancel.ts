@@ -12,7 +12,7 @@ export const orderCancel = defineCommand({
   prepare(flags) {
     return { orderId: requiredOrderId(flags, 'order'), reason: optionalText(flags, 'reason') }
   },
-  async run({ sql }, input) {
-    return orderChangeAnswer(await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }))
+  async run({ sql, actor }, input) {
+    return orderChangeAnswer(await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }, { actor }))
   },
 })

@@ -1,5 +1,4 @@
-import { findBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
-import { rateCardExists } from '../../../shared/db/rate-cards.js'
+import { enableRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -13,16 +12,10 @@ export const ratecardEnable = defineCommand({
   prepare(flags) {
     return { businessId: requiredUuid(flags, 'business'), rateCardId: requiredUuid(flags, 'rate-card') }
   },
-  async run({ sql, announce }, input) {
-    await sql.begin(async (tx) => {
-      if (!(await findBusiness(tx, input.businessId))) {
-        throw new OperatorInputError(`business ${input.businessId} does not exist`)
-      }
-      if (!(await rateCardExists(tx, input.rateCardId))) {
-        throw new OperatorInputError(`rate card ${input.rateCardId} does not exist; import it with ratecard:import`)
-      }
-      await setBusinessRateCard(tx, input.businessId, input.rateCardId)
-    })
+  async run({ sql, announce, actor }, input) {
+    const enabling = await enableRateCardAs(sql, actor, input.businessId, input.rateCardId)
+    if (enabling.kind === 'no_business') throw new OperatorInputError(`business ${input.businessId} does not exist`)
+    if (enabling.kind === 'no_rate_card') throw new OperatorInputError(`rate card ${input.rateCardId} does not exist; import it with ratecard:import`)
     await announce({ kind: 'business', businessId: input.businessId })
     return { business_id: input.businessId, rate_card_id: input.rateCardId }
   },

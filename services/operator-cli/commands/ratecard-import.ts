@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
+import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
@@ -27,10 +27,10 @@ export const ratecardImport = defineCommand({
       throw new OperatorInputError(`${path} is not valid JSON: ${(err as Error).message}`)
     }
   },
-  async run({ sql, config, announce }, input) {
+  async run({ sql, config, announce, actor }, input) {
     let imported
     try {
-      imported = await sql.begin((tx) => importRateCard(tx, input.card, config.CURRENCY))
+      imported = await importRateCardAs(sql, actor, input.card, config.CURRENCY)
     } catch (err) {
       if (err instanceof RateCardFileError) throw new OperatorInputError(`${input.path}: ${err.message}`)
       throw err

@@ -1,5 +1,5 @@
 import { toMajor } from '../../../shared/money.js'
-import { creditWallet } from '../../../shared/db/wallets.js'
+import { creditWalletAs } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { amountInKobo, livemodeFlag, optionalText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -23,8 +23,8 @@ export const walletCredit = defineCommand({
       livemode: livemodeFlag(flags),
     }
   },
-  async run({ sql }, input) {
-    const wallet = await sql.begin((tx) => creditWallet(tx, input.businessId, input.amount, input.reference, input.livemode))
+  async run({ sql, actor }, input) {
+    const wallet = await creditWalletAs(sql, actor, input)
     if (!wallet) throw new OperatorInputError(input.livemode ? `business ${input.businessId} does not exist` : `business ${input.businessId} has no test wallet; make a test key first (key:create --mode test)`)
     if (!wallet.credited) {
       process.stderr.write(`note: reference '${input.reference}' was credited before; balance unchanged\n`)

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createBusiness, setBusinessRateCard } from '../../../shared/db/businesses.js'
 import { DEFAULT_PLATFORM_RATES, getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
-import { loadRateCard, loadRateCardForBusiness, rateCardExists } from '../../../shared/db/rate-cards.js'
+import { loadRateCard, loadRateCardForBusiness, findRateCardName } from '../../../shared/db/rate-cards.js'
 import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
 import { priceKey } from '../../../shared/courier.js'
@@ -47,9 +47,9 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     t.equal(await loadRateCardForBusiness(sql, business.id), null, 'no card enabled')
     await setBusinessRateCard(sql, business.id, first.rate_card_id)
     t.equal((await loadRateCardForBusiness(sql, business.id))?.versionId, card.versionId)
-    t.equal(await rateCardExists(sql, first.rate_card_id), true)
-    t.equal(await rateCardExists(sql, '00000000-0000-4000-8000-000000000000'), false)
-    t.equal(await rateCardExists(sql, 'not-a-uuid'), false)
+    t.equal(await findRateCardName(sql, first.rate_card_id), demoCardFile().name)
+    t.equal(await findRateCardName(sql, '00000000-0000-4000-8000-000000000000'), null)
+    t.equal(await findRateCardName(sql, 'not-a-uuid'), null)
   })
 
   t.test('concurrent imports of one new name make versions 1 and 2 of one card', async (t) => {

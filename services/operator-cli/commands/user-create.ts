@@ -1,0 +1,27 @@
+import { createConsoleUser } from '../../../shared/console/users.js'
+import { defineCommand } from '../command.js'
+import { optionalText, requiredChoice, requiredText } from '../flags.js'
+import { OperatorInputError } from '../operator-input-error.js'
+import { isUuid } from '../../../shared/ids.js'
+
+/**
+ * `user:create`: a console user (DESIGN 12) and the one-time link, valid 24 h, that sets its
+ * password. `--role business` needs `--business`; an operator has none.
+ */
+export const userCreate = defineCommand({
+  options: {
+    email: { type: 'string' },
+    role: { type: 'string' },
+    business: { type: 'string' },
+  },
+  prepare(flags) {
+    const businessId = optionalText(flags, 'business')
+    if (businessId !== null && !isUuid(businessId)) throw new OperatorInputError(`--business must be a UUID, got '${businessId}'`)
+    return { email: requiredText(flags, 'email'), role: requiredChoice(flags, 'role', ['operator', 'business'] as const), businessId: businessId?.toLowerCase() ?? null }
+  },
+  async run({ sql, config }, input) {
+    const created = await createConsoleUser(sql, input, config.CONSOLE_PUBLIC_URL)
+    if (created.kind === 'invalid') throw new OperatorInputError(created.message)
+    return { user_id: created.user.id, email: created.user.email, role: created.user.role, set_password_url: created.link, expires_at: created.expiresAt.toISOString() }
+  },
+})

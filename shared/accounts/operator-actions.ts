@@ -1,0 +1,77 @@
+import { insertAudit } from '../db/audit.js'
+import { revokeApiKey, type RevokedApiKey } from '../db/api-keys.js'
+import { createBusiness, findBusiness, setBusinessRateCard, type Business, type NewBusiness } from '../db/businesses.js'
+import { findRateCardName, type ImportedRateCard } from '../db/rate-cards.js'
+import type { Sql } from '../db/sql.js'
+import { createWallet, creditWallet, type WalletCredit } from '../db/wallets.js'
+import { newUuid } from '../ids.js'
+import { toMajor } from '../money.js'
+import { importRateCard } from '../pricing/rate-card-file.js'
+
+/*
+ * What an operator does to accounts, the one copy the CLI and the console share. Each writes its
+ * audit row (DESIGN 12: who, what, when, before and after) in the transaction of the change.
+ * `actor` is the console user's e-mail or `cli:<os user>`. Callers announce the invalidation
+ * after the commit, each over its own Redis connection.
+ */
+
+/** A business and its empty wallet, in the deployment's one currency. */
+export function openBusiness(sql: Sql, actor: string, input: NewBusiness): Promise<Business> {
+  return sql.begin(async (tx) => {
+    const created = await createBusiness(tx, newUuid(), input)
+    await createWallet(tx, created.id, created.currency)
+    await insertAudit(tx, { actor, action: 'business.create', businessId: created.id, subject: created.name, before: null, after: { name: created.name, state: created.state } })
+    return created
+  })
+}
+
+/** Funding recorded from outside; a repeated reference credits once (and is not audited twice). Null: no such wallet. */
+export function creditWalletAs(sql: Sql, actor: string, input: { businessId: string; amount: number; reference: string | null; livemode: boolean }): Promise<WalletCredit | null> {
+  return sql.begin(async (tx) => {
+    const wallet = await creditWallet(tx, input.businessId, input.amount, input.reference, input.livemode)
+    if (wallet?.credited) {
+      await insertAudit(tx, {
+        actor, action: 'wallet.credit', businessId: input.businessId, subject: `${input.livemode ? 'live' : 'test'} wallet`,
+        before: { balance: toMajor(wallet.balance - input.amount) },
+        after: { balance: toMajor(wallet.balance), amount: toMajor(input.amount), reference: input.reference },
+      })
+    }
+    return wallet
+  })
+}
+
+/** Revokes a key (idempotent). `businessId` narrows it to one business's keys; null for the operator. */
+export function revokeKeyAs(sql: Sql, actor: string, keyId: string, businessId: string | null): Promise<RevokedApiKey | null> {
+  return sql.begin(async (tx) => {
+    const revoked = await revokeApiKey(tx, keyId, businessId)
+    if (revoked) {
+      await insertAudit(tx, { actor, action: 'key.revoke', businessId: revoked.businessId, subject: revoked.displayPrefix, before: { revoked: false }, after: { revoked_at: revoked.revokedAt } })
+    }
+    return revoked
+  })
+}
+
+/** Imports a rate-card file as its card's next version; throws `RateCardFileError` (nothing written) when it is wrong. */
+export function importRateCardAs(sql: Sql, actor: string, file: unknown, currency: string): Promise<ImportedRateCard> {
+  return sql.begin(async (tx) => {
+    const imported = await importRateCard(tx, file, currency)
+    await insertAudit(tx, { actor, action: 'ratecard.import', businessId: null, subject: imported.name, before: null, after: { rate_card_id: imported.rate_card_id, version: imported.version } })
+    return imported
+  })
+}
+
+export type RateCardEnabling = { kind: 'enabled' } | { kind: 'no_business' } | { kind: 'no_rate_card' }
+
+/** Enables a card for a business (replacing any earlier one); idempotent. */
+export function enableRateCardAs(sql: Sql, actor: string, businessId: string, rateCardId: string): Promise<RateCardEnabling> {
+  return sql.begin(async (tx) => {
+    const business = await findBusiness(tx, businessId)
+    if (!business) return { kind: 'no_business' } satisfies RateCardEnabling
+    const name = await findRateCardName(tx, rateCardId)
+    if (name === null) return { kind: 'no_rate_card' } satisfies RateCardEnabling
+    const before = business.rateCardId === null ? null : { rate_card_id: business.rateCardId, name: await findRateCardName(tx, business.rateCardId) }
+    await setBusinessRateCard(tx, businessId, rateCardId)
+    await insertAudit(tx, { actor, action: 'ratecard.enable', businessId, subject: name, before, after: { rate_card_id: rateCardId, name } })
+    return { kind: 'enabled' } satisfies RateCardEnabling
+  })
+}

@@ -1,0 +1,23 @@
+import type { Db } from './sql.js'
+
+// @fastify/session's store, in Postgres so every console replica sees every session.
+
+export async function findSession(db: Db, id: string): Promise<unknown> {
+  const [row] = await db<{ data: unknown }[]>`select data from console_sessions where id = ${id} and expires_at > now()`
+  return row?.data ?? null
+}
+
+export async function saveSession(db: Db, id: string, data: unknown, expiresAt: Date): Promise<void> {
+  await db`
+    insert into console_sessions (id, data, expires_at) values (${id}, ${JSON.stringify(data)}::text::jsonb, ${expiresAt})
+    on conflict (id) do update set data = excluded.data, expires_at = excluded.expires_at`
+}
+
+export async function deleteSession(db: Db, id: string): Promise<void> {
+  await db`delete from console_sessions where id = ${id}`
+}
+
+export async function deleteExpiredSessions(db: Db): Promise<number> {
+  const rows = await db`delete from console_sessions where expires_at <= now() returning id`
+  return rows.length
+}

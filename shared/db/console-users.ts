@@ -1,0 +1,93 @@
+import type { Db, Tx } from './sql.js'
+
+export type ConsoleRole = 'operator' | 'business'
+
+/** A console user; `businessId` is set exactly for the business role. */
+export interface ConsoleUser {
+  id: string
+  email: string
+  role: ConsoleRole
+  businessId: string | null
+  passwordHash: string | null
+  lockedUntil: Date | null
+}
+
+const USER_COLUMNS = 'id, email, role, business_id, password_hash, locked_until'
+
+/** Null when the e-mail is taken (case-insensitively). */
+export async function insertConsoleUser(db: Db, user: Pick<ConsoleUser, 'id' | 'email' | 'role' | 'businessId'>): Promise<ConsoleUser | null> {
+  const [row] = await db<ConsoleUser[]>`
+    insert into console_users (id, email, role, business_id) values (${user.id}, ${user.email}, ${user.role}, ${user.businessId})
+    on conflict do nothing
+    returning ${db.unsafe(USER_COLUMNS)}`
+  return row ?? null
+}
+
+export async function findConsoleUser(db: Db, id: string): Promise<ConsoleUser | null> {
+  const [row] = await db<ConsoleUser[]>`select ${db.unsafe(USER_COLUMNS)} from console_users where id = ${id}`
+  return row ?? null
+}
+
+export async function findConsoleUserByEmail(db: Db, email: string): Promise<ConsoleUser | null> {
+  const [row] = await db<ConsoleUser[]>`select ${db.unsafe(USER_COLUMNS)} from console_users where lower(email) = lower(${email})`
+  return row ?? null
+}
+
+export async function listConsoleUsers(db: Db, businessId: string | null): Promise<(ConsoleUser & { createdAt: Date })[]> {
+  return db<(ConsoleUser & { createdAt: Date })[]>`
+    select ${db.unsafe(USER_COLUMNS)}, created_at from console_users
+    where ${businessId === null ? db`role = 'operator'` : db`business_id = ${businessId}`} order by created_at`
+}
+
+/**
+ * Counts a failed login: the `limit`-th within `windowS` seconds locks the account for `lockS`
+ * seconds and starts the count again. Returns when the account is locked until, if it now is.
+ */
+export async function recordLoginFailure(db: Db, userId: string, rule: { limit: number; windowS: number; lockS: number }): Promise<Date | null> {
+  const [row] = await db<{ lockedUntil: Date | null }[]>`
+    with counted as (
+      select id,
+        case when failures_since > now() - make_interval(secs => ${rule.windowS}) then failed_logins + 1 else 1 end as failures,
+        case when failures_since > now() - make_interval(secs => ${rule.windowS}) then failures_since else now() end as since
+      from console_users where id = ${userId} for update)
+    update console_users u set
+      failed_logins = case when c.failures >= ${rule.limit} then 0 else c.failures end,
+      failures_since = case when c.failures >= ${rule.limit} then null else c.since end,
+      locked_until = case when c.failures >= ${rule.limit} then now() + make_interval(secs => ${rule.lockS}) else u.locked_until end
+    from counted c where u.id = c.id
+    returning u.locked_until`
+  return row?.lockedUntil ?? null
+}
+
+export async function clearLoginFailures(db: Db, userId: string): Promise<void> {
+  await db`update console_users set failed_logins = 0, failures_since = null, locked_until = null where id = ${userId}`
+}
+
+export async function insertPasswordToken(db: Db, tokenHash: string, userId: string, validS: number): Promise<Date> {
+  const [row] = await db<{ expiresAt: Date }[]>`
+    insert into console_password_tokens (token_hash, user_id, expires_at) values (${tokenHash}, ${userId}, now() + make_interval(secs => ${validS}))
+    returning expires_at`
+  return row.expiresAt
+}
+
+/** The user a link is for, while it is unused and unexpired. */
+export async function findPasswordTokenUser(db: Db, tokenHash: string): Promise<ConsoleUser | null> {
+  const [row] = await db<ConsoleUser[]>`
+    select ${db.unsafe(USER_COLUMNS.split(', ').map((column) => `u.${column}`).join(', '))}
+    from console_password_tokens t join console_users u on u.id = t.user_id
+    where t.token_hash = ${tokenHash} and t.used_at is null and t.expires_at > now()`
+  return row ?? null
+}
+
+/** Uses the link once and sets the password in the same transaction; null when the link is spent or expired. */
+export async function setPasswordByToken(tx: Tx, tokenHash: string, passwordHash: string): Promise<string | null> {
+  const [token] = await tx<{ userId: string }[]>`
+    update console_password_tokens set used_at = now()
+    where token_hash = ${tokenHash} and used_at is null and expires_at > now()
+    returning user_id`
+  if (!token) return null
+  await tx`
+    update console_users set password_hash = ${passwordHash}, failed_logins = 0, failures_since = null, locked_until = null
+    where id = ${token.userId}`
+  return token.userId
+}
