@@ -33,3 +33,23 @@ export function toMajor(minor: number): number {
 export function hasAtMostTwoDecimals(major: number): boolean {
   return Number.isFinite(major) && Math.abs(toMinor(major) - major * 100) < 1e-6
 }
+
+// Digits with up to two decimals: no sign, no exponent, so "-5" and "1e3" never slip through.
+const MAJOR_AMOUNT = /^\d+(\.\d{1,2})?$/
+/** Keeps kobo far inside 2^53, where bigint columns are read as plain numbers. */
+export const MAX_AMOUNT_MAJOR = 1_000_000_000
+
+export type AmountReading = { kind: 'ok'; kobo: number } | { kind: 'invalid'; problem: 'form' | 'too_large' }
+
+/**
+ * An amount an operator typed (CLI flag or console form), in major units, read to kobo: plain
+ * digits with at most two decimals, above zero unless `allowZero` (rates, never credits).
+ */
+export function readMajorAmount(text: string, { allowZero = false } = {}): AmountReading {
+  const value = text.trim()
+  if (!MAJOR_AMOUNT.test(value)) return { kind: 'invalid', problem: 'form' }
+  const major = Number(value)
+  if (!allowZero && major === 0) return { kind: 'invalid', problem: 'form' }
+  if (major > MAX_AMOUNT_MAJOR) return { kind: 'invalid', problem: 'too_large' }
+  return { kind: 'ok', kobo: toMinor(major) }
+}

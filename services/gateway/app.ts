@@ -22,7 +22,7 @@ import rateCardRoutes from './routes/rate-cards.js'
 import sandboxRoutes from './routes/sandbox.js'
 import walletRoutes from './routes/wallet.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
-import { createWebhookQueue } from './webhook-queue.js'
+import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 
 export interface GatewayOptions {
   config: GatewayConfig

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
 import type { GatewayConfig } from '../../shared/config.js'
 import { loggerOptions, quietRequests } from '../../shared/http/observability.js'
+import { trustProxyOption } from '../../shared/http/trust-proxy.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
 
@@ -21,12 +22,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
     ...quietRequests,
     // Off by default: the socket address is the client, so X-Forwarded-For cannot pick the
     // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (docs/contracts.md).
-    trustProxy: typeof config.TRUST_PROXY === 'number' ? trustHops(config.TRUST_PROXY) : config.TRUST_PROXY,
+    trustProxy: trustProxyOption(config.TRUST_PROXY),
     return503OnClosing: true,
   }
-}
-
-// A number of hops, as fastify does at run time (its types leave numbers out).
-function trustHops(hops: number) {
-  return (_address: string, hop: number) => hop < hops
 }

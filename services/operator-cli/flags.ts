@@ -1,12 +1,8 @@
 import { isOrderId, isUuid } from '../../shared/ids.js'
-import { toMinor } from '../../shared/money.js'
+import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../shared/money.js'
 import type { Flags } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
 
-// Digits with up to two decimals: no sign, no exponent, so "-5" and "1e3" never slip through.
-const MAJOR_AMOUNT = /^\d+(\.\d{1,2})?$/
-// Keeps kobo far inside 2^53, where bigint columns are read as plain numbers.
-const MAX_AMOUNT_MAJOR = 1_000_000_000
 
 export function requiredText(flags: Flags, name: string, maxLength = 255): string {
   const value = flags[name]?.trim()
@@ -43,13 +39,10 @@ export function requiredChoice<const T extends string>(flags: Flags, name: strin
 /** A major-unit amount → kobo. `allowZero` is for rates, never for wallet credits. */
 export function amountInKobo(flags: Flags, name: string, { allowZero = false } = {}): number {
   const value = requiredText(flags, name)
-  const kind = allowZero ? 'a non-negative' : 'a positive'
-  const problem = `--${name} must be ${kind} amount in major units with at most 2 decimals, got '${value}'`
-  if (!MAJOR_AMOUNT.test(value)) throw new OperatorInputError(problem)
-  const major = Number(value)
-  if (!allowZero && major === 0) throw new OperatorInputError(problem)
-  if (major > MAX_AMOUNT_MAJOR) throw new OperatorInputError(`--${name} must be at most ${MAX_AMOUNT_MAJOR}`)
-  return toMinor(major)
+  const reading = readMajorAmount(value, { allowZero })
+  if (reading.kind === 'ok') return reading.kobo
+  if (reading.problem === 'too_large') throw new OperatorInputError(`--${name} must be at most ${MAX_AMOUNT_MAJOR}`)
+  throw new OperatorInputError(`--${name} must be ${allowZero ? 'a non-negative' : 'a positive'} amount in major units with at most 2 decimals, got '${value}'`)
 }
 
 export function optionalNumber(flags: Flags, name: string, min: number, max: number): number | null {

@@ -1,6 +1,8 @@
 import { hashApiKey, insertApiKey, type ApiKeyScope } from '../db/api-keys.js'
-import type { Db } from '../db/sql.js'
+import { findBusiness } from '../db/businesses.js'
+import type { Db, Sql } from '../db/sql.js'
 import { newApiKey, newUuid } from '../ids.js'
+import { openSandbox } from './sandbox.js'
 
 // Enough to tell keys apart in an operator's list without weakening the secret part much.
 const DISPLAY_PREFIX_LENGTH = 12
@@ -31,4 +33,18 @@ export async function createApiKey(db: Db, businessId: string, scopes: ApiKeySco
   }
   await insertApiKey(db, { keyId: created.keyId, businessId, keyHash: created.keyHash, displayPrefix: created.displayPrefix, scopes: created.scopes, livemode })
   return created
+}
+
+/**
+ * A key for an existing business, as the CLI's `key:create` and the console's API keys page make
+ * it: a test key first opens the business's test wallet with `sandboxStartKobo`. Null when the
+ * business does not exist. The caller announces the new hash to the gateways.
+ */
+export function issueApiKey(sql: Sql, input: { businessId: string; scopes: ApiKeyScope[]; livemode: boolean }, sandboxStartKobo: number): Promise<CreatedApiKey | null> {
+  return sql.begin(async (tx) => {
+    const business = await findBusiness(tx, input.businessId)
+    if (!business) return null
+    if (!input.livemode) await openSandbox(tx, business, sandboxStartKobo)
+    return createApiKey(tx, input.businessId, input.scopes, input.livemode)
+  })
 }

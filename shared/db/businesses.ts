@@ -46,3 +46,12 @@ export async function setBusinessRateCard(db: Db, businessId: string, rateCardId
   const rows = await db`update businesses set rate_card_id = ${rateCardId} where id = ${businessId} returning id`
   return rows.length === 1
 }
+
+/** Businesses whose name contains `search` (any case), or whose id it is; newest first. */
+export async function searchBusinesses(db: Db, search: string, limit: number): Promise<(Business & { createdAt: Date })[]> {
+  const pattern = `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+  return db<(Business & { createdAt: Date })[]>`
+    select * from businesses
+    where ${search === '' ? db`true` : db`name ilike ${pattern} or id::text = ${search.toLowerCase()}`}
+    order by created_at desc, id limit ${limit}`
+}

@@ -115,12 +115,15 @@ export interface OrderFilter {
   limit: number
 }
 
-/** A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive. */
-export async function listOrders(db: Db, scope: OrderScope, filter: OrderFilter): Promise<Order[]> {
+/**
+ * A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive.
+ * A null `businessId` is the operator's view across businesses.
+ */
+export async function listOrders(db: Db, scope: { businessId: string | null; livemode: boolean }, filter: OrderFilter): Promise<Order[]> {
   const { statuses, placementId, createdGte, createdLt, after } = filter
   return db<Order[]>`
     select ${db.unsafe(COLUMNS)} from orders
-    where business_id = ${scope.businessId} and livemode = ${scope.livemode}
+    where livemode = ${scope.livemode} ${scope.businessId === null ? db`` : db`and business_id = ${scope.businessId}`}
       ${statuses ? db`and status = any(${statuses}::text[])` : db``}
       ${placementId ? db`and placement_id = ${placementId}` : db``}
       ${createdGte ? db`and created_at >= ${createdGte}` : db``}
@@ -154,4 +157,12 @@ export async function findIdleSandboxOrders(db: Db, idleS: number, limit: number
       and updated_at < now() - make_interval(secs => ${idleS})
       and coalesce(shipment ->> 'sandbox_scenario', 'deliver') <> 'manual'
     order by updated_at limit ${limit}`
+}
+
+/** How many of the business's orders made since `since` stand at each status. */
+export async function countOrdersByStatusSince(db: Db, scope: OrderScope, since: Date): Promise<{ status: OrderStatus; count: number }[]> {
+  return db<{ status: OrderStatus; count: number }[]>`
+    select status, count(*)::int as count from orders
+    where business_id = ${scope.businessId} and livemode = ${scope.livemode} and created_at >= ${since}
+    group by status order by status`
 }

@@ -137,3 +137,14 @@ export async function listLedger(db: Db, businessId: string, filter: LedgerFilte
       ${filter.beforeId !== null ? db`and id < ${filter.beforeId}` : db``}
     order by id desc limit ${filter.limit}`
 }
+
+/** Spend per UTC day over the last `days` days: debits less refunds, in kobo, days without any left out. */
+export async function dailySpend(db: Db, businessId: string, livemode: boolean, days: number): Promise<{ day: string; spent: number }[]> {
+  return db<{ day: string; spent: number }[]>`
+    select to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day,
+      sum(case kind when 'debit' then amount when 'refund' then -amount else 0 end)::bigint as spent
+    from ledger_entries
+    where business_id = ${businessId} and livemode = ${livemode} and kind in ('debit', 'refund')
+      and created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - make_interval(days => ${days - 1})
+    group by 1 order by 1`
+}

@@ -2,9 +2,9 @@ import type { Queue } from 'bullmq'
 import type { FastifyInstance } from 'fastify'
 import { ORDER_EVENT_TYPES } from '../../../shared/courier.js'
 import { findEvent, listEvents } from '../../../shared/db/events.js'
-import { insertRedeliveries } from '../../../shared/db/webhooks.js'
-import { queueDeliveries, type WebhookJob } from '../../../shared/webhooks/queue.js'
-import { PG, type Sql } from '../../../shared/db/sql.js'
+import type { WebhookJob } from '../../../shared/webhooks/queue.js'
+import { redeliverEvent } from '../../../shared/webhooks/producer.js'
+import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isEventId } from '../../../shared/ids.js'
 import { toEventResource } from '../../../shared/orders/resource.js'
@@ -39,16 +39,9 @@ export default async function eventRoutes(app: FastifyInstance, { sql, webhooks 
   // One more delivery to every enabled endpoint that takes the event's type (docs/contracts.md section 7).
   app.post<{ Params: { event_id: string } }>('/business/events/:event_id/redeliver', { config: { access: 'webhooks' } }, async (request, reply) => {
     const { event_id: eventId } = request.params
-    const event = isEventId(eventId) ? await findEvent(sql, eventId, request.caller) : null
-    if (!event) throw eventNotFound(eventId)
-    // Two redeliveries at once may pick the same number: the second takes the next one.
-    const deliveries = await insertRedeliveries(sql, event.id).catch((err: { code?: string }) => {
-      if (err.code === PG.uniqueViolation) return insertRedeliveries(sql, event.id)
-      throw err
-    })
-    // The rows are written: should Redis refuse now, the sender's sweep queues them.
-    await queueDeliveries(webhooks, deliveries).catch((err) => request.log.warn({ err: (err as Error).message }, 'redelivery left to the sweep'))
-    return reply.code(202).send({ event_id: event.id, endpoint_ids: deliveries.map((delivery) => delivery.endpointId) })
+    const redelivery = isEventId(eventId) ? await redeliverEvent(sql, webhooks, request.caller, eventId, request.log) : { kind: 'not_found' as const }
+    if (redelivery.kind === 'not_found') throw eventNotFound(eventId)
+    return reply.code(202).send({ event_id: eventId, endpoint_ids: redelivery.endpointIds })
   })
 }
 

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Sql } from '../../../shared/db/sql.js'
 import { isOrderId } from '../../../shared/ids.js'
-import { changeOrder } from '../../../shared/orders/change.js'
-import { SANDBOX_COURIER } from '../../../shared/orders/sandbox-courier.js'
+import { advanceTestOrder } from '../../../shared/orders/sandbox-advance.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { sandboxAdvanceSchema } from '../../../shared/schemas/order.js'
 import { orderNotFound, sendOrderChange } from '../order-answer.js'
@@ -17,11 +16,7 @@ export default async function sandboxRoutes(app: FastifyInstance, { sql }: { sql
     const { order_id: orderId } = request.params
     const body = parseBody(sandboxAdvanceSchema, request.body)
     if (!isOrderId(orderId) || request.caller.livemode) throw orderNotFound(orderId)
-    // A move that needs a reason gets one saying who made it, unless the caller gave its own.
-    const reason = body.reason ?? (['created', 'failed'].includes(body.to) ? 'sandbox: moved through the API' : null)
-    const outcome = await changeOrder(sql, { orderId, scope: { businessId: request.caller.businessId, livemode: false } }, {
-      kind: 'advance', to: body.to, courier: body.to === 'assigned' ? SANDBOX_COURIER : null, reason,
-    })
+    const outcome = await advanceTestOrder(sql, { orderId, businessId: request.caller.businessId }, body.to, body.reason ?? null)
     return sendOrderChange(reply, outcome)
   })
 }

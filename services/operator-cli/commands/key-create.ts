@@ -1,8 +1,6 @@
-import { createApiKey } from '../../../shared/accounts/api-keys.js'
-import { openSandbox } from '../../../shared/accounts/sandbox.js'
+import { issueApiKey } from '../../../shared/accounts/api-keys.js'
 import { toMinor } from '../../../shared/money.js'
 import { API_KEY_SCOPES, isApiKeyScope } from '../../../shared/db/api-keys.js'
-import { findBusiness } from '../../../shared/db/businesses.js'
 import { defineCommand } from '../command.js'
 import { livemodeFlag, requiredText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -32,12 +30,8 @@ export const keyCreate = defineCommand({
     return { businessId, scopes: scopes.filter(isApiKeyScope), livemode: livemodeFlag(flags) }
   },
   async run({ sql, announce, config }, input) {
-    const key = await sql.begin(async (tx) => {
-      const business = await findBusiness(tx, input.businessId)
-      if (!business) throw new OperatorInputError(`business ${input.businessId} does not exist`)
-      if (!input.livemode) await openSandbox(tx, business, toMinor(config.SANDBOX_WALLET_START))
-      return createApiKey(tx, input.businessId, input.scopes, input.livemode)
-    })
+    const key = await issueApiKey(sql, input, toMinor(config.SANDBOX_WALLET_START))
+    if (!key) throw new OperatorInputError(`business ${input.businessId} does not exist`)
     // A gateway that cached this hash as unknown must look again.
     await announce({ kind: 'api-key', keyHash: key.keyHash })
     return { key_id: key.keyId, api_key: key.apiKey, livemode: key.livemode }

@@ -1,0 +1,163 @@
+import cookie from '@fastify/cookie'
+import csrf from '@fastify/csrf-protection'
+import formbody from '@fastify/formbody'
+import helmet from '@fastify/helmet'
+import multipart from '@fastify/multipart'
+import session from '@fastify/session'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ConsoleConfig } from '../../shared/config.js'
+import { findConsoleUser, type ConsoleUser } from '../../shared/db/console-users.js'
+import { deleteExpiredSessions } from '../../shared/db/console-sessions.js'
+import { createSql } from '../../shared/db/sql.js'
+import healthRoutes from '../../shared/http/health.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
+import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
+import { createRedis } from '../../shared/redis.js'
+import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
+import { createWebhookQueue } from '../../shared/webhooks/producer.js'
+import { html } from './html.js'
+import { CONSOLE_CSS, layout, type Frame } from './pages/layout.js'
+import authRoutes from './routes/auth.js'
+import businessRoutes from './routes/business.js'
+import operatorRoutes from './routes/operator.js'
+import { postgresSessionStore, type Flash } from './session-store.js'
+import type { ConsoleDeps } from './deps.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: ConsoleUser | null
+  }
+}
+
+/** The frame of the page being answered: who, a CSRF token for its forms, and the message left by the last action. */
+export function frameOf(request: FastifyRequest, reply: FastifyReply, livemode?: boolean): Frame {
+  const flash = request.session.flash ?? null
+  if (flash) request.session.flash = undefined
+  return { user: request.user, csrf: reply.generateCsrf(), flash, livemode }
+}
+
+/** After a form's action: Post/Redirect/Get, with the outcome shown once on the next page. */
+export function redirectWith(request: FastifyRequest, reply: FastifyReply, to: string, flash: Flash) {
+  request.session.flash = flash
+  return reply.code(303).redirect(to)
+}
+
+export function sendPage(reply: FastifyReply, statusCode: number, frame: Frame, page: Parameters<typeof layout>[1]) {
+  return reply.code(statusCode).type('text/html; charset=utf-8').send(layout(frame, page).text)
+}
+
+const SESSION_SWEEP_MS = 10 * 60 * 1000
+
+/**
+ * The console (DESIGN 12) as one plugin: server-rendered pages over the shared domain modules,
+ * sessions in Postgres, a CSRF token on every form. It calls no other service.
+ */
+async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleConfig }) {
+  if (tracingActive()) await app.register(fastifyOtel.plugin())
+  await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+
+  const sql = createSql(config, { timeouts: config })
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
+  const webhooks = createWebhookQueue(config, app.log)
+  const sweep = repeatWithoutOverlap(SESSION_SWEEP_MS, async () => { await deleteExpiredSessions(sql) }, (err) => app.log.warn({ err }, 'session sweep failed'))
+  app.addHook('onClose', async () => {
+    clearInterval(sweep)
+    await webhooks.close()
+    redis.disconnect()
+    await sql.end({ timeout: 5 })
+  })
+  // Gateways and pricing hear of console changes as they do of the CLI's (DESIGN 13.15); a lost
+  // message costs a cache TTL, never the change.
+  const announce = async (message: Invalidation) => {
+    await publishInvalidation(redis, config.QUEUE_PREFIX, message).catch((err) => app.log.warn({ err, message }, 'invalidation not announced'))
+  }
+  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue }
+
+  // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.
+  const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(config.CONSOLE_PUBLIC_URL)
+  await app.register(helmet, {
+    contentSecurityPolicy: { directives: { 'script-src': ["'none'"], 'form-action': ["'self'"], 'frame-ancestors': ["'none'"] } },
+    hsts: !local,
+  })
+  await app.register(formbody, { bodyLimit: 64 * 1024 })
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 } })
+  await app.register(cookie)
+  await app.register(session, {
+    secret: config.CONSOLE_SESSION_SECRET,
+    cookieName: 'console_session',
+    cookie: { path: '/console', httpOnly: true, secure: !local, sameSite: 'lax', maxAge: config.CONSOLE_SESSION_TTL_H * 3600 * 1000 },
+    saveUninitialized: false,
+    store: postgresSessionStore(sql, config.CONSOLE_SESSION_TTL_H * 3600 * 1000),
+  })
+  await app.register(csrf, { sessionPlugin: '@fastify/session' })
+
+  app.decorateRequest('user', null)
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+  // Every form posts its token; a request without one changes nothing.
+  app.addHook('preHandler', (request, reply, done) => {
+    if (request.method === 'POST') app.csrfProtection(request, reply, done)
+    else done()
+  })
+  app.addHook('preHandler', async (request) => {
+    const userId = request.session.userId
+    request.user = userId ? await findConsoleUser(sql, userId) : null
+  })
+  installErrorPages(app)
+
+  app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS))
+  await app.register(healthRoutes, { sql, redis, needsRedis: false })
+  await app.register(authRoutes, { sql })
+  await app.register(async (scope) => {
+    scope.addHook('preHandler', requireRole('business'))
+    await scope.register(businessRoutes, deps)
+  })
+  await app.register(async (scope) => {
+    scope.addHook('preHandler', requireRole('operator'))
+    await scope.register(operatorRoutes, deps)
+  })
+}
+
+/** The business whose pages these are; the role guard has made sure there is one. */
+export function businessIdOf(request: FastifyRequest): string {
+  const businessId = request.user?.businessId
+  if (!businessId) throw new Error('a business page was reached without a business user')
+  return businessId
+}
+
+/** The operator's e-mail, as the audit trail names them. */
+export function actorOf(request: FastifyRequest): string {
+  if (request.user?.role !== 'operator') throw new Error('an operator action was reached without an operator')
+  return request.user.email
+}
+
+/** Not logged in: to the login page. Logged in with the other role: 403 (an operator's home is elsewhere). */
+function requireRole(role: ConsoleUser['role']) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.user) return reply.code(303).redirect(`/console/login?next=${encodeURIComponent(request.url)}`)
+    if (request.user.role === role) return
+    if (request.user.role === 'operator' && request.url === '/console') return reply.code(303).redirect('/console/ops/businesses')
+    return sendPage(reply, 403, frameOf(request, reply), { title: 'Not allowed', path: request.url, body: html`<p>Your account cannot open this page.</p>` })
+  }
+}
+
+function installErrorPages(app: FastifyInstance) {
+  app.setNotFoundHandler((request, reply) => sendPage(reply, 404, frameOf(request, reply), {
+    title: 'Not found', path: request.url, body: html`<p>There is nothing at this address${request.user ? '' : ', or you are not logged in'}. <a href="/console">Back to the console</a></p>`,
+  }))
+  app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
+    if (status === 500) request.log.error({ err }, 'console request failed')
+    const text = err.code?.startsWith('FST_CSRF')
+      ? 'This form has expired or did not come from the console. Go back, reload the page and try again.'
+      : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
+    return sendPage(reply, status, { user: request.user, csrf: '', flash: null }, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
+  })
+}
+
+export default fp(consoleApp, { name: 'console' })

@@ -1,0 +1,15 @@
+import type { Queue } from 'bullmq'
+import type { ConsoleConfig } from '../../shared/config.js'
+import type { Sql } from '../../shared/db/sql.js'
+import type { Invalidation } from '../../shared/invalidation.js'
+import type { WebhookJob } from '../../shared/webhooks/queue.js'
+
+/** What the console's route plugins are given. */
+export interface ConsoleDeps {
+  sql: Sql
+  config: ConsoleConfig
+  /** Publishes a cache invalidation after a commit; never throws. */
+  announce(message: Invalidation): Promise<void>
+  /** Redeliveries go straight to the webhook sender's queue. */
+  webhooks: Queue<WebhookJob>
+}

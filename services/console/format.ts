@@ -1,0 +1,27 @@
+import { toMajor } from '../../shared/money.js'
+
+const formats = new Map<string, Intl.NumberFormat>()
+
+/** Kobo as naira with the currency (`₦12,500.00`), the way every page shows money. */
+export function money(kobo: number, currency: string): string {
+  let format = formats.get(currency)
+  if (!format) {
+    format = new Intl.NumberFormat('en-NG', { style: 'currency', currency, currencyDisplay: 'symbol' })
+    formats.set(currency, format)
+  }
+  return format.format(toMajor(kobo))
+}
+
+/** A major-unit amount as shown by the API (naira, a number) in the same form. */
+export function majorMoney(major: number, currency: string): string {
+  return money(Math.round(major * 100), currency)
+}
+
+export function when(at: Date | string): string {
+  const date = typeof at === 'string' ? new Date(at) : at
+  return date.toISOString().replace('T', ' ').slice(0, 19) + ' UTC'
+}
+
+export function modeName(livemode: boolean): string {
+  return livemode ? 'live' : 'test'
+}

@@ -1,0 +1,23 @@
+import type { z } from 'zod'
+
+/** A form body that is not what the page's form sends (a tampered or truncated post): 400, never a 500. */
+export class FormError extends Error {
+  override name = 'FormError'
+  readonly statusCode = 400
+}
+
+/** Reads a posted form or a query string with its zod schema; a field sent twice or a missing one is a `FormError`. */
+export function readForm<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body ?? {})
+  if (!parsed.success) throw new FormError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '))
+  return parsed.data
+}
+
+/** `?mode=test` shows test data; anything else is live. */
+export function livemodeOf(query: { mode?: unknown }): boolean {
+  return query.mode !== 'test'
+}
+
+export function modeQuery(livemode: boolean, prefix = '?'): string {
+  return livemode ? '' : `${prefix}mode=test`
+}

@@ -1,0 +1,55 @@
+import { ORDER_STATUSES } from '../../../shared/courier.js'
+import type { CancellationTerms } from '../../../shared/orders/cancellation.js'
+import type { Order } from '../../../shared/db/orders.js'
+import { money, when } from '../format.js'
+import { html, type Html } from '../html.js'
+import type { OrderListQuery } from '../order-list.js'
+import { select } from './layout.js'
+
+/** The filters of the orders list, as the API has them: status, placement and creation window. */
+export function orderFilters(action: string, query: OrderListQuery, extra: Html = html``): Html {
+  return html`<form method="get" action="${action}" aria-label="Filter orders" class="filters">${extra}
+${select({ name: 'status', label: 'Status', options: [['', 'Any status'], ...ORDER_STATUSES.map((status) => [status, status] as const)], value: query.status })}
+<div class="field"><label for="field-placement_id">Placement id</label><input id="field-placement_id" name="placement_id" value="${query.placement_id ?? ''}"></div>
+<div class="field"><label for="field-created_gte">Created on or after</label><input id="field-created_gte" name="created_gte" type="date" value="${query.created_gte ?? ''}"></div>
+<div class="field"><label for="field-created_lt">Created before</label><input id="field-created_lt" name="created_lt" type="date" value="${query.created_lt ?? ''}"></div>
+<button type="submit">Filter</button></form>`
+}
+
+export function orderTable(orders: Order[], linkOf: (order: Order) => string, showBusiness = false): Html {
+  if (orders.length === 0) return html`<p>No orders match.</p>`
+  return html`<table><caption class="visually-hidden">Orders</caption><thead><tr><th scope="col">Order</th>${showBusiness ? html`<th scope="col">Business</th>` : ''}<th scope="col">Status</th>
+<th scope="col">Recipient</th><th scope="col" class="num">Price</th><th scope="col">Created</th></tr></thead><tbody>
+${orders.map((order) => html`<tr><td><a href="${linkOf(order)}">${order.id}</a></td>${showBusiness ? html`<td>${order.businessId}</td>` : ''}<td>${order.status}</td>
+<td>${String(order.shipment.recipient_name ?? '')}</td><td class="num">${money(order.price, order.currency)}</td><td>${when(order.createdAt)}</td></tr>`)}
+</tbody></table>`
+}
+
+/** The keyset link to the next page: strictly after the last order shown. */
+export function nextPageLink(path: string, params: URLSearchParams, last: Order | undefined, hasMore: boolean): Html {
+  if (!hasMore || !last) return html``
+  const next = new URLSearchParams(params)
+  next.set('after', `${last.createdAt.toISOString()}_${last.id}`)
+  return html`<p><a href="${path}?${next.toString()}" rel="next">Next page</a></p>`
+}
+
+/** One order: what was sent, its price, courier, cancellation terms and history. `actions` are the forms the viewer may use. */
+export function orderDetail(order: Order, terms: CancellationTerms, actions: Html): Html {
+  const shipment = order.shipment
+  return html`<div class="cards">
+<div class="card"><h2>Status</h2><p><strong>${order.status}</strong> (version ${order.version})</p><p>${order.livemode ? 'Live order' : 'Test order'}</p></div>
+<div class="card"><h2>Price</h2><p>${money(order.price, order.currency)}</p><p>${order.optionLabel ?? order.vehicleType}, ${order.distanceKm} km</p>
+${order.refundedAmount > 0 ? html`<p>Refunded ${money(order.refundedAmount, order.currency)}</p>` : ''}</div>
+<div class="card"><h2>Courier</h2>${order.courier ? html`<p>${order.courier.name}<br>${order.courier.phone}${order.courier.vehicle_plate ? html`<br>${order.courier.vehicle_plate}` : ''}</p>` : html`<p>None assigned</p>`}</div>
+<div class="card"><h2>Cancellation</h2>${terms.cancellable
+    ? html`<p>Cancelling now costs ${money(terms.fee ?? 0, order.currency)}; the refund would be ${money(order.price - (terms.fee ?? 0), order.currency)}.</p>${terms.freeUntil ? html`<p>Free until ${when(terms.freeUntil)}</p>` : ''}`
+    : html`<p>This order can no longer be cancelled.</p>`}</div></div>
+<h2>Delivery</h2><dl>
+<dt>Item</dt><dd>${String(shipment.item_name ?? '')}, ${String(shipment.quantity ?? '')} × ${String(shipment.weight ?? '')} kg</dd>
+<dt>From</dt><dd>${String(shipment.pickup_address ?? 'the business address')}</dd>
+<dt>To</dt><dd>${String(shipment.recipient_name ?? '(erased)')}, ${String(shipment.recipient_phone ?? '')}<br>${String(shipment.dropoff_address ?? '')}, ${String(shipment.dropoff_state ?? '')}</dd>
+<dt>Placement</dt><dd>${order.placementId}</dd></dl>
+<h2>History</h2><table><thead><tr><th scope="col">Status</th><th scope="col">At</th><th scope="col">Reason</th></tr></thead><tbody>
+${order.history.map((step) => html`<tr><td>${step.status}</td><td>${when(step.at)}</td><td>${step.reason ?? ''}</td></tr>`)}</tbody></table>
+${actions}`
+}

@@ -1,0 +1,135 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { creditWalletAs, enableRateCardAs, openBusiness, revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
+import { createConsoleUser } from '../../../shared/console/users.js'
+import { listAudit } from '../../../shared/db/audit.js'
+import { listApiKeys } from '../../../shared/db/api-keys.js'
+import { findBusiness, searchBusinesses } from '../../../shared/db/businesses.js'
+import { listConsoleUsers } from '../../../shared/db/console-users.js'
+import { listRateCards } from '../../../shared/db/rate-cards.js'
+import { findWalletView, listLedger } from '../../../shared/db/wallets.js'
+import { isUuid } from '../../../shared/ids.js'
+import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../../shared/money.js'
+import { actorOf, frameOf, redirectWith, sendPage } from '../app.js'
+import type { ConsoleDeps } from '../deps.js'
+import { money, when } from '../format.js'
+import { readForm } from '../forms.js'
+import { html } from '../html.js'
+import { keyTable } from '../pages/keys.js'
+import { actionButton, field, form, select } from '../pages/layout.js'
+import { ledgerTable } from '../pages/ledger.js'
+
+const text = (max = 255) => z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`)
+const businessSchema = z.object({ _csrf: z.string(), name: text(), phone: text(), address: text(500), state: text() })
+const creditSchema = z.object({ _csrf: z.string(), amount: z.string().max(32), reference: z.string().trim().max(255), mode: z.enum(['live', 'test']) })
+const enableSchema = z.object({ _csrf: z.string(), rate_card: z.string().refine(isUuid, 'is not a rate card') })
+const userSchema = z.object({ _csrf: z.string(), email: z.string().trim().max(254) })
+const csrfOnly = z.object({ _csrf: z.string() })
+
+/** Businesses, one business's wallet, keys, card and users, and the audit trail: the operator's accounts work. */
+export default async function operatorAccountRoutes(app: FastifyInstance, { sql, config, announce }: ConsoleDeps) {
+  app.get('/console/ops/businesses', async (request, reply) => {
+    const { q = '' } = readForm(z.object({ q: z.string().trim().max(100).optional() }), request.query)
+    const frame = frameOf(request, reply)
+    const businesses = await searchBusinesses(sql, q, 100)
+    const body = html`<form method="get" action="/console/ops/businesses" role="search">${field({ name: 'q', label: 'Search by name or id', value: q })}<button type="submit">Search</button></form>
+<table><thead><tr><th scope="col">Business</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>
+${businesses.map((business) => html`<tr><td><a href="/console/ops/businesses/${business.id}">${business.name}</a>${business.isDemo ? ' (demo)' : ''}</td><td>${business.state}</td><td>${when(business.createdAt)}</td></tr>`)}</tbody></table>
+<h2>Create a business</h2>${form(frame, '/console/ops/businesses', html`${field({ name: 'name', label: 'Name', required: true })}${field({ name: 'phone', label: 'Phone', required: true })}
+${field({ name: 'address', label: 'Address', required: true })}${field({ name: 'state', label: 'State', required: true })}<button type="submit">Create business</button>`, { label: 'Create a business' })}`
+    return sendPage(reply, 200, frame, { title: 'Businesses', path: '/console/ops/businesses', body })
+  })
+
+  app.post('/console/ops/businesses', async (request, reply) => {
+    const parsed = businessSchema.safeParse(request.body ?? {})
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      return redirectWith(request, reply, '/console/ops/businesses', { kind: 'error', text: `${String(issue.path[0])} ${issue.message}` })
+    }
+    const business = await openBusiness(sql, actorOf(request), { ...parsed.data, currency: config.CURRENCY })
+    return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: 'ok', text: `Business ${business.name} is created with an empty wallet.` })
+  })
+
+  app.get<{ Params: { id: string } }>('/console/ops/businesses/:id', async (request, reply) => {
+    const business = isUuid(request.params.id) ? await findBusiness(sql, request.params.id) : null
+    if (!business) return reply.callNotFound()
+    const frame = frameOf(request, reply)
+    const [live, test, keys, cards, users, ledger] = await Promise.all([
+      findWalletView(sql, business.id, true), findWalletView(sql, business.id, false), listApiKeys(sql, business.id),
+      listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(sql, business.id, { kinds: null, beforeId: null, limit: 10 }, true),
+    ])
+    const base = `/console/ops/businesses/${business.id}`
+    const enabled = cards.find((card) => card.id === business.rateCardId)
+    const body = html`<p>${business.phone} · ${business.address}, ${business.state} · <code>${business.id}</code></p>
+<div class="cards"><div class="card"><h2>Live wallet</h2><p class="balance" id="live-balance">${live ? money(live.balance, business.currency) : 'none'}</p></div>
+<div class="card"><h2>Test wallet</h2><p class="balance">${test ? money(test.balance, business.currency) : 'not opened'}</p></div>
+<div class="card"><h2>Rate card</h2><p>${enabled ? `${enabled.name} (version ${enabled.versions[0]?.version ?? 1})` : 'none: priced by distance'}</p></div></div>
+<h2>Credit the wallet</h2>${form(frame, `${base}/credit`, html`${field({ name: 'amount', label: `Amount (${business.currency}, e.g. 5000 or 5000.50)`, required: true, attrs: html` inputmode="decimal"` })}
+${field({ name: 'reference', label: 'Reference (a bank transfer id; the same reference credits once)' })}
+${select({ name: 'mode', label: 'Wallet', options: [['live', 'Live'], ['test', 'Test']] })}<button type="submit">Credit wallet</button>`, { label: 'Credit the wallet' })}
+<h2>Latest live ledger entries</h2>${ledgerTable(ledger, business.currency, '/console/ops/orders/')}
+<h2>API keys</h2>${keyTable(keys, (key) => actionButton(frame, `${base}/keys/${key.keyId}/revoke`, `Revoke ${key.displayPrefix}`))}
+<h2>Rate card</h2>${cards.length === 0 ? html`<p>No rate cards yet: <a href="/console/ops/rate-cards">import one</a>.</p>` : form(frame, `${base}/rate-card`, html`${select({ name: 'rate_card', label: 'Card to price with', options: cards.map((card) => [card.id, card.name] as const), value: business.rateCardId ?? undefined })}<button type="submit">Enable rate card</button>`, { label: 'Enable a rate card' })}
+<h2>Console users</h2><ul>${users.map((user) => html`<li>${user.email}${user.passwordHash ? '' : ' (password not set yet)'}</li>`)}</ul>
+${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a new user for this business', type: 'email', required: true })}<button type="submit">Create user</button>`, { label: 'Create a console user' })}
+<p><a href="/console/ops/audit?business=${business.id}">Audit trail of this business</a> · <a href="/console/ops/orders?business=${business.id}">Its orders</a></p>`
+    return sendPage(reply, 200, frame, { title: business.name, path: '/console/ops/businesses', body })
+  })
+
+  app.post<{ Params: { id: string } }>('/console/ops/businesses/:id/credit', async (request, reply) => {
+    const input = readForm(creditSchema, request.body)
+    const base = `/console/ops/businesses/${request.params.id}`
+    const amount = readMajorAmount(input.amount)
+    if (amount.kind === 'invalid') {
+      const text = amount.problem === 'too_large' ? `The amount must be at most ${MAX_AMOUNT_MAJOR}.` : `The amount must be a positive number with at most 2 decimals, got '${input.amount}'.`
+      return redirectWith(request, reply, base, { kind: 'error', text })
+    }
+    const wallet = isUuid(request.params.id)
+      ? await creditWalletAs(sql, actorOf(request), { businessId: request.params.id, amount: amount.kobo, reference: input.reference || null, livemode: input.mode === 'live' })
+      : null
+    if (!wallet) return redirectWith(request, reply, base, { kind: 'error', text: input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet.' })
+    const text = wallet.credited
+      ? `Credited ${money(amount.kobo, wallet.currency)}; the ${input.mode} balance is now ${money(wallet.balance, wallet.currency)}.`
+      : `Reference ${input.reference} was credited before; the balance is unchanged at ${money(wallet.balance, wallet.currency)}.`
+    return redirectWith(request, reply, base, { kind: wallet.credited ? 'ok' : 'error', text })
+  })
+
+  app.post<{ Params: { id: string; keyId: string } }>('/console/ops/businesses/:id/keys/:keyId/revoke', async (request, reply) => {
+    readForm(csrfOnly, request.body)
+    const revoked = isUuid(request.params.id) && isUuid(request.params.keyId) ? await revokeKeyAs(sql, actorOf(request), request.params.keyId, request.params.id) : null
+    if (!revoked) return reply.callNotFound()
+    await announce({ kind: 'api-key', keyHash: revoked.keyHash })
+    return redirectWith(request, reply, `/console/ops/businesses/${request.params.id}`, { kind: 'ok', text: `Key ${revoked.displayPrefix}… is revoked.` })
+  })
+
+  app.post<{ Params: { id: string } }>('/console/ops/businesses/:id/rate-card', async (request, reply) => {
+    const input = readForm(enableSchema, request.body)
+    if (!isUuid(request.params.id)) return reply.callNotFound()
+    const enabling = await enableRateCardAs(sql, actorOf(request), request.params.id, input.rate_card)
+    if (enabling.kind !== 'enabled') return reply.callNotFound()
+    await announce({ kind: 'business', businessId: request.params.id })
+    return redirectWith(request, reply, `/console/ops/businesses/${request.params.id}`, { kind: 'ok', text: 'The rate card is enabled; quotes use it from now on.' })
+  })
+
+  // The link is shown here once, for the operator to pass on; only its hash is stored.
+  app.post<{ Params: { id: string } }>('/console/ops/businesses/:id/users', async (request, reply) => {
+    const input = readForm(userSchema, request.body)
+    if (!isUuid(request.params.id)) return reply.callNotFound()
+    const created = await createConsoleUser(sql, { email: input.email, role: 'business', businessId: request.params.id }, config.CONSOLE_PUBLIC_URL)
+    if (created.kind === 'invalid') return redirectWith(request, reply, `/console/ops/businesses/${request.params.id}`, { kind: 'error', text: created.message })
+    const body = html`<p role="status">Send this one-time link to ${created.user.email}; it sets their password and expires ${when(created.expiresAt)}.</p>
+<p class="secret" id="set-password-link">${created.link}</p><p><a href="/console/ops/businesses/${request.params.id}">Back to the business</a></p>`
+    return sendPage(reply, 201, frameOf(request, reply), { title: 'User created', path: '/console/ops/businesses', body })
+  })
+
+  app.get('/console/ops/audit', async (request, reply) => {
+    const query = readForm(z.object({ business: z.string().refine(isUuid, 'is not a business id').optional(), before: z.string().regex(/^\d{1,18}$/).optional() }), request.query)
+    const entries = await listAudit(sql, { businessId: query.business ?? null, beforeId: query.before ? Number(query.before) : null, limit: 51 })
+    const shown = entries.slice(0, 50)
+    const body = html`<table aria-label="Audit trail"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Business</th><th scope="col">Subject</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
+${shown.map((entry) => html`<tr><td>${when(entry.at)}</td><td>${entry.actor}</td><td>${entry.action}</td><td>${entry.businessId ? html`<a href="/console/ops/businesses/${entry.businessId}">${entry.businessId.slice(0, 8)}</a>` : ''}</td>
+<td>${entry.subject}</td><td><code>${JSON.stringify(entry.before)}</code></td><td><code>${JSON.stringify(entry.after)}</code></td></tr>`)}</tbody></table>
+${entries.length > 50 ? html`<p><a rel="next" href="/console/ops/audit?before=${shown[49].id}${query.business ? `&business=${query.business}` : ''}">Older entries</a></p>` : ''}`
+    return sendPage(reply, 200, frameOf(request, reply), { title: 'Audit trail', path: '/console/ops/audit', body })
+  })
+}

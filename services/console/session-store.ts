@@ -1,0 +1,39 @@
+import type { SessionStore } from '@fastify/session'
+import { z } from 'zod'
+import { deleteSession, findSession, saveSession } from '../../shared/db/console-sessions.js'
+import type { Sql } from '../../shared/db/sql.js'
+
+/** What a console session holds: who logged in, the CSRF secret, and one message for the next page. */
+const sessionDataSchema = z.object({
+  userId: z.string().optional(),
+  _csrf: z.string().optional(),
+  flash: z.object({ kind: z.enum(['ok', 'error']), text: z.string() }).optional(),
+})
+
+export type Flash = NonNullable<z.infer<typeof sessionDataSchema>['flash']>
+
+declare module 'fastify' {
+  interface Session extends z.infer<typeof sessionDataSchema> {}
+}
+
+/**
+ * @fastify/session's store over Postgres: every console replica sees every session, and logout
+ * or expiry ends it everywhere. Only the fields above are stored; a session lasts `ttlMs` from
+ * its last change.
+ */
+export function postgresSessionStore(sql: Sql, ttlMs: number): SessionStore {
+  return {
+    set(id, session, done) {
+      saveSession(sql, id, sessionDataSchema.parse(session), new Date(Date.now() + ttlMs)).then(() => done(), done)
+    },
+    get(id, done) {
+      findSession(sql, id).then((data) => {
+        const parsed = sessionDataSchema.safeParse(data)
+        done(null, data !== null && parsed.success ? { ...parsed.data, cookie: { originalMaxAge: ttlMs } } : null)
+      }, done)
+    },
+    destroy(id, done) {
+      deleteSession(sql, id).then(() => done(), done)
+    },
+  }
+}
