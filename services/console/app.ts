@@ -80,7 +80,8 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.
   const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(config.CONSOLE_PUBLIC_URL)
   await app.register(helmet, {
-    contentSecurityPolicy: { directives: { 'script-src': ["'none'"], 'form-action': ["'self'"], 'frame-ancestors': ["'none'"] } },
+    // No page runs a script; forms post only here. Plain http://localhost is not upgraded.
+    contentSecurityPolicy: { directives: { 'script-src': ["'none'"], 'form-action': ["'self'"], 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': local ? null : [] } },
     hsts: !local,
   })
   await app.register(formbody, { bodyLimit: 64 * 1024 })

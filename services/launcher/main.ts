@@ -3,6 +3,7 @@ import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
+import { demoConsoleUsers } from '../../shared/console/users.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
@@ -11,7 +12,7 @@ import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
  * `npm start`: one command for a newcomer. It prepares the database, seeds the demo account,
- * then runs the three services as separate processes, exactly as their containers run them,
+ * then runs the services as separate processes, exactly as their containers run them,
  * and restarts any that dies (supervise.ts).
  */
 
@@ -35,11 +36,13 @@ await migrate(config)
 const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
 let demo
+let consoleUsers
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
   const reachable = redis.status === 'ready'
   // A lost message costs a cache TTL, never the start-up.
   demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
+  consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
 } finally {
   redis.disconnect()
   await sql.end()
@@ -49,6 +52,8 @@ try {
 // call pricing. Pricing's, the worker's and the webhook sender's ports serve this machine only;
 // the gateway is the public door.
 const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url') }
+// Console sessions last as long as the run unless the operator set a secret of their own.
+const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }
 // On a developer's machine webhooks go to http://localhost receivers; an explicit value wins.
 const localWebhooks = {
@@ -59,6 +64,7 @@ const SERVICES: ServiceSpec[] = [
   { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal },
   { name: 'worker', args: nodeArgsOf('start:worker'), env: internal },
   { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks } },
+  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks } },
   { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks } },
 ]
 
@@ -90,6 +96,12 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
     console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
     console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
     console.log(`API reference: ${base}/docs (the OpenAPI document: ${base}/openapi.json)`)
+    console.log(`Console: ${config.CONSOLE_PUBLIC_URL}/console`)
+    for (const user of consoleUsers) {
+      console.log(user.link
+        ? `  ${user.role} ${user.email}: set a password at ${user.link} (one use, 24 h)`
+        : `  ${user.role} ${user.email}: log in with the password you set`)
+    }
     console.log('')
     break
   }

@@ -90,3 +90,26 @@ export async function logIn(sql: Sql, email: string, password: string): Promise<
   await clearLoginFailures(sql, user.id)
   return { kind: 'ok', user }
 }
+
+const DEMO_USERS = [
+  { email: 'operator@example.com', role: 'operator' },
+  { email: 'demo@example.com', role: 'business' },
+] as const
+
+/**
+ * The demo operator and the demo business's user, made once. Each run of `npm start` prints a
+ * fresh one-time link for a demo user whose password is not set yet, and no link once it is.
+ */
+export async function demoConsoleUsers(sql: Sql, businessId: string, consoleUrl: string): Promise<{ email: string; role: ConsoleRole; link: string | null }[]> {
+  const users = []
+  for (const demo of DEMO_USERS) {
+    const existing = await findConsoleUserByEmail(sql, demo.email)
+    if (!existing) {
+      const created = await createConsoleUser(sql, { email: demo.email, role: demo.role, businessId: demo.role === 'business' ? businessId : null }, consoleUrl)
+      users.push({ email: demo.email, role: demo.role, link: created.kind === 'created' ? created.link : null })
+    } else {
+      users.push({ email: demo.email, role: demo.role, link: existing.passwordHash ? null : (await issuePasswordLink(sql, existing.id, consoleUrl)).link })
+    }
+  }
+  return users
+}
