@@ -42,3 +42,62 @@ export async function consoleUser(sql: Sql, consoleUrl: string, input: { email: 
   if (created.kind !== 'created') throw new Error(created.message)
   return { email: created.user.email, link: created.link }
 }
+
+/**
+ * A browser without a browser, for the HTTP-level tests: keeps the session cookie, reads each
+ * page's CSRF token, and posts forms the way the console's pages do.
+ */
+export class ConsoleClient {
+  cookie: string | null = null
+  csrf = ''
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  async get(url: string, headers: Record<string, string> = {}) {
+    const response = await this.app.inject({ method: 'GET', url, headers: { ...this.headers(), ...headers } })
+    this.keep(response)
+    return response
+  }
+
+  /** Posts a form; `_csrf` is this client's last token unless the fields say otherwise (or leave it out with `null`). */
+  async post(url: string, fields: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}) {
+    const body = new URLSearchParams()
+    const all: Record<string, string | string[] | null> = { _csrf: this.csrf, ...fields }
+    for (const [name, value] of Object.entries(all)) {
+      if (value === null) continue
+      for (const item of Array.isArray(value) ? value : [value]) body.append(name, item)
+    }
+    const response = await this.app.inject({ method: 'POST', url, payload: body.toString(), headers: { ...this.headers(), 'content-type': 'application/x-www-form-urlencoded', ...headers } })
+    this.keep(response)
+    return response
+  }
+
+  /** Sets a password through the one-time link, as its owner would. */
+  async setPassword(link: string, password = TEST_PASSWORD) {
+    const token = new URL(link).searchParams.get('token') ?? ''
+    await this.get(`/console/set-password?token=${token}`)
+    const set = await this.post('/console/set-password', { token, password, confirm: password })
+    if (set.statusCode !== 303) throw new Error(`set-password answered ${set.statusCode}`)
+  }
+
+  /** Logs in and opens the page the login lands on: the new session's first page and its form token. */
+  async logIn(user: { email: string }, password = TEST_PASSWORD) {
+    await this.get('/console/login')
+    const login = await this.post('/console/login', { email: user.email, password })
+    if (login.statusCode !== 303) throw new Error(`login answered ${login.statusCode}`)
+    await this.get(String(login.headers.location))
+    return login
+  }
+
+  private headers(): Record<string, string> {
+    return this.cookie ? { cookie: this.cookie } : {}
+  }
+
+  private keep(response: { headers: Record<string, unknown>; body: string }) {
+    const setCookie = response.headers['set-cookie']
+    const first = Array.isArray(setCookie) ? setCookie[0] : setCookie
+    if (typeof first === 'string') this.cookie = first.split(';')[0]
+    const token = /name="_csrf" value="([^"]+)"/.exec(response.body)
+    if (token) this.csrf = token[1]
+  }
+}

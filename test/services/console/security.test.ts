@@ -1,0 +1,196 @@
+import t from 'tap'
+import { useTestDb } from '../../helpers/db.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { ConsoleClient, consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
+import { findWallet } from '../../../shared/db/wallets.js'
+import { insertOrders } from '../../../shared/db/orders.js'
+import { createPendingPlacement } from '../../../shared/db/placements.js'
+import { findEndpoint } from '../../../shared/db/webhooks.js'
+import { newOrderId, newUuid } from '../../../shared/ids.js'
+import { createEndpoint } from '../../../shared/webhooks/endpoints.js'
+import { shipment } from '../../helpers/shipments.js'
+
+/** One created order of the business, in a settled placement: enough to look at and to cancel. */
+async function placedOrder(businessId: string): Promise<string> {
+  const placementId = newUuid()
+  const now = new Date()
+  const id = newOrderId()
+  await db.sql.begin(async (tx) => {
+    await createPendingPlacement(tx, { id: placementId, businessId, livemode: true, idempotencyKey: null, requestHash: placementId, shipments: [] })
+    await insertOrders(tx, [{
+      id, placementId, businessId, livemode: true, position: 0, price: 150_000, currency: 'NGN', pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
+      optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja',
+      shipment: shipment(), history: [{ status: 'created', at: now.toISOString() }], createdAt: now, updatedAt: now,
+    }])
+  })
+  return id
+}
+
+const db = await useTestDb(t)
+const { app, url } = await startConsole(t, db.env)
+const ada = await seedAccount(db.sql, { balance: 1000, name: 'Ada Stores' })
+const bola = await seedAccount(db.sql, { balance: 1000, name: 'Bola Foods' })
+const operator = await consoleUser(db.sql, url, { email: 'ops@example.com', role: 'operator' })
+const adaUser = await consoleUser(db.sql, url, { email: 'owner@ada.example', role: 'business', businessId: ada.businessId })
+await new ConsoleClient(app).setPassword(operator.link)
+await new ConsoleClient(app).setPassword(adaUser.link)
+
+t.test('a form posted without its CSRF token is refused and changes nothing', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get(`/console/ops/businesses/${ada.businessId}`)
+  const before = (await findWallet(db.sql, ada.businessId))?.balance
+  const missing = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { _csrf: null, amount: '500', reference: 'csrf-1', mode: 'live' })
+  t.equal(missing.statusCode, 403)
+  t.match(missing.body, /This form has expired or did not come from the console/)
+  const forged = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { _csrf: 'forged-token', amount: '500', reference: 'csrf-2', mode: 'live' })
+  t.equal(forged.statusCode, 403)
+  t.equal((await findWallet(db.sql, ada.businessId))?.balance, before, 'the wallet did not move')
+  // Another session's token is no good here either.
+  const other = new ConsoleClient(app)
+  await other.get('/console/login')
+  const borrowed = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { _csrf: other.csrf, amount: '500', reference: 'csrf-3', mode: 'live' })
+  t.equal(borrowed.statusCode, 403)
+  const loginWithout = await new ConsoleClient(app).post('/console/login', { _csrf: null, email: operator.email, password: TEST_PASSWORD })
+  t.equal(loginWithout.statusCode, 403, 'the login form carries a token too')
+})
+
+t.test('the session cookie is HttpOnly, SameSite=Lax, scoped to /console, and Secure unless on http://localhost', async (t) => {
+  const local = await new ConsoleClient(app).get('/console/login')
+  const cookie = String(local.headers['set-cookie'])
+  t.match(cookie, /^console_session=/)
+  t.match(cookie, /HttpOnly/)
+  t.match(cookie, /SameSite=Lax/)
+  t.match(cookie, /Path=\/console/)
+  t.notMatch(cookie, /Secure/, 'plain http://localhost has no TLS to require')
+
+  const { app: tls } = await startConsole(t, db.env, { CONSOLE_PUBLIC_URL: 'https://console.example.com', TRUST_PROXY: 'true' })
+  const secure = await new ConsoleClient(tls).get('/console/login', { 'x-forwarded-proto': 'https' })
+  t.match(String(secure.headers['set-cookie']), /; Secure/)
+  t.match(String(secure.headers['strict-transport-security']), /max-age=/)
+  t.match(String(secure.headers['content-security-policy']), /script-src 'none'/)
+})
+
+t.test('five failed logins lock the account for 15 minutes, even against the right password', async (t) => {
+  const user = await consoleUser(db.sql, url, { email: 'locked@ada.example', role: 'business', businessId: ada.businessId })
+  const client = new ConsoleClient(app)
+  await client.setPassword(user.link)
+  await client.logIn(user)
+  await client.post('/console/logout')
+  const answers = []
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    await client.get('/console/login')
+    answers.push((await client.post('/console/login', { email: user.email, password: 'wrong password!!' })).statusCode)
+  }
+  t.same(answers, [401, 401, 401, 401, 429], 'the fifth failure locks')
+  await client.get('/console/login')
+  const right = await client.post('/console/login', { email: user.email, password: TEST_PASSWORD })
+  t.equal(right.statusCode, 429, 'the right password does not open a locked account')
+  t.match(right.body, /locked until/)
+  t.ok(Number(right.headers['retry-after']) > 14 * 60, 'Retry-After says about 15 minutes')
+  const [{ lockedFor }] = await db.sql<{ lockedFor: number }[]>`select extract(epoch from locked_until - now())::int as locked_for from console_users where email = ${user.email}`
+  t.ok(lockedFor > 14 * 60 && lockedFor <= 15 * 60, `locked for 15 minutes (${lockedFor} s)`)
+
+  // The lock over (its end moved into the past), the right password works again.
+  await db.sql`update console_users set locked_until = now() - interval '1 second' where email = ${user.email}`
+  await client.get('/console/login')
+  t.equal((await client.post('/console/login', { email: user.email, password: TEST_PASSWORD })).statusCode, 303)
+
+  const unknown = new ConsoleClient(app)
+  await unknown.get('/console/login')
+  const answer = await unknown.post('/console/login', { email: 'nobody@example.com', password: TEST_PASSWORD })
+  t.equal(answer.statusCode, 401)
+  t.match(answer.body, /The email or password is wrong/, 'an unknown e-mail reads as a wrong password')
+})
+
+t.test('a business user sees only its own business: 404 for another one, 403 for operator pages', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(adaUser)
+  const [bolaKey] = await db.sql<{ id: string }[]>`select id from api_keys where business_id = ${bola.businessId}`
+  const bolaOrder = await placedOrder(bola.businessId)
+  const bolaEndpoint = await createEndpoint(db.sql, { businessId: bola.businessId, livemode: true }, { url: 'http://127.0.0.1:9/hook' }, { allowHttp: true, allowPrivate: true })
+  t.equal(bolaEndpoint.kind, 'created')
+  const endpointId = bolaEndpoint.kind === 'created' ? bolaEndpoint.endpoint.id : ''
+  t.equal((await client.get(`/console/orders/${bolaOrder}`)).statusCode, 404, "another business's order is not found")
+  t.equal((await client.get(`/console/webhooks/${endpointId}`)).statusCode, 404, "another business's endpoint is not found")
+  t.equal((await client.post(`/console/orders/${bolaOrder}/cancel`)).statusCode, 404)
+  t.equal((await client.post(`/console/webhooks/${endpointId}/delete`)).statusCode, 404)
+  const [order] = await db.sql`select status from orders where id = ${bolaOrder}`
+  t.equal(order.status, 'created', 'the order was not cancelled')
+  t.ok(await findEndpoint(db.sql, endpointId, { businessId: bola.businessId, livemode: true }), 'the endpoint was not deleted')
+  t.equal((await client.get(`/console/orders/${await placedOrder(ada.businessId)}`)).statusCode, 200, 'its own order opens')
+  const revoke = await client.post(`/console/keys/${bolaKey.id}/revoke`)
+  t.equal(revoke.statusCode, 404, "another business's key is not found")
+  const [stillActive] = await db.sql`select 1 from api_keys where id = ${bolaKey.id} and revoked_at is null`
+  t.ok(stillActive, 'and it was not revoked')
+  for (const path of ['/console/ops/businesses', `/console/ops/businesses/${bola.businessId}`, '/console/ops/rate-cards', '/console/ops/orders', '/console/ops/audit', '/console/ops/platform-rates']) {
+    t.equal((await client.get(path)).statusCode, 403, `${path} is an operator page`)
+  }
+  const credit = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: '1000000', reference: 'self-credit', mode: 'live' })
+  t.equal(credit.statusCode, 403, 'a business user cannot credit its own wallet')
+  t.equal((await findWallet(db.sql, ada.businessId))?.balance, 100000)
+})
+
+t.test('logging out ends the session on the server, not only in the browser', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  const cookie = client.cookie
+  t.equal((await client.get('/console/ops/businesses')).statusCode, 200)
+  t.equal((await client.post('/console/logout')).statusCode, 303)
+  const replayed = await app.inject({ method: 'GET', url: '/console/ops/businesses', headers: { cookie: cookie ?? '' } })
+  t.equal(replayed.statusCode, 303, 'the old cookie is worth nothing')
+  t.match(String(replayed.headers.location), /^\/console\/login/)
+})
+
+t.test('a set-password link works once, and a short password is refused at its field', async (t) => {
+  const user = await consoleUser(db.sql, url, { email: 'once@ada.example', role: 'business', businessId: ada.businessId })
+  const token = new URL(user.link).searchParams.get('token') ?? ''
+  const client = new ConsoleClient(app)
+  t.equal((await client.get(`/console/set-password?token=${token}`)).statusCode, 200)
+  const short = await client.post('/console/set-password', { token, password: 'short', confirm: 'short' })
+  t.equal(short.statusCode, 400)
+  t.match(short.body, /aria-invalid="true" aria-describedby="field-password-error"/)
+  t.match(short.body, /Password must be at least 12 characters/)
+  const differ = await client.post('/console/set-password', { token, password: TEST_PASSWORD, confirm: `${TEST_PASSWORD}!` })
+  t.match(differ.body, /The two passwords differ/)
+  t.equal((await client.post('/console/set-password', { token, password: TEST_PASSWORD, confirm: TEST_PASSWORD })).statusCode, 303)
+  await client.get('/console/login')
+  const again = await client.post('/console/set-password', { token, password: 'another long password', confirm: 'another long password' })
+  t.equal(again.statusCode, 400)
+  t.match(again.body, /used already or has expired/)
+  t.equal((await new ConsoleClient(app).get(`/console/set-password?token=${token}`)).statusCode, 404)
+  const [row] = await db.sql<{ passwordHash: string }[]>`select password_hash from console_users where email = ${user.email}`
+  t.match(row.passwordHash, /^scrypt\$32768\$8\$1\$/, 'scrypt at N=2^15')
+  t.notMatch(row.passwordHash, new RegExp(TEST_PASSWORD), 'never the password itself')
+})
+
+t.test('a malformed form or query is a 400 page, never a 500', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get(`/console/ops/businesses/${ada.businessId}`)
+  const twice = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: ['1', '2'], reference: 'x', mode: 'live' })
+  t.equal(twice.statusCode, 400)
+  const badMode = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: '1', reference: 'x', mode: 'both' })
+  t.equal(badMode.statusCode, 400)
+  t.equal((await client.get('/console/ops/orders?status=lost')).statusCode, 400)
+  t.equal((await client.get('/console/ops/orders?after=garbage')).statusCode, 400)
+  t.equal((await client.get('/console/ops/businesses/not-a-uuid')).statusCode, 404)
+  const negative = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: '-5', reference: 'neg', mode: 'live' })
+  t.equal(negative.statusCode, 303)
+  t.match((await client.get(String(negative.headers.location))).body, /The amount must be a positive number with at most 2 decimals, got &#39;-5&#39;/)
+  t.equal((await findWallet(db.sql, ada.businessId))?.balance, 100000, 'nothing credited')
+})
+
+t.test('operator actions land on the audit trail with who, what, before and after', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get(`/console/ops/businesses/${bola.businessId}`)
+  const credit = await client.post(`/console/ops/businesses/${bola.businessId}/credit`, { amount: '2500.50', reference: 'audit-1', mode: 'live' })
+  t.equal(credit.statusCode, 303)
+  await client.get(`/console/ops/businesses/${bola.businessId}`)
+  await client.post(`/console/ops/businesses/${bola.businessId}/credit`, { amount: '2500.50', reference: 'audit-1', mode: 'live' })
+  const rows = await db.sql<{ actor: string; action: string; before: unknown; after: unknown }[]>`select actor, action, before, after from audit_log where business_id = ${bola.businessId}`
+  t.same(rows, [{ actor: 'ops@example.com', action: 'wallet.credit', before: { balance: 1000 }, after: { balance: 3500.5, amount: 2500.5, reference: 'audit-1' } }], 'one row: the repeated reference credited nothing')
+  const page = await client.get(`/console/ops/audit?business=${bola.businessId}`)
+  t.match(page.body, /ops@example\.com<\/td><td>wallet\.credit/)
+})
