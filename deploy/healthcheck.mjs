@@ -1,5 +1,5 @@
-// Docker HEALTHCHECK for the one image that runs four services. A container runs one of them,
-// listening on its own port (GATEWAY_PORT, PRICING_PORT, WORKER_PORT or WEBHOOK_SENDER_PORT;
+// Docker HEALTHCHECK for the one image that runs five services. A container runs one of them,
+// listening on its own port (GATEWAY_PORT, PRICING_PORT, WORKER_PORT, WEBHOOK_SENDER_PORT or CONSOLE_PORT;
 // defaults as in shared/config.ts); the container is healthy when the service that listens
 // answers /healthz with 200. A port nobody listens on refuses at once, so trying all costs nothing.
 // Plain JavaScript on purpose: it runs from the image without the TypeScript build.
@@ -8,6 +8,7 @@ const ports = [
   process.env.PRICING_PORT || '3001',
   process.env.WORKER_PORT || '3002',
   process.env.WEBHOOK_SENDER_PORT || '3003',
+  process.env.CONSOLE_PORT || '3004',
 ]
 
 async function alive(port) {

@@ -5,7 +5,7 @@ import { QueueKeys } from 'bullmq'
 import t, { type Test } from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
 import type { z } from 'zod'
-import { commonEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
+import { commonEnv, consoleEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
@@ -44,6 +44,7 @@ const defaults = {
   pricing: loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
   worker: loadConfig(workerEnv, {}),
   webhookSender: loadConfig(webhookSenderEnv, {}),
+  console: loadConfig(consoleEnv, { CONSOLE_SESSION_SECRET: 'x'.repeat(32) }),
   common: loadConfig(commonEnv, {}),
 }
 
@@ -52,6 +53,7 @@ const ROLES: Record<string, Role> = {
   pricing: { script: 'start:pricing', schema: pricingEnv, port: defaults.pricing.PRICING_PORT, opsPort: defaults.pricing.PRICING_OPS_PORT },
   worker: { script: 'start:worker', schema: workerEnv, port: defaults.worker.WORKER_PORT, opsPort: defaults.worker.WORKER_OPS_PORT },
   'webhook-sender': { script: 'start:webhook-sender', schema: webhookSenderEnv, port: defaults.webhookSender.WEBHOOK_SENDER_PORT, opsPort: defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT },
+  console: { script: 'start:console', schema: consoleEnv, port: defaults.console.CONSOLE_PORT, opsPort: defaults.console.CONSOLE_OPS_PORT },
   migrate: { script: 'migrate', schema: commonEnv },
   admin: { script: 'admin', schema: commonEnv },
 }
@@ -83,9 +85,11 @@ const drainMs = (() => {
 })()
 
 /** The long-running services, one Deployment, Service and compose service each. */
-const SERVICES = ['gateway', 'pricing', 'webhook-sender', 'worker']
+const SERVICES = ['console', 'gateway', 'pricing', 'webhook-sender', 'worker']
+/** What people reach from outside: the API and the console. */
+const PUBLIC = ['console', 'gateway']
 /** The services that check webhook URLs (section 9): they read WEBHOOK_ALLOW_HTTP and WEBHOOK_ALLOW_PRIVATE. */
-const URL_CHECKERS = ['gateway', 'webhook-sender']
+const URL_CHECKERS = ['console', 'gateway', 'webhook-sender']
 
 const allowedEnv = (schema: z.ZodObject) => new Set(Object.keys(schema.shape))
 const isOtel = (name: string) => name.startsWith('OTEL_')
@@ -208,6 +212,7 @@ t.test('Dockerfile', async (t) => {
     PRICING_PORT: defaults.pricing.PRICING_PORT,
     WORKER_PORT: defaults.worker.WORKER_PORT,
     WEBHOOK_SENDER_PORT: defaults.webhookSender.WEBHOOK_SENDER_PORT,
+    CONSOLE_PORT: defaults.console.CONSOLE_PORT,
   }
   for (const [name, port] of Object.entries(healthPorts)) {
     t.match(healthSource, `process.env.${name} || '${port}'`, `the health check knows ${name} and its default ${port}`)
@@ -249,7 +254,7 @@ t.test('docker-compose.yml', async (t) => {
       for (const containerPort of [...published, ...exposed]) {
         t.ok(containerPort === port || containerPort === opsPort, `port ${containerPort} is the ${role} service port ${port} or ops port ${opsPort}`)
       }
-      if (role !== 'gateway') t.same(service.ports ?? [], [], 'publishes no host port, so --scale works')
+      if (!PUBLIC.includes(role)) t.same(service.ports ?? [], [], 'publishes no host port, so --scale works')
       if (port !== undefined) {
         t.ok([...published, ...exposed].includes(port), `offers its service port ${port}`)
         t.ok([...published, ...exposed].includes(opsPort!), `offers its ops port ${opsPort}`)
@@ -277,13 +282,17 @@ t.test('docker-compose.yml', async (t) => {
     const [seed] = byRole('admin')
     t.same(services[seed].command.slice(scriptTokens('admin').length), ['demo:seed'], 'the seed service runs demo:seed')
     t.same(services[gateway].ports, [`${defaults.gateway.GATEWAY_PORT}:${defaults.gateway.GATEWAY_PORT}`], 'the gateway publishes its port')
+    const [consoleService] = byRole('console')
+    t.same(services[consoleService].ports, [`${defaults.console.CONSOLE_PORT}:${defaults.console.CONSOLE_PORT}`], 'the console publishes its port')
+    const composeConsole = loadConfig(consoleEnv, composeEnv(services[consoleService].environment))
+    t.equal(composeConsole.CONSOLE_PUBLIC_URL, `http://localhost:${defaults.console.CONSOLE_PORT}`, 'its links point at the published port')
     const pricingUrl = new URL(services[gateway].environment.PRICING_URL)
     t.equal(pricingUrl.hostname, pricing, 'PRICING_URL names the pricing service')
     t.equal(Number(pricingUrl.port), defaults.pricing.PRICING_PORT, 'on the pricing port')
     t.equal(services[gateway].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the gateway waits for migrations')
     t.equal(services[gateway].depends_on?.[pricing]?.condition, 'service_healthy', 'and for a healthy pricing service')
     t.equal(services[seed].depends_on?.[migrate]?.condition, 'service_completed_successfully', 'the seed runs after migrations')
-    for (const name of [...byRole('pricing'), ...byRole('worker'), ...byRole('webhook-sender')]) {
+    for (const name of [...byRole('pricing'), ...byRole('worker'), ...byRole('webhook-sender'), ...byRole('console')]) {
       t.equal(services[name].depends_on?.[migrate]?.condition, 'service_completed_successfully', `${name} waits for migrations`)
     }
     const [sender] = byRole('webhook-sender')
@@ -349,6 +358,7 @@ t.test('deploy/k8s', async (t) => {
     t.same(tokenRef('pricing'), tokenRef('gateway'), 'pricing reads the same key')
     t.notOk(tokenRef('worker'), 'the worker does not get it')
     t.notOk(tokenRef('webhook-sender'), 'nor does the webhook sender')
+    t.notOk(tokenRef('console'), 'nor does the console')
     const envFromSecrets = ofKind('Deployment').flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).map((source: Doc) => source.secretRef?.name)
     t.notOk(envFromSecrets.includes('courier-internal'), 'no pod takes the whole internal Secret')
   })
@@ -484,6 +494,17 @@ t.test('deploy/k8s', async (t) => {
     t.equal(named('Service', 'gateway')?.spec.type, 'LoadBalancer', 'the gateway is public')
     t.equal(named('Service', 'pricing')?.spec.type, 'ClusterIP', 'pricing is internal')
     t.equal(named('Service', 'webhook-sender')?.spec.type, 'ClusterIP', 'the webhook sender is internal')
+    t.equal(named('Service', 'console')?.spec.type, 'ClusterIP', 'the console is reached through its Ingress')
+    const ingress = named('Ingress', 'console')
+    const backend = ingress?.spec.rules?.[0]?.http?.paths?.[0]?.backend?.service
+    t.equal(backend?.name, 'console', 'the Ingress sends to the console Service')
+    t.ok((named('Service', 'console')?.spec.ports ?? []).some((p: Doc) => p.name === backend?.port?.name && p.targetPort === defaults.console.CONSOLE_PORT), 'on the console port')
+    const consoleUrl = new URL(named('ConfigMap', 'courier-config')?.data?.CONSOLE_PUBLIC_URL)
+    t.equal(consoleUrl.protocol, 'https:', 'CONSOLE_PUBLIC_URL is https, so the session cookie is Secure')
+    t.same(ingress?.spec.tls?.[0]?.hosts, [consoleUrl.hostname], 'and the Ingress terminates TLS for that host')
+    t.equal(ingress?.spec.rules?.[0]?.host, consoleUrl.hostname, 'and routes it')
+    const secretRef = deploymentOf.get('console')?.spec.template.spec.containers[0].env?.find((entry: Doc) => entry.name === 'CONSOLE_SESSION_SECRET')?.valueFrom?.secretKeyRef
+    t.same(secretRef, { name: 'courier-console', key: 'CONSOLE_SESSION_SECRET' }, 'the session secret comes from its own Secret')
     t.same((named('Service', 'webhook-sender')?.spec.ports ?? []).map((p: Doc) => p.targetPort).sort(), [defaults.webhookSender.WEBHOOK_SENDER_PORT, defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT].sort(), 'it forwards to the health and ops ports')
     const gateway = deploymentOf.get('gateway')
     const pricingUrl = new URL(gateway?.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'PRICING_URL')?.value)
