@@ -12,6 +12,8 @@ export const SERVICE_ENTRIES = {
   gateway: 'dist/services/gateway/main.js',
   pricing: 'dist/services/pricing/main.js',
   worker: 'dist/services/placement-worker/main.js',
+  'webhook-sender': 'dist/services/webhook-sender/main.js',
+  console: 'dist/services/console/main.js',
 } as const
 export type ServiceName = keyof typeof SERVICE_ENTRIES
 
@@ -62,6 +64,10 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     PRICING_OPS_PORT: await freePort(),
     WORKER_PORT: await freePort(),
     WORKER_OPS_PORT: await freePort(),
+    WEBHOOK_SENDER_PORT: await freePort(),
+    WEBHOOK_SENDER_OPS_PORT: await freePort(),
+    CONSOLE_PORT: await freePort(),
+    CONSOLE_OPS_PORT: await freePort(),
   }
   const env: Record<string, string> = {
     DATABASE_URL: options.databaseUrl,
@@ -73,6 +79,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     RATE_LIMIT_MAX: '0',
     AUTH_FAILURE_LIMIT: '0',
     PRICING_URL: `http://127.0.0.1:${ports.PRICING_PORT}`,
+    CONSOLE_PUBLIC_URL: `http://localhost:${ports.CONSOLE_PORT}`,
     ...Object.fromEntries(Object.entries(ports).map(([name, value]) => [name, String(value)])),
     ...options.env,
   }

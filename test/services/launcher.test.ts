@@ -33,8 +33,16 @@ t.test('a worker killed under npm start is restarted; the others keep serving', 
   const placed = await post('order', [shipment()])
   t.equal(placed.status, 201, 'the restarted worker places orders')
 
-  const services = (['gateway', 'pricing', 'worker'] as const).flatMap((service) => launched.pids(service))
-  t.equal(services.length, 3, 'three services run')
+  // The console runs beside them, with a one-time link for each demo user.
+  const consoleLine = launched.output().split('\n').find((line) => line.startsWith('Console: '))
+  t.match(consoleLine, /^Console: http:\/\/localhost:\d+\/console$/, 'the console URL is printed')
+  const links = [...launched.output().matchAll(/^ {2}(operator|business) (\S+): set a password at (\S+) \(one use, 24 h\)$/gm)]
+  t.same(links.map((link) => [link[1], link[2]]), [['operator', 'operator@example.com'], ['business', 'demo@example.com']], 'a set-password link for the demo operator and the demo business user')
+  const consoleUp = await waitFor(async () => (await fetch(links[0]?.[3] ?? 'http://localhost:1').then((response) => response.status, () => 0)) === 200, 20_000)
+  t.ok(consoleUp, 'the operator link opens its set-password page')
+
+  const services = (['gateway', 'pricing', 'worker', 'webhook-sender', 'console'] as const).flatMap((service) => launched.pids(service))
+  t.equal(services.length, 5, 'five services run')
   process.kill(launched.launcherPid, 'SIGTERM')
   t.ok(await waitFor(() => !alive(launched.launcherPid) && services.every((pid) => !alive(pid)), 10_000), 'SIGTERM stops the launcher and every service')
 })
