@@ -126,7 +126,13 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
       seeds.push(seed.json)
     }
     const [one, two] = seeds
-    t.same(Object.keys(one).sort(), ['api_key', 'balance', 'business_id', 'currency', 'rate_card_id', 'test_api_key'])
+    t.same(Object.keys(one).sort(), ['api_key', 'balance', 'business_id', 'console_users', 'currency', 'rate_card_id', 'test_api_key'])
+    // The demo console users: a fresh one-time link each run until their password is set.
+    t.same(one.console_users.map((user: { email: string; role: string }) => [user.email, user.role]), [['operator@example.com', 'operator'], ['demo@example.com', 'business']])
+    t.match(one.console_users[0].set_password_url, /^http:\/\/localhost:3004\/console\/set-password\?token=[\w-]{43}$/)
+    t.not(two.console_users[1].set_password_url, one.console_users[1].set_password_url, 'a new link on the next run while no password is set')
+    const [business] = await sql`select business_id from console_users where email = 'demo@example.com'`
+    t.equal(business.businessId, one.business_id, 'the demo user belongs to the demo business')
     t.match(one.test_api_key, /^ck_test_[0-9A-Za-z]{32}$/, 'and a sandbox key')
     t.equal(two.business_id, one.business_id)
     t.equal(two.rate_card_id, one.rate_card_id)
