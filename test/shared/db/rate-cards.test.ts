@@ -4,6 +4,7 @@ import { DEFAULT_PLATFORM_RATES, getPlatformRates } from '../../../shared/db/pla
 import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
 import { loadRateCard, loadRateCardForBusiness, findRateCardName } from '../../../shared/db/rate-cards.js'
 import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
+import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import { priceShipment } from '../../../shared/pricing/engine.js'
 import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
@@ -47,7 +48,7 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     t.equal(await loadRateCardForBusiness(sql, business.id), null, 'no card enabled')
     await setBusinessRateCard(sql, business.id, first.rate_card_id)
     t.equal((await loadRateCardForBusiness(sql, business.id))?.versionId, card.versionId)
-    t.equal(await findRateCardName(sql, first.rate_card_id), demoCardFile().name)
+    t.equal(await findRateCardName(sql, first.rate_card_id), 'Versioned')
     t.equal(await findRateCardName(sql, '00000000-0000-4000-8000-000000000000'), null)
     t.equal(await findRateCardName(sql, 'not-a-uuid'), null)
   })
@@ -83,6 +84,20 @@ t.test('rate cards: import, version, load, reject', async (t) => {
       spoil(file)
       await t.rejects(importRateCard(sql, file, 'NGN'), { name: 'RateCardFileError', message }, name)
     }
+    t.same(await counts(), before, 'nothing was written')
+
+    // Every problem is reported, each at the path where it is, the first one being the message.
+    const many = demoCardFile()
+    many.name = 'Bad many'
+    many.zones[0].polygon.pop()
+    many.options[3].prices[2].to = 'Ajah'
+    many.options[0].prices[0].price = 1500.125
+    const error = await importRateCard(sql, many, 'USD').catch((err: unknown) => err)
+    t.ok(error instanceof RateCardFileError)
+    const problems = error instanceof RateCardFileError ? error.problems : []
+    t.same(problems.map((problem) => problem.path), ['currency', 'zones[0].polygon', 'options[0].prices[0].price', 'options[3].prices[2].to'], 'in the order of the file')
+    t.equal(error instanceof Error ? error.message : '', problems[0]?.message)
+    t.match(problems[3]?.message, /^options\[3\] \(Mini van\)\.prices\[2\]\.to: unknown zone Ajah$/)
     t.same(await counts(), before, 'nothing was written')
     const valid = demoCardFile()
     valid.zones[0].polygon = rect(3.37, 6.41, 3.45, 6.47).reverse()
