@@ -8,7 +8,7 @@ import { dailySpend, findWalletView, listLedger, type LedgerEntry } from '../../
 import { transactionId } from '../../../shared/ids.js'
 import { toMajor } from '../../../shared/money.js'
 import { buildCatalog } from '../../../shared/pricing/catalog.js'
-import { businessIdOf, frameOf, sendPage } from '../app.js'
+import { businessIdOf, frameOf, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'

@@ -1,0 +1,43 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ConsoleUser } from '../../shared/db/console-users.js'
+import { layout, type Frame } from './pages/layout.js'
+import type { Flash } from './session-store.js'
+
+// How every console route answers: a page in its frame, or a redirect carrying a message.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: ConsoleUser | null
+  }
+}
+
+/** The frame of the page being answered: who, a CSRF token for its forms, and the message left by the last action. */
+export function frameOf(request: FastifyRequest, reply: FastifyReply, livemode?: boolean): Frame {
+  const flash = request.session.flash ?? null
+  if (flash) request.session.flash = undefined
+  return { user: request.user, csrf: reply.generateCsrf(), flash, livemode }
+}
+
+/** After a form's action: Post/Redirect/Get, with the outcome shown once on the next page. */
+export function redirectWith(request: FastifyRequest, reply: FastifyReply, to: string, flash: Flash) {
+  request.session.flash = flash
+  return reply.code(303).redirect(to)
+}
+
+export function sendPage(reply: FastifyReply, statusCode: number, frame: Frame, page: Parameters<typeof layout>[1]) {
+  return reply.code(statusCode).type('text/html; charset=utf-8').send(layout(frame, page).text)
+}
+
+/** The business whose pages these are; the role guard has made sure there is one. */
+export function businessIdOf(request: FastifyRequest): string {
+  const businessId = request.user?.businessId
+  if (!businessId) throw new Error('a business page was reached without a business user')
+  return businessId
+}
+
+/** The operator's e-mail, as the audit trail names them. */
+export function actorOf(request: FastifyRequest): string {
+  if (request.user?.role !== 'operator') throw new Error('an operator action was reached without an operator')
+  return request.user.email
+}
+
