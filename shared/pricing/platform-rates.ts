@@ -1,4 +1,5 @@
 import type { PlatformRates } from '../courier.js'
+import { insertAudit } from '../db/audit.js'
 import { lockPlatformRates, savePlatformRates } from '../db/platform-rates.js'
 import type { Sql } from '../db/sql.js'
 import { PlatformRatesError } from '../errors/platform-rates-error.js'
@@ -11,12 +12,16 @@ export type PlatformRatesChange = Partial<PlatformRates>
  * Changes only the rates named and returns the rates now in force (kobo). Throws
  * `PlatformRatesError`, writing nothing, for negative money, more than 2 decimals, a road
  * factor below 1, a distance limit that is not positive, or a cancellation window or fee out of range.
+ * `audit` names the operator whose change goes on the audit trail.
  */
-export async function changePlatformRates(sql: Sql, change: PlatformRatesChange): Promise<PlatformRates> {
+export async function changePlatformRates(sql: Sql, change: PlatformRatesChange, audit: { actor: string } | null = null): Promise<PlatformRates> {
   const inKobo = checkedChange(change)
   return sql.begin(async (tx) => {
-    const next = { ...(await lockPlatformRates(tx)), ...inKobo }
+    const before = await lockPlatformRates(tx)
+    const next = { ...before, ...inKobo }
     await savePlatformRates(tx, next)
+    // An operator's change (CLI or console) is on the audit trail, in kobo as stored.
+    if (audit) await insertAudit(tx, { actor: audit.actor, action: 'platform-rates.set', businessId: null, subject: 'platform rates', before, after: next })
     return next
   })
 }

@@ -3,15 +3,20 @@ import { z } from 'zod'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
+import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
+import { readMajorAmount } from '../../../shared/money.js'
+import { changePlatformRates, type PlatformRatesChange } from '../../../shared/pricing/platform-rates.js'
 import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
 import { readForm } from '../forms.js'
 import { html, type Html } from '../html.js'
 import { fileWithProblems } from '../pages/json-listing.js'
-import { form } from '../pages/layout.js'
+import { field, form } from '../pages/layout.js'
 
+const rateText = z.string().max(32)
+const ratesSchema = z.object({ _csrf: z.string(), baseFare: rateText, perKm: rateText, perKg: rateText, minFare: rateText, roadFactor: rateText, maxDistanceKm: rateText, cancelFreeWindowS: rateText, cancellationFeePercent: rateText })
 const importSchema = z.object({ _csrf: z.string(), file: z.instanceof(Buffer, { error: 'choose a rate-card file' }) })
 
 /** Rate cards (import, versions) and the platform's distance rates. */
@@ -51,19 +56,49 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
     }
   })
 
-  app.get('/console/ops/platform-rates', async (request, reply) => {
+  async function ratesPage(request: FastifyRequest, reply: FastifyReply, status: number, error: string | null) {
+    const frame = frameOf(request, reply)
     const rates = await getPlatformRates(sql)
-    const body = html`<p>Distance pricing, for businesses without a rate card, and the cancellation terms of every order.</p>
-<table><tbody>
-<tr><th scope="row">Base fare</th><td>${money(rates.baseFare, config.CURRENCY)}</td></tr>
-<tr><th scope="row">Per km</th><td>${money(rates.perKm, config.CURRENCY)}</td></tr>
-<tr><th scope="row">Per kg</th><td>${money(rates.perKg, config.CURRENCY)}</td></tr>
-<tr><th scope="row">Minimum fare</th><td>${money(rates.minFare, config.CURRENCY)}</td></tr>
-<tr><th scope="row">Road factor</th><td>${rates.roadFactor}</td></tr>
-<tr><th scope="row">Longest trip</th><td>${rates.maxDistanceKm} km</td></tr>
-<tr><th scope="row">Free cancellation after assignment</th><td>${rates.cancelFreeWindowS} s</td></tr>
-<tr><th scope="row">Cancellation fee after that</th><td>${rates.cancellationFeePercent} %</td></tr></tbody></table>
-<p>Change them with <code>npm run admin -- platform-rates:set</code> (docs/contracts.md section 4).</p>`
-    return sendPage(reply, 200, frameOf(request, reply), { title: 'Platform rates', path: '/console/ops/platform-rates', body })
+    const major = (kobo: number) => (kobo / 100).toFixed(2)
+    const body = html`<p>Distance pricing, for businesses without a rate card, and the cancellation terms of every order.
+Now: ${money(rates.baseFare, config.CURRENCY)} + ${money(rates.perKm, config.CURRENCY)}/km + ${money(rates.perKg, config.CURRENCY)}/kg, at least ${money(rates.minFare, config.CURRENCY)}.</p>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+${form(frame, '/console/ops/platform-rates', html`
+${field({ name: 'baseFare', label: `Base fare (${config.CURRENCY})`, value: major(rates.baseFare), required: true })}
+${field({ name: 'perKm', label: `Per km (${config.CURRENCY})`, value: major(rates.perKm), required: true })}
+${field({ name: 'perKg', label: `Per kg (${config.CURRENCY})`, value: major(rates.perKg), required: true })}
+${field({ name: 'minFare', label: `Minimum fare (${config.CURRENCY})`, value: major(rates.minFare), required: true })}
+${field({ name: 'roadFactor', label: 'Road factor (road km per straight-line km, at least 1)', value: String(rates.roadFactor), required: true })}
+${field({ name: 'maxDistanceKm', label: 'Longest trip (km)', value: String(rates.maxDistanceKm), required: true })}
+${field({ name: 'cancelFreeWindowS', label: 'Free cancellation after assignment (seconds)', value: String(rates.cancelFreeWindowS), required: true })}
+${field({ name: 'cancellationFeePercent', label: 'Cancellation fee after that (%)', value: String(rates.cancellationFeePercent), required: true })}
+<button type="submit">Save platform rates</button>`, { label: 'Platform rates' })}`
+    return sendPage(reply, status, frame, { title: 'Platform rates', path: '/console/ops/platform-rates', body })
+  }
+
+  app.get('/console/ops/platform-rates', (request, reply) => ratesPage(request, reply, 200, null))
+
+  // The same rules as `platform-rates:set`: money read like every amount an operator types, the rest checked by changePlatformRates.
+  app.post('/console/ops/platform-rates', async (request, reply) => {
+    const input = readForm(ratesSchema, request.body)
+    const change: PlatformRatesChange = {}
+    for (const field of ['baseFare', 'perKm', 'perKg', 'minFare'] as const) {
+      const amount = readMajorAmount(input[field], { allowZero: true })
+      if (amount.kind === 'invalid') return ratesPage(request, reply, 400, `${field} must be a non-negative amount with at most 2 decimals, got '${input[field]}'`)
+      change[field] = amount.kobo / 100
+    }
+    for (const field of ['roadFactor', 'maxDistanceKm', 'cancelFreeWindowS', 'cancellationFeePercent'] as const) {
+      const value = input[field].trim() === '' ? Number.NaN : Number(input[field])
+      if (!Number.isFinite(value)) return ratesPage(request, reply, 400, `${field} must be a number, got '${input[field]}'`)
+      change[field] = value
+    }
+    try {
+      await changePlatformRates(sql, change, { actor: actorOf(request) })
+    } catch (err) {
+      if (err instanceof PlatformRatesError) return ratesPage(request, reply, 400, err.message)
+      throw err
+    }
+    await announce({ kind: 'platform-rates' })
+    return redirectWith(request, reply, '/console/ops/platform-rates', { kind: 'ok', text: 'The platform rates are saved; quotes use them within a second.' })
   })
 }

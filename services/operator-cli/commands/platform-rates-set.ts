@@ -65,11 +65,11 @@ export const platformRatesSet = defineCommand({
   prepare(flags) {
     return readChange(flags)
   },
-  async run({ sql, config, announce }, change) {
+  async run({ sql, config, announce, actor }, change) {
     if (Object.keys(change).length === 0) return ratesInForce(await getPlatformRates(sql), config.CURRENCY)
     let rates: PlatformRates
     try {
-      rates = await changePlatformRates(sql, change)
+      rates = await changePlatformRates(sql, change, { actor })
     } catch (err) {
       if (err instanceof PlatformRatesError) throw new OperatorInputError(err.message)
       throw err

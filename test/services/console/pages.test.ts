@@ -1,0 +1,121 @@
+import { createServer } from 'node:http'
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { getPlatformRates } from '../../../shared/db/platform-rates.js'
+import { invalidationChannel } from '../../../shared/invalidation.js'
+import { useTestDb } from '../../helpers/db.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
+import { waitFor } from '../../helpers/processes.js'
+
+/*
+ * The console's pages beyond the browser test's path, over HTTP: the overview, the catalog,
+ * webhook endpoints, businesses, platform rates and the operator's order list.
+ */
+
+const db = await useTestDb(t)
+const { sql } = db
+const { app, url } = await startConsole(t, db.env)
+const ada = await seedAccount(sql, { balance: 2500, sandbox: 1000, name: 'Ada Stores' })
+const operator = await consoleUser(sql, url, { email: 'ops@example.com', role: 'operator' })
+const owner = await consoleUser(sql, url, { email: 'owner@ada.example', role: 'business', businessId: ada.businessId })
+await new ConsoleClient(app).setPassword(operator.link)
+await new ConsoleClient(app).setPassword(owner.link)
+
+t.test('the overview shows both wallets in naira, today\'s orders and the 30-day spend chart', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  const page = await client.get('/console')
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<h2>Live wallet<\/h2><p class="balance">₦2,500\.00<\/p>/)
+  t.match(page.body, /<h2>Test wallet<\/h2><p class="balance">₦1,000\.00<\/p>/)
+  t.match(page.body, /No orders today\./)
+  t.match(page.body, /<svg class="chart" role="img" aria-labelledby="spend-caption"/)
+  t.equal((page.body.match(/<rect /g) ?? []).length, 30, 'a bar per day')
+  t.match(page.body, /Spend over the last 30 days: ₦0\.00/)
+  t.match(page.headers['cache-control'], 'no-store')
+})
+
+t.test('the catalog lists the card\'s options with their ids', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  const page = await client.get('/console/catalog')
+  for (const [label, id] of Object.entries(ada.options)) t.match(page.body, `<td>${label}</td><td><code>${id}</code></td>`)
+})
+
+t.test('webhook endpoints: create (secret shown once), the log, rotate, delete; a bad URL is refused at its field', async (t) => {
+  const receiver = createServer((_request, response) => response.end('ok'))
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => receiver.close(resolve)))
+  const address = receiver.address()
+  const hook = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  await client.get('/console/webhooks')
+  const refused = await client.post('/console/webhooks', { mode: 'live', url: 'ftp://example.com/x', description: '' })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.body, /aria-invalid="true" aria-describedby="field-url-error"/)
+
+  const created = await client.post('/console/webhooks', { mode: 'test', url: hook, description: 'test hooks', event_types: ['order.created', 'order.delivered'] })
+  t.equal(created.statusCode, 201)
+  const secret = /id="webhook-secret">(whsec_[^<]+)</.exec(created.body)?.[1]
+  t.ok(secret, 'the secret is on the page that made it')
+  const [row] = await sql<{ id: string; secret: string; eventTypes: string[]; livemode: boolean }[]>`select id, secret, event_types, livemode from webhook_endpoints where business_id = ${ada.businessId}`
+  t.same([row.secret, row.eventTypes, row.livemode], [secret, ['order.created', 'order.delivered'], false])
+  const list = await client.get('/console/webhooks?mode=test')
+  t.match(list.body, hook)
+  t.notMatch(list.body, secret ?? 'whsec_', 'and never again')
+  const endpointPage = await client.get(`/console/webhooks/${row.id}`)
+  t.match(endpointPage.body, /No deliveries yet\./)
+
+  const rotated = await client.post(`/console/webhooks/${row.id}/rotate`)
+  const fresh = /id="webhook-secret">(whsec_[^<]+)</.exec(rotated.body)?.[1]
+  t.ok(fresh && fresh !== secret, 'a new secret, shown once')
+  await client.get(`/console/webhooks/${row.id}`)
+  const deleted = await client.post(`/console/webhooks/${row.id}/delete`)
+  t.equal(deleted.statusCode, 303)
+  t.match((await client.get(String(deleted.headers.location))).body, /is deleted/)
+  t.same(await sql`select id from webhook_endpoints where id = ${row.id}`, [])
+})
+
+t.test('operators find and create businesses; the new one has an empty wallet and an audit row', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  t.match((await client.get('/console/ops/businesses?q=ada')).body, 'Ada Stores')
+  t.notMatch((await client.get('/console/ops/businesses?q=zzz')).body, 'Ada Stores')
+  t.match((await client.get(`/console/ops/businesses?q=${ada.businessId}`)).body, 'Ada Stores', 'by id too')
+  const blank = await client.post('/console/ops/businesses', { name: ' ', phone: '+2348000000001', address: '1 Broad Street', state: 'Lagos' })
+  t.match((await client.get(String(blank.headers.location))).body, /name is required/)
+  const made = await client.post('/console/ops/businesses', { name: 'Chidi Crafts', phone: '+2348000000001', address: '1 Broad Street', state: 'Lagos' })
+  t.equal(made.statusCode, 303)
+  const page = await client.get(String(made.headers.location))
+  t.match(page.body, /Business Chidi Crafts is created with an empty wallet/)
+  t.match(page.body, /id="live-balance">₦0\.00</)
+  const [audit] = await sql`select actor, action, subject from audit_log where action = 'business.create'`
+  t.same(audit, { actor: 'ops@example.com', action: 'business.create', subject: 'Chidi Crafts' })
+})
+
+t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad value changes nothing', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get('/console/ops/platform-rates')
+  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  const bad = await client.post('/console/ops/platform-rates', { ...fields, perKm: '1.234' })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.body, /perKm must be a non-negative amount with at most 2 decimals, got &#39;1\.234&#39;/)
+  const low = await client.post('/console/ops/platform-rates', { ...fields, roadFactor: '0.5' })
+  t.match(low.body, /roadFactor must be at least 1/)
+  t.equal((await getPlatformRates(sql)).perKm, 12_000, 'unchanged')
+
+  const subscriber = new Redis(db.env.REDIS_URL)
+  t.teardown(() => subscriber.disconnect())
+  const heard: string[] = []
+  subscriber.on('message', (_channel, message) => heard.push(message))
+  await subscriber.subscribe(invalidationChannel(db.env.QUEUE_PREFIX))
+  const saved = await client.post('/console/ops/platform-rates', fields)
+  t.equal(saved.statusCode, 303)
+  t.match(await getPlatformRates(sql), { baseFare: 60_000, perKm: 13_050, roadFactor: 1.4, maxDistanceKm: 60, cancelFreeWindowS: 300, cancellationFeePercent: 20 })
+  t.ok(await waitFor(() => heard.includes(JSON.stringify({ kind: 'platform-rates' })), 10_000), 'gateways and pricing hear of it')
+  const [audit] = await sql`select actor, before, after from audit_log where action = 'platform-rates.set'`
+  t.match(audit, { actor: 'ops@example.com', before: { perKm: 12_000 }, after: { perKm: 13_050 } })
+})
