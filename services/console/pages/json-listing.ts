@@ -6,10 +6,23 @@ interface Line {
   path: string
 }
 
-/** Pretty-prints JSON one value per line, each line knowing the path it starts (`zones[1].polygon`). */
+const scalar = (item: unknown) => item === null || typeof item !== 'object'
+
+/** A list of numbers or of lists of them (a polygon), or an object of plain values (a price): one line each. */
+function isFlat(value: unknown): boolean {
+  if (Array.isArray(value)) return value.every((item) => scalar(item) || (Array.isArray(item) && item.every(scalar)))
+  return value !== null && typeof value === 'object' && Object.values(value).every(scalar)
+}
+
+/**
+ * Pretty-prints JSON one value per line (a polygon or a price on one), each line
+ * knowing the path it starts (`zones[1].polygon`).
+ */
 function linesOf(value: unknown, path: string, indent: string, prefix: string, suffix: string, out: Line[]): void {
   const open = (bracket: string) => out.push({ text: `${indent}${prefix}${bracket}`, path })
-  if (Array.isArray(value) && value.length > 0) {
+  if (isFlat(value)) {
+    out.push({ text: `${indent}${prefix}${JSON.stringify(value)}${suffix}`, path })
+  } else if (Array.isArray(value) && value.length > 0) {
     open('[')
     value.forEach((item, index) => linesOf(item, `${path}[${index}]`, `${indent}  `, '', index < value.length - 1 ? ',' : '', out))
     out.push({ text: `${indent}]${suffix}`, path })

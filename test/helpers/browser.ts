@@ -1,0 +1,58 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Test } from 'tap'
+
+const CHROMIUM = '/usr/bin/chromium'
+
+// test/helpers/browser.ts, or dist/test/helpers/browser.js when compiled.
+const here = fileURLToPath(import.meta.url)
+export const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+export const screenshotDir = path.join(projectRoot, 'test-output', 'console')
+
+// The machine's network is closed: no QUIC, no component or sync traffic, nothing in the background.
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/**
+ * The Debian `chromium` the browser tests drive: installed with apt-get when missing (through
+ * sudo unless root; `apt-get update` only when the first install fails). Its output goes to
+ * stderr, never into the TAP stream on stdout.
+ */
+export function ensureChromium(): string {
+  if (existsSync(CHROMIUM)) return CHROMIUM
+  const root = process.getuid?.() === 0
+  const run = (args: string[]) => {
+    const [command, ...rest] = root ? ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args] : ['sudo', 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args]
+    execFileSync(command, rest, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  }
+  const install = ['install', '-y', '--no-install-recommends', 'chromium']
+  try {
+    run(install)
+  } catch {
+    try {
+      run(['update'])
+      run(install)
+    } catch (err) {
+      throw new Error(`${CHROMIUM} is missing and could not be installed with apt-get (${(err as Error).message}); install the Debian package chromium to run the browser tests`)
+    }
+  }
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is still missing after apt-get install chromium; install the Debian package chromium to run the browser tests`)
+  return CHROMIUM
+}
+
+/** A headless Chromium for one test, closed when the test ends. */
+export async function openBrowser(t: Test): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS })
+  t.teardown(() => browser.close())
+  return browser
+}
+
+/** A full-page screenshot at `test-output/console/<name>.png`; returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(screenshotDir, { recursive: true })
+  const file = path.join(screenshotDir, `${name}.png`)
+  await page.screenshot({ path: file, fullPage: true })
+  return file
+}
