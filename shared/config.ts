@@ -166,6 +166,8 @@ export const consoleEnv = commonEnv.extend({
   // Signs the session cookie; `npm start` makes one per run.
   CONSOLE_SESSION_SECRET: z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters'),
   CONSOLE_SESSION_TTL_H: positiveInt(12),
+  // Logins and password settings per client address and minute (each costs a scrypt hash); 0 turns it off.
+  CONSOLE_LOGIN_LIMIT: z.coerce.number().int().min(0).default(20),
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
 })
 

@@ -1,8 +1,11 @@
+import { once } from 'node:events'
+import { setTimeout } from 'node:timers/promises'
 import cookie from '@fastify/cookie'
 import csrf from '@fastify/csrf-protection'
 import formbody from '@fastify/formbody'
 import helmet from '@fastify/helmet'
 import multipart from '@fastify/multipart'
+import rateLimit from '@fastify/rate-limit'
 import session from '@fastify/session'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -18,7 +21,7 @@ import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 import { html } from './html.js'
-import { CONSOLE_CSS } from './pages/layout.js'
+import { CONSOLE_CSS, type Frame } from './pages/layout.js'
 import { frameOf, sendPage } from './reply.js'
 import authRoutes from './routes/auth.js'
 import businessRoutes from './routes/business.js'
@@ -27,6 +30,7 @@ import { postgresSessionStore } from './session-store.js'
 import type { ConsoleDeps } from './deps.js'
 
 const SESSION_SWEEP_MS = 10 * 60 * 1000
+const REDIS_READY_WAIT_MS = 2000
 
 /**
  * The console (DESIGN 12) as one plugin: server-rendered pages over the shared domain modules,
@@ -40,6 +44,11 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   const sql = createSql(config, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
+  // The login limit counts in Redis: give the connection a moment before the first request, but
+  // start without it (the limit fails open) rather than not at all.
+  app.addHook('onReady', async () => {
+    if (redis.status !== 'ready') await Promise.race([once(redis, 'ready').catch(() => undefined), setTimeout(REDIS_READY_WAIT_MS, undefined, { ref: false })])
+  })
   const webhooks = createWebhookQueue(config, app.log)
   const sweep = repeatWithoutOverlap(SESSION_SWEEP_MS, async () => { await deleteExpiredSessions(sql) }, (err) => app.log.warn({ err }, 'session sweep failed'))
   app.addHook('onClose', async () => {
@@ -73,6 +82,15 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     store: postgresSessionStore(sql, config.CONSOLE_SESSION_TTL_H * 3600 * 1000),
   })
   await app.register(csrf, { sessionPlugin: '@fastify/session' })
+  // Only the routes that hash a password take part (their `config.rateLimit`); counters in Redis,
+  // shared by replicas; with Redis away the forms still work.
+  await app.register(rateLimit, {
+    global: false,
+    redis,
+    nameSpace: `${config.QUEUE_PREFIX}:console-login:`,
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) => ({ statusCode: 429, code: 'CONSOLE_LOGIN_LIMIT', message: `Too many attempts from your address; try again in ${Math.max(1, Math.ceil(context.ttl / 1000))} seconds.` }),
+  })
 
   app.decorateRequest('user', null)
   app.addHook('onRequest', async (request, reply) => {
@@ -91,7 +109,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
 
   app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS))
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
-  await app.register(authRoutes, { sql })
+  await app.register(authRoutes, { sql, loginLimit: config.CONSOLE_LOGIN_LIMIT })
   await app.register(async (scope) => {
     scope.addHook('preHandler', requireRole('business'))
     await scope.register(businessRoutes, deps)
@@ -121,9 +139,20 @@ function installErrorPages(app: FastifyInstance) {
     if (status === 500) request.log.error({ err }, 'console request failed')
     const text = err.code?.startsWith('FST_CSRF')
       ? 'This form has expired or did not come from the console. Go back, reload the page and try again.'
-      : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
-    return sendPage(reply, status, { user: request.user, csrf: '', flash: null }, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
+      : err.code === 'CONSOLE_LOGIN_LIMIT' ? err.message
+        : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
+    const frame: Frame = { user: request.user, csrf: csrfTokenOf(reply), flash: null }
+    return sendPage(reply, status, frame, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
   })
+}
+
+/** A token for the page's forms (its logout button), when the request got as far as a session. */
+function csrfTokenOf(reply: FastifyReply): string {
+  try {
+    return reply.generateCsrf()
+  } catch {
+    return ''
+  }
 }
 
 export default fp(consoleApp, { name: 'console' })

@@ -25,7 +25,10 @@ ${field({ name: 'password', label: 'Password', type: 'password', required: true,
 }
 
 /** Logging in and out, and setting a password from a one-time link (DESIGN 12). */
-export default async function authRoutes(app: FastifyInstance, { sql }: { sql: Sql }) {
+export default async function authRoutes(app: FastifyInstance, { sql, loginLimit }: { sql: Sql; loginLimit: number }) {
+  // Each attempt costs a scrypt hash: a flood from one address is turned away before it.
+  const limited = loginLimit > 0 ? { config: { rateLimit: { max: loginLimit, timeWindow: 60_000 } } } : {}
+
   app.get<{ Querystring: { next?: string; logged_out?: string; password_set?: string } }>('/console/login', async (request, reply) => {
     if (request.user) return reply.code(303).redirect('/console')
     const frame = frameOf(request, reply)
@@ -34,7 +37,7 @@ export default async function authRoutes(app: FastifyInstance, { sql }: { sql: S
     return sendPage(reply, 200, frame, { title: 'Log in', path: '/console/login', body: loginForm(frame, { next: typeof request.query.next === 'string' ? request.query.next : undefined }) })
   })
 
-  app.post('/console/login', async (request, reply) => {
+  app.post('/console/login', limited, async (request, reply) => {
     const input = readForm(loginSchema, request.body)
     const outcome = await logIn(sql, input.email, input.password)
     if (outcome.kind === 'ok') {
@@ -64,7 +67,7 @@ export default async function authRoutes(app: FastifyInstance, { sql }: { sql: S
     return sendPage(reply, 200, frame, { title: 'Set your password', path: '/console/set-password', body: passwordForm(frame, token, user.email, {}) })
   })
 
-  app.post('/console/set-password', async (request, reply) => {
+  app.post('/console/set-password', limited, async (request, reply) => {
     const input = readForm(setPasswordSchema, request.body)
     const user = await passwordLinkUser(sql, input.token)
     const outcome = await setPassword(sql, input.token, input.password, input.confirm)

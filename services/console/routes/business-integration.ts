@@ -9,7 +9,7 @@ import { isEventId, isUuid, isWebhookEndpointId } from '../../../shared/ids.js'
 import { toMinor } from '../../../shared/money.js'
 import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
 import { redeliverEvent } from '../../../shared/webhooks/producer.js'
-import { businessIdOf, frameOf, redirectWith, sendPage } from '../reply.js'
+import { actorOf, businessIdOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'
 import { html, type Html } from '../html.js'
@@ -54,7 +54,7 @@ ${select({ name: 'mode', label: 'Mode', options: [['live', 'Live'], ['test', 'Te
 
   app.post<{ Params: { id: string } }>('/console/keys/:id/revoke', async (request, reply) => {
     readForm(csrfOnly, request.body)
-    const revoked = isUuid(request.params.id) ? await revokeKeyAs(sql, request.user?.email ?? '', request.params.id, businessIdOf(request)) : null
+    const revoked = isUuid(request.params.id) ? await revokeKeyAs(sql, actorOf(request), request.params.id, businessIdOf(request)) : null
     if (!revoked) return reply.callNotFound()
     await announce({ kind: 'api-key', keyHash: revoked.keyHash })
     return redirectWith(request, reply, '/console/keys', { kind: 'ok', text: `Key ${revoked.displayPrefix}… is revoked; the API refuses it from now on.` })

@@ -103,6 +103,30 @@ t.test('five failed logins lock the account for 15 minutes, even against the rig
   t.match(answer.body, /The email or password is wrong/, 'an unknown e-mail reads as a wrong password')
 })
 
+t.test('one address gets CONSOLE_LOGIN_LIMIT logins a minute, then 429 before any password is hashed', async (t) => {
+  const { app: limited } = await startConsole(t, db.env, { CONSOLE_LOGIN_LIMIT: '3' })
+  const client = new ConsoleClient(limited)
+  const answers = []
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    await client.get('/console/login')
+    answers.push(await client.post('/console/login', { email: `nobody${attempt}@example.com`, password: 'not the password' }))
+  }
+  t.same(answers.map((answer) => answer.statusCode), [401, 401, 401, 429])
+  t.match(answers[3].body, /Too many attempts from your address; try again in \d+ seconds\./)
+  const other = new ConsoleClient(limited)
+  await other.get('/console/login')
+  const elsewhere = await other.post('/console/login', { email: operator.email, password: TEST_PASSWORD }, { 'x-forwarded-for': '203.0.113.9' })
+  t.equal(elsewhere.statusCode, 429, 'X-Forwarded-For is not trusted without TRUST_PROXY: the socket address is still the one counted')
+})
+
+t.test('with Redis out of reach the console still starts and logs in (the address limit fails open)', async (t) => {
+  const { app: alone } = await startConsole(t, db.env, { REDIS_URL: 'redis://127.0.0.1:1', CONSOLE_LOGIN_LIMIT: '3' })
+  const client = new ConsoleClient(alone)
+  const login = await client.logIn(operator)
+  t.equal(login.statusCode, 303)
+  t.equal((await client.get('/console/ops/businesses')).statusCode, 200)
+})
+
 t.test('a business user sees only its own business: 404 for another one, 403 for operator pages', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(adaUser)
