@@ -5,7 +5,11 @@ import consoleApp from '../../services/console/app.js'
 import { consoleEnv, loadConfig } from '../../shared/config.js'
 import { createConsoleUser } from '../../shared/console/users.js'
 import type { ConsoleRole } from '../../shared/db/console-users.js'
+import { insertOrders } from '../../shared/db/orders.js'
+import { createPendingPlacement } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
+import { newOrderId, newUuid } from '../../shared/ids.js'
+import { shipment } from './shipments.js'
 
 export const TEST_SESSION_SECRET = 'test-console-session-secret-0123456789abcdef'
 export const TEST_PASSWORD = 'a long enough password'
@@ -36,6 +40,22 @@ async function freePort(): Promise<number> {
   const address = server.address()
   await new Promise((resolve) => server.close(resolve))
   return typeof address === 'object' && address ? address.port : 0
+}
+
+/** One `created` order of the business in a settled placement, written directly: enough to open, cancel or hang events on. */
+export async function seedOrder(sql: Sql, businessId: string, livemode = true): Promise<string> {
+  const placementId = newUuid()
+  const now = new Date()
+  const id = newOrderId()
+  await sql.begin(async (tx) => {
+    await createPendingPlacement(tx, { id: placementId, businessId, livemode, idempotencyKey: null, requestHash: placementId, shipments: [] })
+    await insertOrders(tx, [{
+      id, placementId, businessId, livemode, position: 0, price: 150_000, currency: 'NGN', pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
+      optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja',
+      shipment: shipment(), history: [{ status: 'created', at: now.toISOString() }], createdAt: now, updatedAt: now,
+    }])
+  })
+  return id
 }
 
 /** A console user with a password already set through the one-time link, as a person would. */

@@ -1,11 +1,13 @@
 import { createServer } from 'node:http'
 import t from 'tap'
 import { Redis } from 'ioredis'
+import { appendEvents } from '../../../shared/db/events.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
+import { newEventId } from '../../../shared/ids.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
 import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
+import { ConsoleClient, consoleUser, seedOrder, startConsole } from '../../helpers/console.js'
 import { waitFor } from '../../helpers/processes.js'
 
 /*
@@ -17,6 +19,7 @@ const db = await useTestDb(t)
 const { sql } = db
 const { app, url } = await startConsole(t, db.env)
 const ada = await seedAccount(sql, { balance: 2500, sandbox: 1000, name: 'Ada Stores' })
+const bola = await seedAccount(sql, { name: 'Bola Foods' })
 const operator = await consoleUser(sql, url, { email: 'ops@example.com', role: 'operator' })
 const owner = await consoleUser(sql, url, { email: 'owner@ada.example', role: 'business', businessId: ada.businessId })
 await new ConsoleClient(app).setPassword(operator.link)
@@ -67,6 +70,23 @@ t.test('webhook endpoints: create (secret shown once), the log, rotate, delete; 
   t.notMatch(list.body, secret ?? 'whsec_', 'and never again')
   const endpointPage = await client.get(`/console/webhooks/${row.id}`)
   t.match(endpointPage.body, /No deliveries yet\./)
+
+  // Redeliver: one more delivery row of this business's event, queued for the sender; another business's event is not found.
+  const eventId = newEventId()
+  const otherEvent = newEventId()
+  const [adaOrder, bolaOrder] = [await seedOrder(sql, ada.businessId, false), await seedOrder(sql, bola.businessId, false)]
+  await sql.begin(async (tx) => {
+    const at = new Date()
+    await appendEvents(tx, { businessId: ada.businessId, livemode: false }, [{ id: eventId, type: 'order.created', orderId: adaOrder, orderVersion: 1, data: { order: {} }, createdAt: at }], null)
+    await appendEvents(tx, { businessId: bola.businessId, livemode: false }, [{ id: otherEvent, type: 'order.created', orderId: bolaOrder, orderVersion: 1, data: { order: {} }, createdAt: at }], null)
+  })
+  await client.get(`/console/webhooks/${row.id}`)
+  const redelivered = await client.post(`/console/events/${eventId}/redeliver`, { endpoint: row.id })
+  t.equal(redelivered.statusCode, 303)
+  t.match((await client.get(String(redelivered.headers.location))).body, `Event ${eventId} is queued again for 1 endpoint(s).`)
+  t.same(await sql`select endpoint_id, redelivery from webhook_deliveries where event_id = ${eventId}`, [{ endpointId: row.id, redelivery: 1 }])
+  t.equal((await client.post(`/console/events/${otherEvent}/redeliver`, { endpoint: row.id })).statusCode, 404, "another business's event")
+  t.same(await sql`select id from webhook_deliveries where event_id = ${otherEvent}`, [])
 
   const rotated = await client.post(`/console/webhooks/${row.id}/rotate`)
   const fresh = /id="webhook-secret">(whsec_[^<]+)</.exec(rotated.body)?.[1]

@@ -1,30 +1,10 @@
 import t from 'tap'
 import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { ConsoleClient, consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
+import { ConsoleClient, consoleUser, seedOrder, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
 import { findWallet } from '../../../shared/db/wallets.js'
-import { insertOrders } from '../../../shared/db/orders.js'
-import { createPendingPlacement } from '../../../shared/db/placements.js'
 import { findEndpoint } from '../../../shared/db/webhooks.js'
-import { newOrderId, newUuid } from '../../../shared/ids.js'
 import { createEndpoint } from '../../../shared/webhooks/endpoints.js'
-import { shipment } from '../../helpers/shipments.js'
-
-/** One created order of the business, in a settled placement: enough to look at and to cancel. */
-async function placedOrder(businessId: string): Promise<string> {
-  const placementId = newUuid()
-  const now = new Date()
-  const id = newOrderId()
-  await db.sql.begin(async (tx) => {
-    await createPendingPlacement(tx, { id: placementId, businessId, livemode: true, idempotencyKey: null, requestHash: placementId, shipments: [] })
-    await insertOrders(tx, [{
-      id, placementId, businessId, livemode: true, position: 0, price: 150_000, currency: 'NGN', pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
-      optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja',
-      shipment: shipment(), history: [{ status: 'created', at: now.toISOString() }], createdAt: now, updatedAt: now,
-    }])
-  })
-  return id
-}
 
 const db = await useTestDb(t)
 const { app, url } = await startConsole(t, db.env)
@@ -131,7 +111,7 @@ t.test('a business user sees only its own business: 404 for another one, 403 for
   const client = new ConsoleClient(app)
   await client.logIn(adaUser)
   const [bolaKey] = await db.sql<{ id: string }[]>`select id from api_keys where business_id = ${bola.businessId}`
-  const bolaOrder = await placedOrder(bola.businessId)
+  const bolaOrder = await seedOrder(db.sql, bola.businessId)
   const bolaEndpoint = await createEndpoint(db.sql, { businessId: bola.businessId, livemode: true }, { url: 'http://127.0.0.1:9/hook' }, { allowHttp: true, allowPrivate: true })
   t.equal(bolaEndpoint.kind, 'created')
   const endpointId = bolaEndpoint.kind === 'created' ? bolaEndpoint.endpoint.id : ''
@@ -142,7 +122,7 @@ t.test('a business user sees only its own business: 404 for another one, 403 for
   const [order] = await db.sql`select status from orders where id = ${bolaOrder}`
   t.equal(order.status, 'created', 'the order was not cancelled')
   t.ok(await findEndpoint(db.sql, endpointId, { businessId: bola.businessId, livemode: true }), 'the endpoint was not deleted')
-  t.equal((await client.get(`/console/orders/${await placedOrder(ada.businessId)}`)).statusCode, 200, 'its own order opens')
+  t.equal((await client.get(`/console/orders/${await seedOrder(db.sql, ada.businessId)}`)).statusCode, 200, 'its own order opens')
   const revoke = await client.post(`/console/keys/${bolaKey.id}/revoke`)
   t.equal(revoke.statusCode, 404, "another business's key is not found")
   const [stillActive] = await db.sql`select 1 from api_keys where id = ${bolaKey.id} and revoked_at is null`
