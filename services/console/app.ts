@@ -64,6 +64,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   }
   const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue }
 
+  const sessionTtlMs = config.CONSOLE_SESSION_TTL_H * 3600 * 1000
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.
   const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(config.CONSOLE_PUBLIC_URL)
   await app.register(helmet, {
@@ -77,9 +78,9 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   await app.register(session, {
     secret: config.CONSOLE_SESSION_SECRET,
     cookieName: 'console_session',
-    cookie: { path: '/console', httpOnly: true, secure: !local, sameSite: 'lax', maxAge: config.CONSOLE_SESSION_TTL_H * 3600 * 1000 },
+    cookie: { path: '/console', httpOnly: true, secure: !local, sameSite: 'lax', maxAge: sessionTtlMs },
     saveUninitialized: false,
-    store: postgresSessionStore(sql, config.CONSOLE_SESSION_TTL_H * 3600 * 1000),
+    store: postgresSessionStore(sql, sessionTtlMs),
   })
   await app.register(csrf, { sessionPlugin: '@fastify/session' })
   // Only the routes that hash a password take part (their `config.rateLimit`); counters in Redis,

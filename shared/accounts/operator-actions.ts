@@ -40,11 +40,11 @@ export function creditWalletAs(sql: Sql, actor: string, input: { businessId: str
   })
 }
 
-/** Revokes a key (idempotent). `businessId` narrows it to one business's keys; null for the operator. */
+/** Revokes a key (idempotent; a repeat is not audited twice). `businessId` narrows it to one business's keys; null for the operator. */
 export function revokeKeyAs(sql: Sql, actor: string, keyId: string, businessId: string | null): Promise<RevokedApiKey | null> {
   return sql.begin(async (tx) => {
     const revoked = await revokeApiKey(tx, keyId, businessId)
-    if (revoked) {
+    if (revoked?.newlyRevoked) {
       await insertAudit(tx, { actor, action: 'key.revoke', businessId: revoked.businessId, subject: revoked.displayPrefix, before: { revoked: false }, after: { revoked_at: revoked.revokedAt } })
     }
     return revoked

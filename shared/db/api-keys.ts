@@ -36,6 +36,8 @@ export interface RevokedApiKey {
   keyHash: string
   displayPrefix: string
   revokedAt: Date
+  /** False when the key had been revoked before: nothing changed. */
+  newlyRevoked: boolean
 }
 
 /**
@@ -46,7 +48,7 @@ export async function revokeApiKey(db: Db, keyId: string, businessId: string | n
   const [row] = await db<RevokedApiKey[]>`
     update api_keys set revoked_at = coalesce(revoked_at, now())
     where id = ${keyId} ${businessId === null ? db`` : db`and business_id = ${businessId}`}
-    returning id as key_id, business_id, key_hash, display_prefix, revoked_at`
+    returning id as key_id, business_id, key_hash, display_prefix, revoked_at, revoked_at = now() as newly_revoked`
   return row ?? null
 }
 

@@ -33,10 +33,9 @@ export async function findConsoleUserByEmail(db: Db, email: string): Promise<Con
   return row ?? null
 }
 
-export async function listConsoleUsers(db: Db, businessId: string | null): Promise<(ConsoleUser & { createdAt: Date })[]> {
-  return db<(ConsoleUser & { createdAt: Date })[]>`
-    select ${db.unsafe(USER_COLUMNS)}, created_at from console_users
-    where ${businessId === null ? db`role = 'operator'` : db`business_id = ${businessId}`} order by created_at`
+/** A business's console users, oldest first. */
+export async function listConsoleUsers(db: Db, businessId: string): Promise<ConsoleUser[]> {
+  return db<ConsoleUser[]>`select ${db.unsafe(USER_COLUMNS)} from console_users where business_id = ${businessId} order by created_at`
 }
 
 /**
@@ -73,9 +72,8 @@ export async function insertPasswordToken(db: Db, tokenHash: string, userId: str
 /** The user a link is for, while it is unused and unexpired. */
 export async function findPasswordTokenUser(db: Db, tokenHash: string): Promise<ConsoleUser | null> {
   const [row] = await db<ConsoleUser[]>`
-    select ${db.unsafe(USER_COLUMNS.split(', ').map((column) => `u.${column}`).join(', '))}
-    from console_password_tokens t join console_users u on u.id = t.user_id
-    where t.token_hash = ${tokenHash} and t.used_at is null and t.expires_at > now()`
+    select ${db.unsafe(USER_COLUMNS)} from console_users
+    where id = (select user_id from console_password_tokens where token_hash = ${tokenHash} and used_at is null and expires_at > now())`
   return row ?? null
 }
 

@@ -69,14 +69,15 @@ export default async function authRoutes(app: FastifyInstance, { sql, loginLimit
 
   app.post('/console/set-password', limited, async (request, reply) => {
     const input = readForm(setPasswordSchema, request.body)
-    const user = await passwordLinkUser(sql, input.token)
     const outcome = await setPassword(sql, input.token, input.password, input.confirm)
     if (outcome.kind === 'set') {
       await request.session.regenerate()
       return reply.code(303).redirect('/console/login?password_set')
     }
     const frame = frameOf(request, reply)
-    const body = outcome.field === 'token' || !user
+    // A password refused at its field leaves the link unused: the form comes back for its user.
+    const user = outcome.field === 'token' ? null : await passwordLinkUser(sql, input.token)
+    const body = !user
       ? html`<p role="alert">${outcome.message}</p>`
       : passwordForm(frame, input.token, user.email, { [outcome.field]: outcome.message })
     return sendPage(reply, 400, frame, { title: 'Set your password', path: '/console/set-password', body })

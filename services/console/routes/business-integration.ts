@@ -4,7 +4,7 @@ import { issueApiKey, type CreatedApiKey } from '../../../shared/accounts/api-ke
 import { revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
 import { ORDER_EVENT_TYPES } from '../../../shared/courier.js'
 import { API_KEY_SCOPES, isApiKeyScope, listApiKeys } from '../../../shared/db/api-keys.js'
-import { deleteEndpoint, findEndpoint, listAttempts, listEndpoints, type WebhookEndpoint } from '../../../shared/db/webhooks.js'
+import { deleteEndpoint, findEndpointById, listAttempts, listEndpoints, type WebhookEndpoint } from '../../../shared/db/webhooks.js'
 import { isEventId, isUuid, isWebhookEndpointId } from '../../../shared/ids.js'
 import { toMinor } from '../../../shared/money.js'
 import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
@@ -124,9 +124,8 @@ ${attempts.map((attempt) => html`<tr><td>${attempt.eventId}</td><td>${attempt.ev
   })
 
   async function ownEndpoint(id: string, businessId: string): Promise<WebhookEndpoint | null> {
-    if (!isWebhookEndpointId(id)) return null
-    const [live, test] = await Promise.all([findEndpoint(sql, id, { businessId, livemode: true }), findEndpoint(sql, id, { businessId, livemode: false })])
-    return live ?? test
+    const endpoint = isWebhookEndpointId(id) ? await findEndpointById(sql, id) : null
+    return endpoint?.businessId === businessId ? endpoint : null
   }
 }
 

@@ -1,8 +1,7 @@
 import { createConsoleUser } from '../../../shared/console/users.js'
 import { defineCommand } from '../command.js'
-import { optionalText, requiredChoice, requiredText } from '../flags.js'
+import { requiredChoice, requiredText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
-import { isUuid } from '../../../shared/ids.js'
 
 /**
  * `user:create`: a console user (DESIGN 12) and the one-time link, valid 24 h, that sets its
@@ -15,9 +14,8 @@ export const userCreate = defineCommand({
     business: { type: 'string' },
   },
   prepare(flags) {
-    const businessId = optionalText(flags, 'business')
-    if (businessId !== null && !isUuid(businessId)) throw new OperatorInputError(`--business must be a UUID, got '${businessId}'`)
-    return { email: requiredText(flags, 'email'), role: requiredChoice(flags, 'role', ['operator', 'business'] as const), businessId: businessId?.toLowerCase() ?? null }
+    const businessId = flags.business === undefined ? null : requiredUuid(flags, 'business')
+    return { email: requiredText(flags, 'email'), role: requiredChoice(flags, 'role', ['operator', 'business'] as const), businessId }
   },
   async run({ sql, config }, input) {
     const created = await createConsoleUser(sql, input, config.CONSOLE_PUBLIC_URL)

@@ -58,11 +58,12 @@ t.test('the CLI\'s operator actions are on the audit trail too, as cli:<os user>
   await runOperatorCli(db, ['wallet:credit', '--business', account.businessId, '--amount', '250.75', '--reference', 'bank-42'])
   const [key] = await sql<{ id: string; displayPrefix: string }[]>`select id, display_prefix from api_keys where business_id = ${account.businessId}`
   t.equal((await runOperatorCli(db, ['key:revoke', '--key-id', key.id])).code, 0)
+  t.equal((await runOperatorCli(db, ['key:revoke', '--key-id', key.id])).code, 0, 'a repeat revoke succeeds')
   const rows = await sql`select actor, action, subject, before, after from audit_log where business_id = ${account.businessId} order by id`
   const actor = `cli:${userInfo().username}`
   t.same(rows, [
     { actor, action: 'wallet.credit', subject: 'live wallet', before: { balance: 100 }, after: { balance: 350.75, amount: 250.75, reference: 'bank-42' } },
     { actor, action: 'key.revoke', subject: key.displayPrefix, before: { revoked: false }, after: { revoked_at: rows[1]?.after?.revoked_at } },
-  ], 'one credit (the repeat credited nothing) and the revocation')
+  ], 'one credit (the repeat credited nothing) and one revocation (the repeat changed nothing)')
   t.match(rows[1]?.after?.revoked_at, /^\d{4}-\d\d-\d\dT/)
 })
