@@ -1,5 +1,5 @@
 import autocannon from 'autocannon'
-import { cpuSeconds, rssMb } from './processes.js'
+import { cpuSeconds, cpuSecondsByCommand, rssMb } from './processes.js'
 
 export interface Run {
   /** Requests answered per second, averaged over the run. */
@@ -83,9 +83,11 @@ export async function drive(target: Target, options: { connections: number; seco
   }
 }
 
-/** CPU seconds so far of the bench itself and of each named process (NaN for one that is gone). */
+/** CPU seconds so far of the bench itself, of Postgres and Redis (all their processes), and of each named process (NaN for one that is gone). */
 export function readCpu(processes: Record<string, number>): Record<string, number> {
-  const seconds: Record<string, number> = { bench: cpuSeconds(process.pid) }
+  // Postgres and Redis serve both sides; their share shows how much each side asks of them.
+  const shared = cpuSecondsByCommand(['postgres', 'redis-server'])
+  const seconds: Record<string, number> = { bench: cpuSeconds(process.pid), ...shared }
   for (const [name, pid] of Object.entries(processes)) {
     try {
       seconds[name] = cpuSeconds(pid)

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -86,4 +86,20 @@ export function cpuSeconds(pid: number): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** CPU seconds so far of every process whose command is one of `commands`, summed per command. */
+export function cpuSecondsByCommand(commands: string[]): Record<string, number> {
+  const totals: Record<string, number> = Object.fromEntries(commands.map((command) => [command, 0]))
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      if (command in totals) totals[command] += cpuSeconds(Number(entry))
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return totals
 }
