@@ -25,7 +25,8 @@ const COLUMNS = 'id, business_id, livemode, sequence, type, order_id, order_vers
  * Appends events in the caller's transaction, numbered in the order given. The counter row of
  * (business, mode) is bumped by their number in the same statement and stays locked until the
  * commit, so two transactions never take the same numbers and a rolled-back one leaves no gap.
- * `traceparent` names the trace that wrote them, for the webhook sender to continue.
+ * `traceparent` names the trace that wrote them, for the webhook sender to continue. Each is
+ * also put on the relay's work list (`event_outbox`) in the same statement.
  */
 export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[], traceparent: string | null): Promise<void> {
   if (events.length === 0) return
@@ -42,11 +43,14 @@ export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[]
       insert into event_sequences (business_id, livemode, last_sequence) values (${scope.businessId}, ${scope.livemode}, ${events.length})
       on conflict (business_id, livemode) do update set last_sequence = event_sequences.last_sequence + excluded.last_sequence
       returning last_sequence)
-    insert into events (id, business_id, livemode, sequence, type, order_id, order_version, data, created_at, traceparent)
-    select e.id, ${scope.businessId}, ${scope.livemode}, counter.last_sequence - ${events.length} + e.n, e.type, e.order_id, e.order_version, e.data, e.created_at, ${traceparent}
-    from counter, rows from (jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
-      as (id text, type text, order_id text, order_version integer, data jsonb, created_at timestamptz))
-      with ordinality as e(id, type, order_id, order_version, data, created_at, n)`
+    , appended as (
+      insert into events (id, business_id, livemode, sequence, type, order_id, order_version, data, created_at, traceparent)
+      select e.id, ${scope.businessId}, ${scope.livemode}, counter.last_sequence - ${events.length} + e.n, e.type, e.order_id, e.order_version, e.data, e.created_at, ${traceparent}
+      from counter, rows from (jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
+        as (id text, type text, order_id text, order_version integer, data jsonb, created_at timestamptz))
+        with ordinality as e(id, type, order_id, order_version, data, created_at, n)
+      returning id, sequence)
+    insert into event_outbox (event_id) select id from appended order by sequence`
 }
 
 export interface EventFilter {

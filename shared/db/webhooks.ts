@@ -94,18 +94,19 @@ export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpo
 }
 
 /**
- * The relay's step: claims up to `limit` events not yet relayed (skipping those another relay
- * holds), marks them relayed and writes one delivery per matching enabled endpoint, all in one
+ * The relay's step: takes up to `limit` events off the outbox, oldest first (skipping those
+ * another relay holds), and writes one delivery per matching enabled endpoint, all in one
  * statement. A delivery already written is not written again. Returns the deliveries to queue
  * and how many events were claimed.
  */
 export async function relayEvents(db: Db, limit: number): Promise<{ claimed: number; deliveries: Delivery[] }> {
   const rows = await db<(Delivery & { claimed: number })[]>`
-    with claimed as (
-      select id, business_id, livemode, type from events where relayed_at is null
-      order by created_at limit ${limit} for update skip locked
-    ), marked as (
-      update events set relayed_at = now() where id in (select id from claimed) returning id
+    with taken as (
+      delete from event_outbox where id in (
+        select id from event_outbox order by id limit ${limit} for update skip locked)
+      returning event_id
+    ), claimed as (
+      select e.id, e.business_id, e.livemode, e.type from events e join taken t on t.event_id = e.id
     ), inserted as (
       insert into webhook_deliveries (event_id, endpoint_id)
       select c.id, w.id from claimed c join webhook_endpoints w
@@ -114,7 +115,7 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
       on conflict do nothing
       returning ${db.unsafe(DELIVERY_COLUMNS)}
     )
-    select (select count(*)::int from marked) as claimed, i.* from (select 1) one left join inserted i on true`
+    select (select count(*)::int from taken) as claimed, i.* from (select 1) one left join inserted i on true`
   const claimed = rows[0]?.claimed ?? 0
   return { claimed, deliveries: rows.filter((row) => row.id !== null).map(({ claimed: _, ...delivery }) => delivery) }
 }

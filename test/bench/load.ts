@@ -1,5 +1,5 @@
 import autocannon from 'autocannon'
-import { cpuSeconds, cpuSecondsByCommand, rssMb } from './processes.js'
+import { cpuSeconds, cpuSecondsByCommand, machineCpuSeconds, rssMb } from './processes.js'
 
 export interface Run {
   /** Requests answered per second, averaged over the run. */
@@ -83,11 +83,13 @@ export async function drive(target: Target, options: { connections: number; seco
   }
 }
 
-/** CPU seconds so far of the bench itself, of Postgres and Redis (all their processes), and of each named process (NaN for one that is gone). */
+/** CPU seconds so far of the whole machine, of the bench itself, of Postgres and Redis (all their processes), and of each named process (NaN for one that is gone). */
 export function readCpu(processes: Record<string, number>): Record<string, number> {
-  // Postgres and Redis serve both sides; their share shows how much each side asks of them.
+  // Postgres and Redis serve both sides; their share shows how much each side asks of them. A
+  // Postgres process that ends during the run (an autovacuum worker) takes its time with it, so
+  // `machine`, everything the cores did, is the figure to compare sides by.
   const shared = cpuSecondsByCommand(['postgres', 'redis-server'])
-  const seconds: Record<string, number> = { bench: cpuSeconds(process.pid), ...shared }
+  const seconds: Record<string, number> = { machine: machineCpuSeconds(), bench: cpuSeconds(process.pid), ...shared }
   for (const [name, pid] of Object.entries(processes)) {
     try {
       seconds[name] = cpuSeconds(pid)

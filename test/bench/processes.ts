@@ -103,3 +103,9 @@ export function cpuSecondsByCommand(commands: string[]): Record<string, number> 
   }
   return totals
 }
+
+/** CPU seconds the whole machine has been busy (every core, every process: user, system, interrupts), from /proc/stat. */
+export function machineCpuSeconds(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number)
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100
+}

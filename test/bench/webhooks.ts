@@ -180,7 +180,7 @@ export async function webhookCase(options: WebhookCaseOptions) {
   const [template] = await findOrderEvents(sql, orderId)
   if (!template) throw new Error(`webhooks: order ${orderId} has no event`)
   // Events of the earlier cases (and this order's) not yet relayed would become deliveries once
-  // the endpoint exists and load the first round; with no endpoint the relay only marks them.
+  // the endpoint exists and load the first round; with no endpoint the relay only takes them off the outbox.
   await drainOutbox(sql, options.deadlineMs)
   const endpoint = await api('POST', '/v2/business/webhook-endpoints', { url: receiver.url, description: 'bench receiver' })
 
@@ -199,7 +199,7 @@ export async function webhookCase(options: WebhookCaseOptions) {
         return row.failed
       },
       whereabouts: async () => {
-        const [outbox] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from events where id = any(${burst}) and relayed_at is null`
+        const [outbox] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from event_outbox where event_id = any(${burst})`
         const deliveries = await sql<{ status: string; count: number }[]>`select status, count(*)::int as count from webhook_deliveries where event_id = any(${burst}) group by status`
         return `${outbox.unrelayed} events not relayed; deliveries ${JSON.stringify(Object.fromEntries(deliveries.map((row) => [row.status, row.count])))}`
       },
@@ -237,7 +237,7 @@ export async function webhookCase(options: WebhookCaseOptions) {
 async function drainOutbox(sql: Sql, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs
   for (;;) {
-    const [row] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from events where relayed_at is null`
+    const [row] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from event_outbox`
     if (row.unrelayed === 0) return
     if (Date.now() > deadline) throw new Error(`webhooks: ${row.unrelayed} events of the earlier cases were still not relayed after ${deadlineMs / 1000} s`)
     await new Promise((resolve) => setTimeout(resolve, 200))
