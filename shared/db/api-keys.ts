@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Db } from './sql.js'
 
 export const API_KEY_SCOPES = ['orders:write', 'orders:read', 'webhooks:write'] as const
@@ -6,7 +6,7 @@ export type ApiKeyScope = (typeof API_KEY_SCOPES)[number]
 
 /** The only form of a key the database ever sees: SHA-256, hex. */
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex')
+  return hash('sha256', apiKey, 'hex')
 }
 
 export function isApiKeyScope(value: string): value is ApiKeyScope {
