@@ -49,6 +49,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
     for (const side of [entry.baseline, entry.project]) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)
       t.ok(side.best.requests > 0, `${entry.name} answered requests`)
+      for (const share of ['machine', 'postgres', 'redis-server']) t.type(side.best.cpu[share], 'number', `${entry.name} reports the ${share} CPU it took`)
     }
   }
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isUuid, newApiKey, newOptionId, newOrderId, newUuid } from '../../shared/ids.js'
+import { isEventId, isUuid, newApiKey, newEventId, newOptionId, newOrderId, newUuid } from '../../shared/ids.js'
 
 t.test('ids have the shapes the routes, the CLI and the database expect', async (t) => {
   const uuid = newUuid()
@@ -11,4 +11,15 @@ t.test('ids have the shapes the routes, the CLI and the database expect', async 
   t.match(newApiKey(), /^ck_live_[0-9A-Za-z]{32}$/)
   const keys = new Set(Array.from({ length: 1000 }, () => newApiKey()))
   t.equal(keys.size, 1000, 'no two keys alike')
+})
+
+t.test('ids drawn from the byte pool stay well formed and distinct across its refills', async (t) => {
+  // 2000 event ids use 40 000 bytes: the 4 KB pool is refilled nine times, mid-id included.
+  const ids = Array.from({ length: 2000 }, () => newEventId())
+  t.ok(ids.every((id) => isEventId(id)), 'every one has the event id shape')
+  t.equal(new Set(ids).size, ids.length, 'no two alike')
+  // Every Crockford character turns up at each position: the bytes are not reused or stuck.
+  for (const position of [4, 13, 23]) {
+    t.equal(new Set(ids.map((id) => id[position])).size, 32, `all 32 characters at position ${position}`)
+  }
 })
