@@ -62,12 +62,19 @@ class RequestLogger implements FastifyBaseLogger {
     this.#logger().level = level
   }
 
-  fatal: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('fatal')) this.#logger().fatal(obj, msg, ...args) }
-  error: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('error')) this.#logger().error(obj, msg, ...args) }
-  warn: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('warn')) this.#logger().warn(obj, msg, ...args) }
-  info: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('info')) this.#logger().info(obj, msg, ...args) }
-  debug: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('debug')) this.#logger().debug(obj, msg, ...args) }
-  trace: LogFn = (obj: unknown, msg?: string, ...args: unknown[]) => { if (this.#writes('trace')) this.#logger().trace(obj, msg, ...args) }
+  /** A level's method: writes through the child, made on first use, when the level is enabled. */
+  #at(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'): LogFn {
+    return (obj: unknown, msg?: string, ...args: unknown[]) => {
+      if (this.#writes(level)) this.#logger()[level](obj, msg, ...args)
+    }
+  }
+
+  fatal = this.#at('fatal')
+  error = this.#at('error')
+  warn = this.#at('warn')
+  info = this.#at('info')
+  debug = this.#at('debug')
+  trace = this.#at('trace')
   silent: LogFn = () => {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {

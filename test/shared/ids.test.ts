@@ -14,7 +14,7 @@ t.test('ids have the shapes the routes, the CLI and the database expect', async 
 })
 
 t.test('ids drawn from the byte pool stay well formed and distinct across its refills', async (t) => {
-  // 2000 event ids use 40 000 bytes: the 4 KB pool is refilled nine times, mid-id included.
+  // 2000 event ids use 40 000 bytes: the 4 KB pool is refilled nine times along the way.
   const ids = Array.from({ length: 2000 }, () => newEventId())
   t.ok(ids.every((id) => isEventId(id)), 'every one has the event id shape')
   t.equal(new Set(ids).size, ids.length, 'no two alike')

@@ -288,15 +288,16 @@ t.test('wallet, statement and events through the gateway', async (t) => {
       t.strictSame(created.map((event) => event.data.order.order_id), [o0, o1, o2, o3])
       t.ok(created.every((event) => event.data.order.version === 1 && event.data.order.status === 'created'))
       for (const placement of [p1, p2]) {
+        const orderIds = placement.orders.map((order) => order.order_id)
         const writers = await sql<{ xmin: string }[]>`
-          select xmin::text as xmin from events where type = 'order.created' and order_id = any(${placement.orders.map((order) => order.order_id)}::text[])
+          select xmin::text as xmin from events where type = 'order.created' and order_id = any(${orderIds}::text[])
           union select xmin::text from orders where placement_id = ${placement.placement_id} and version = 1
           union select xmin::text from ledger_entries where placement_id = ${placement.placement_id}
           union select xmin::text from placements where id = ${placement.placement_id}
-          union select o.xmin::text from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${placement.orders.map((order) => order.order_id)}::text[])`
+          union select o.xmin::text from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${orderIds}::text[])`
         t.equal(writers.length, 1, `placement ${placement.placement_id}: orders, events, their outbox rows, debit and placement row written by one transaction`)
         const [outbox] = await sql<{ rows: number }[]>`
-          select count(*)::int as rows from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${placement.orders.map((order) => order.order_id)}::text[])`
+          select count(*)::int as rows from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${orderIds}::text[])`
         t.equal(outbox!.rows, placement.orders.length, 'each event is on the relay\'s outbox (no sender runs here to take it off)')
       }
     })
