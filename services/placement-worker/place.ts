@@ -1,17 +1,16 @@
-import { findBusiness, type Business } from '../../shared/db/businesses.js'
+import type { Business } from '../../shared/db/businesses.js'
 import { appendEvents } from '../../shared/db/events.js'
 import { insertOrders, type Order } from '../../shared/db/orders.js'
 import { newEventId, newOrderId } from '../../shared/ids.js'
 import { orderAsShown } from '../../shared/orders/resource.js'
-import { findPlacementShipments, lockPlacement, settlePlacement } from '../../shared/db/placements.js'
-import { getPlatformRates } from '../../shared/db/platform-rates.js'
-import { transactionNow, type Sql } from '../../shared/db/sql.js'
-import { debitWalletIfCovered, findWallet } from '../../shared/db/wallets.js'
+import { findPlacementWork, openPlacement, settlePlacement } from '../../shared/db/placements.js'
+import type { Sql } from '../../shared/db/sql.js'
+import { debitWalletIfCovered } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
 import type { LocateTools } from '../../shared/pricing/pipeline.js'
 import type { HeldQuote, QuoteStore } from '../../shared/pricing/quote-store.js'
 import type { CardVersions } from '../../shared/pricing/card-versions.js'
-import { VEHICLE_OF_MODE, type PlatformRates, type Quote } from '../../shared/courier.js'
+import { VEHICLE_OF_MODE, type Quote } from '../../shared/courier.js'
 import type { PlacementOutcome } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
@@ -35,14 +34,14 @@ interface Settled {
   orders: Order[]
 }
 
-/** A pending placement as the job finds it: whose it is, what it ships, and the rates to measure it by. */
+/** A pending placement as the job finds it: whose it is, what it ships, and the road factor to measure it by. */
 interface Work {
   placementId: string
   /** False for a test key's placement: its orders, events and money are the sandbox's. */
   livemode: boolean
   business: Business
   shipments: Shipment[]
-  rates: PlatformRates
+  roadFactor: number
 }
 
 /**
@@ -66,18 +65,12 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
   })
 }
 
-/**
- * The job's placement, when it is still pending and belongs to the job's business. The three
- * reads are independent (the job names the business), so they share one wait.
- */
+/** The job's placement, when it is still pending and belongs to the job's business. */
 async function loadWork(sql: Sql, job: PlacementJob): Promise<Work | null> {
-  const [row, business, rates] = await Promise.all([
-    sqlSpan('select placement', () => findPlacementShipments(sql, job.placement_id)),
-    sqlSpan('select business', () => findBusiness(sql, job.business_id)),
-    sqlSpan('load platform rates', () => getPlatformRates(sql)),
-  ])
-  if (!row || row.status !== 'pending' || row.businessId !== job.business_id || !business) return null
-  return { placementId: job.placement_id, livemode: row.livemode, business, shipments: row.shipments, rates }
+  const row = await sqlSpan('select placement', () => findPlacementWork(sql, job.placement_id, job.business_id))
+  if (!row || row.status !== 'pending') return null
+  const { livemode, business, shipments, roadFactor } = row
+  return { placementId: job.placement_id, livemode, business, shipments, roadFactor }
 }
 
 const BALANCE_RETRIES = 5
@@ -88,7 +81,7 @@ const BALANCE_RETRIES = 5
  */
 async function settle(deps: PlaceDeps, work: Work): Promise<Settled | null> {
   // Geocoding and routing may call out over HTTP: done once, before any row is locked.
-  const located = await locateShipments(deps, work.business, work.rates, work.shipments)
+  const located = await locateShipments(deps, work.business, work.roadFactor, work.shipments)
   // The quotes shipments name, read once from Redis; whether each still holds is decided
   // inside the transaction, by its clock.
   const quoteIds = [...new Set(work.shipments.flatMap((shipment) => (shipment.quote_id === undefined ? [] : [shipment.quote_id])))]
@@ -108,18 +101,14 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
   const businessId = work.business.id
 
   return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => sql.begin(async (tx): Promise<Settled | null> => {
-    // Independent reads, pipelined on the transaction's connection: one wait instead of five.
-    // The balance is read without the row lock; the debit re-checks it under the lock.
-    const [placement, card, rates, wallet, now] = await Promise.all([
-      sqlSpan('lock placement', () => lockPlacement(tx, placementId)),
-      sqlSpan('load rate card', () => deps.cards.forBusiness(tx, businessId)),
-      sqlSpan('load platform rates', () => getPlatformRates(tx)),
-      sqlSpan('read wallet', () => findWallet(tx, businessId, work.livemode)),
-      transactionNow(tx),
-    ])
-    if (!placement || placement.status !== 'pending') return null
-
+    // One statement locks the placement and reads the card version, the rates, the balance and
+    // the clock. The balance is read without the wallet's lock; the debit re-checks it under it.
     const caller = { businessId, livemode: work.livemode }
+    const opened = await sqlSpan('lock placement', () => openPlacement(tx, placementId, caller))
+    if (!opened || opened.status !== 'pending') return null
+    const { rates, walletBalance, now } = opened
+    const card = await deps.cards.get(opened.card)
+
     const { quotes, errors } = priceShipments(located, { card, rates, currency: deps.currency, caller, held, now })
     if (errors.length > 0) {
       const outcome: PlacementOutcome = { kind: 'unpriceable', errors }
@@ -128,8 +117,8 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
     }
 
     const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
-    if (!wallet || wallet.balance < total) {
-      const outcome: PlacementOutcome = { kind: 'insufficient_balance', currency: deps.currency, required: total, available: wallet?.balance ?? 0 }
+    if (walletBalance === null || walletBalance < total) {
+      const outcome: PlacementOutcome = { kind: 'insufficient_balance', currency: deps.currency, required: total, available: walletBalance ?? 0 }
       await sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))
       return { outcome, orders: [] }
     }

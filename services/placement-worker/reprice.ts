@@ -17,14 +17,14 @@ export type LocatedShipment = { shipment: Shipment; input: QuoteInput } & ({ loc
 
 /**
  * The placement's half of the quote pipeline that runs before the transaction: geocoding and
- * routing may call out over HTTP, so no row is locked meanwhile. `rates` are read before the
- * transaction for the road factor only; pricing uses the rates read inside it, so a change in
- * between prices with the new rates over a distance measured with the old factor, which is
- * acceptable for a change that races a placement. `hasCard` comes from the business row: a
- * card disabled in between is still refused inside, by the engine's own "no card" check.
+ * routing may call out over HTTP, so no row is locked meanwhile. The road factor is read before
+ * the transaction; pricing uses the rates read inside it, so a change in between prices with the
+ * new rates over a distance measured with the old factor, which is acceptable for a change that
+ * races a placement. `hasCard` comes from the business row: a card disabled in between is still
+ * refused inside, by the engine's own "no card" check.
  */
-export async function locateShipments(tools: LocateTools, business: Business, rates: PlatformRates, shipments: Shipment[]): Promise<LocatedShipment[]> {
-  const facts = { hasCard: business.rateCardId !== null, roadFactor: rates.roadFactor }
+export async function locateShipments(tools: LocateTools, business: Business, roadFactor: number, shipments: Shipment[]): Promise<LocatedShipment[]> {
+  const facts = { hasCard: business.rateCardId !== null, roadFactor }
   return Promise.all(
     shipments.map(async (shipment) => {
       const input = shipmentInput(business, shipment)

@@ -1,5 +1,8 @@
 import { placementOutcomeSchema, type PlacementOutcome } from '../placement/outcome.js'
+import type { PlatformRates } from '../courier.js'
 import type { Shipment } from '../schemas/shipment.js'
+import type { Business } from './businesses.js'
+import { DEFAULT_PLATFORM_RATES, RATES_COLUMNS, ratesFromRow, type RatesColumns } from './platform-rates.js'
 import type { Db, Tx } from './sql.js'
 
 export type PlacementStatus = 'pending' | 'succeeded' | 'failed'
@@ -61,17 +64,73 @@ export async function findPlacementsByIds(db: Db, ids: string[]): Promise<Placem
   return rows.map(toPlacement)
 }
 
-/** The shipments a job places, read without a lock: the worker locates them before its transaction. */
-export async function findPlacementShipments(db: Db, id: string): Promise<{ businessId: string; livemode: boolean; status: PlacementStatus; shipments: Shipment[] } | null> {
-  const [row] = await db<{ businessId: string; livemode: boolean; status: PlacementStatus; shipments: Shipment[] }[]>`
-    select business_id, livemode, status, shipments from placements where id = ${id}`
-  return row ?? null
+/** A pending placement as its job finds it, before its transaction: what it ships, for whom, and the road factor to measure it by. */
+export interface PlacementWork {
+  status: PlacementStatus
+  livemode: boolean
+  shipments: Shipment[]
+  business: Business
+  roadFactor: number
 }
 
-/** Locks the placement for the one transaction that may settle it; null when it is unknown. */
-export async function lockPlacement(tx: Tx, id: string): Promise<Placement | null> {
-  const [row] = await tx<PlacementRow[]>`select ${tx.unsafe(COLUMNS)} from placements where id = ${id} for update`
-  return row ? toPlacement(row) : null
+/**
+ * The placement with its business and the road factor in force, in one statement, read without
+ * a lock: the worker locates the shipments before its transaction. Null when the placement is
+ * unknown or not this business's.
+ */
+export async function findPlacementWork(db: Db, id: string, businessId: string): Promise<PlacementWork | null> {
+  const [row] = await db<(Business & Omit<PlacementWork, 'business' | 'roadFactor'> & { roadFactor: string | null })[]>`
+    select b.*, p.status, p.livemode, p.shipments, r.road_factor
+    from placements p join businesses b on b.id = p.business_id
+    left join platform_rates r on r.id
+    where p.id = ${id} and p.business_id = ${businessId}`
+  if (!row) return null
+  const { status, livemode, shipments, roadFactor, ...business } = row
+  return { status, livemode, shipments, business, roadFactor: roadFactor === null ? DEFAULT_PLATFORM_RATES.roadFactor : Number(roadFactor) }
+}
+
+/** What the placement's transaction reads first. */
+export interface OpenedPlacement {
+  status: PlacementStatus
+  /** The newest version of the business's enabled card, or null when none is enabled. */
+  card: { rateCardId: string; versionId: string } | null
+  rates: PlatformRates
+  /** Null when the business has no wallet of the placement's mode. */
+  walletBalance: number | null
+  /** The database's clock once the placement's lock is held, to the millisecond. */
+  now: Date
+}
+
+type OpenedRow = Pick<OpenedPlacement, 'status' | 'walletBalance' | 'now'> & { rateCardId: string | null; versionId: string | null } & RatesColumns
+
+/**
+ * Locks the placement for the one transaction that may settle it and reads, in the same
+ * statement, what settling it needs: the card version in force, the platform rates, the wallet's
+ * balance (unlocked: the debit re-checks it under the wallet's lock) and the clock. The lock is
+ * taken in a materialized CTE, so the clock is read after it is held. Null when the placement
+ * is unknown.
+ */
+export async function openPlacement(tx: Tx, id: string, scope: { businessId: string; livemode: boolean }): Promise<OpenedPlacement | null> {
+  const [row] = await tx<OpenedRow[]>`
+    with placement as materialized (select status from placements where id = ${id} for update)
+    select p.status, w.balance as wallet_balance, card.rate_card_id, card.version_id, r.*,
+      date_trunc('milliseconds', clock_timestamp()) as now
+    from placement p
+    left join wallets w on w.business_id = ${scope.businessId} and w.livemode = ${scope.livemode}
+    left join lateral (select ${tx.unsafe(RATES_COLUMNS)} from platform_rates where id) r on true
+    left join lateral (
+      select b.rate_card_id, v.id as version_id from businesses b
+      join lateral (select id from rate_card_versions where rate_card_id = b.rate_card_id order by version desc limit 1) v on true
+      where b.id = ${scope.businessId}) card on true`
+  if (!row) return null
+  const { status, walletBalance, now, rateCardId, versionId, ...rates } = row
+  return {
+    status,
+    card: rateCardId === null || versionId === null ? null : { rateCardId, versionId },
+    rates: ratesFromRow(rates),
+    walletBalance,
+    now,
+  }
 }
 
 // JSON goes in as text: a parameter Postgres types as jsonb would be JSON-encoded a second time.

@@ -7,26 +7,37 @@ import type { Db, Tx } from './sql.js'
  */
 export const DEFAULT_PLATFORM_RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
 
-// numeric columns come back as strings; the two factors are read as numbers here.
+/** The columns of the one rates row, for a statement that reads them beside other things. */
+export const RATES_COLUMNS = 'base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent'
+
+// numeric columns come back as strings; the three are read as numbers here. Every column is
+// null when a statement read the rates with an outer join and no operator has set them.
 type RatesRow = Omit<PlatformRates, 'roadFactor' | 'maxDistanceKm' | 'cancellationFeePercent'> & { roadFactor: string; maxDistanceKm: string; cancellationFeePercent: string }
 
-const fromRow = (row: RatesRow): PlatformRates => ({
-  ...row,
-  roadFactor: Number(row.roadFactor),
-  maxDistanceKm: Number(row.maxDistanceKm),
-  cancellationFeePercent: Number(row.cancellationFeePercent),
-})
+/** The rates columns as an outer join reads them: all null when there is no row. */
+export type RatesColumns = RatesRow | { [K in keyof RatesRow]: null }
+
+/** The rates a row holds, or the defaults when there is no row (or its columns are all null). */
+export function ratesFromRow(row: RatesColumns | undefined): PlatformRates {
+  if (!row || row.baseFare === null) return { ...DEFAULT_PLATFORM_RATES }
+  return {
+    ...row,
+    roadFactor: Number(row.roadFactor),
+    maxDistanceKm: Number(row.maxDistanceKm),
+    cancellationFeePercent: Number(row.cancellationFeePercent),
+  }
+}
 
 /** The rates distance pricing uses right now. */
 export async function getPlatformRates(db: Db): Promise<PlatformRates> {
-  const [row] = await db<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent from platform_rates where id`
-  return row ? fromRow(row) : { ...DEFAULT_PLATFORM_RATES }
+  const [row] = await db<RatesRow[]>`select ${db.unsafe(RATES_COLUMNS)} from platform_rates where id`
+  return ratesFromRow(row)
 }
 
 /** The rates in force, locked until the transaction ends, so two partial changes both land. */
 export async function lockPlatformRates(tx: Tx): Promise<PlatformRates> {
-  const [row] = await tx<RatesRow[]>`select base_fare, per_km, per_kg, min_fare, road_factor, max_distance_km, cancel_free_window_s, cancellation_fee_percent from platform_rates where id for update`
-  return row ? fromRow(row) : { ...DEFAULT_PLATFORM_RATES }
+  const [row] = await tx<RatesRow[]>`select ${tx.unsafe(RATES_COLUMNS)} from platform_rates where id for update`
+  return ratesFromRow(row)
 }
 
 export async function savePlatformRates(tx: Tx, rates: PlatformRates): Promise<void> {

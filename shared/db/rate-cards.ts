@@ -74,19 +74,6 @@ export async function loadRateCard(db: Db, rateCardId: string): Promise<RateCard
 /** A card version's head row: which version, and the card's name and currency. */
 interface CardHead { versionId: string; version: number; createdAt: Date; name: string; currency: string }
 
-/**
- * The version of the card in force for a business, in one statement: its enabled card's newest
- * version id, or null when none is enabled. A version never changes once imported, so a caller
- * may keep what `loadRateCardVersion` read for it.
- */
-export async function findCardVersionForBusiness(db: Db, businessId: string): Promise<{ rateCardId: string; versionId: string } | null> {
-  const [row] = await db<{ rateCardId: string; versionId: string }[]>`
-    select b.rate_card_id, v.id as version_id from businesses b
-    join lateral (select id from rate_card_versions where rate_card_id = b.rate_card_id order by version desc limit 1) v on true
-    where b.id = ${businessId}`
-  return row ?? null
-}
-
 /** One version of a card, whole. */
 export async function loadRateCardVersion(db: Db, rateCardId: string, versionId: string): Promise<RateCard | null> {
   const [head] = await db<CardHead[]>`
