@@ -4,7 +4,6 @@ import type { RedisClient } from '../../shared/redis.js'
 import { commonEnv, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
-import { announce, connectRedis } from './announce.js'
 import type { Flags, OperatorCommand, OperatorContext } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
 
@@ -58,8 +57,9 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
     sql,
     config,
     actor: `cli:${userInfo().username}`,
-    redis: () => (redis ??= connectRedis(config)),
-    announce: async (message) => announce(await context.redis(), config.QUEUE_PREFIX, message),
+    // Loaded on first use: ioredis is most of a start's cost, and only some commands announce.
+    redis: () => (redis ??= import('./announce.js').then(({ connectRedis }) => connectRedis(config))),
+    announce: async (message) => (await import('./announce.js')).announce(await context.redis(), config.QUEUE_PREFIX, message),
   }
   try {
     return await command.run(context, input)
