@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
-import { projectRoot } from '../helpers/processes.js'
+import { childEnv, projectRoot } from '../helpers/processes.js'
 
 // A smoke test of `npm run bench`, not a benchmark: two seconds of the quote and placement cases
 // and a small webhooks burst must run without an error, print their table and write their
@@ -14,8 +14,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }))
   const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'test', 'bench', 'run.js')], {
     cwd: projectRoot,
-    env: {
-      ...process.env,
+    env: childEnv({
       BENCH_SECONDS: '2',
       BENCH_ROUNDS: '1',
       // A second of warm-up opens the pools and compiles the hot paths, so a busy machine (other
@@ -26,7 +25,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
       // Its own schemas and Redis prefix, so it can run beside a real bench run or another test.
       BENCH_ID: `smoke_${randomBytes(4).toString('hex')}`,
       BENCH_RESULTS_DIR: resultsDir,
-    },
+    }),
   })
   let stdout = ''
   let stderr = ''

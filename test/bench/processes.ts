@@ -2,10 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-
-/** The project root, from `dist/test/bench/` or `test/bench/`. */
-export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+import { projectRoot } from '../helpers/processes.js'
 
 export interface Child {
   name: string

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { QueueKeys } from 'bullmq'
 import t, { type Test } from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
@@ -11,6 +10,7 @@ import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
 import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { TEST_INTERNAL_TOKEN } from '../helpers/db.js'
+import { projectRoot } from '../helpers/processes.js'
 
 /*
  * The container and Kubernetes files cannot be run on a machine without Docker, so this reads
@@ -22,9 +22,7 @@ import { TEST_INTERNAL_TOKEN } from '../helpers/db.js'
 
 type Doc = Record<string, any>
 
-const here = fileURLToPath(import.meta.url)
-const root = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
-const read = (relative: string) => readFileSync(path.join(root, relative), 'utf8')
+const read = (relative: string) => readFileSync(path.join(projectRoot, relative), 'utf8')
 const K8S_DIR = 'deploy/k8s'
 
 // ---- what the project really has --------------------------------------------------------
@@ -111,7 +109,7 @@ const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =
 // ---- the files under test --------------------------------------------------------------
 
 const compose = parse(read('docker-compose.yml'), { merge: true }) as Doc
-const k8sFiles = readdirSync(path.join(root, K8S_DIR)).filter((name) => /\.ya?ml$/.test(name)).sort()
+const k8sFiles = readdirSync(path.join(projectRoot, K8S_DIR)).filter((name) => /\.ya?ml$/.test(name)).sort()
 const k8sDocs: Array<Doc & { file: string }> = k8sFiles.flatMap((file) =>
   parseAllDocuments(read(`${K8S_DIR}/${file}`))
     .map((document) => {
@@ -133,9 +131,9 @@ function checkCommandFiles(t: Test, command: string[], where: string) {
   for (const file of files) {
     t.match(file, /^dist\//, `${where}: ${file} is a built file under dist/`)
     const source = file.replace(/^dist\//, '').replace(/\.js$/, '.ts')
-    t.ok(/^(services|shared)\//.test(source) && existsSync(path.join(root, source)), `${where}: the source ${source} exists`)
+    t.ok(/^(services|shared)\//.test(source) && existsSync(path.join(projectRoot, source)), `${where}: the source ${source} exists`)
     // `npm test` builds first; without dist/ (tap run by hand) only the source is checked.
-    if (existsSync(path.join(root, 'dist'))) t.ok(existsSync(path.join(root, file)), `${where}: ${file} exists after npm run build`)
+    if (existsSync(path.join(projectRoot, 'dist'))) t.ok(existsSync(path.join(projectRoot, file)), `${where}: ${file} exists after npm run build`)
   }
 }
 
@@ -194,7 +192,7 @@ t.test('Dockerfile', async (t) => {
   }
   // Read at run time from the project root: the image must put them where the code looks.
   for (const [what, absolute] of [['migrations', migrationsDir], ['demo rate card', demoRateCardPath]] as const) {
-    const relative = path.relative(root, absolute).split(path.sep).join('/')
+    const relative = path.relative(projectRoot, absolute).split(path.sep).join('/')
     t.ok(existsSync(absolute), `${what} exist at ${relative}`)
     const copy = copied(path.posix.join(workdir!, relative))
     t.ok(copy, `the runtime copies the ${what} to ${workdir}/${relative}`)
@@ -204,7 +202,7 @@ t.test('Dockerfile', async (t) => {
   const healthcheck = /^HEALTHCHECK[^\n]*(?:\\\n[^\n]*)*CMD (\[.*\])$/m.exec(runtime)
   t.ok(healthcheck, 'has a HEALTHCHECK')
   const script = (JSON.parse(healthcheck?.[1] ?? '[]') as string[]).find((token) => token.endsWith('.mjs'))
-  t.ok(script && existsSync(path.join(root, script)), `the health check script ${script} exists`)
+  t.ok(script && existsSync(path.join(projectRoot, script)), `the health check script ${script} exists`)
   t.ok(script && copied(path.posix.join(workdir!, script)), 'and is copied into the image')
   const healthSource = script ? read(script) : ''
   const healthPorts = {
@@ -234,9 +232,9 @@ t.test('docker-compose.yml', async (t) => {
     t.test(`service ${name}`, async (t) => {
       t.equal(service.image, services.gateway.image, 'the one project image')
       t.ok(service.build, 'builds it')
-      const context = path.join(root, service.build.context)
+      const context = path.join(projectRoot, service.build.context)
       t.ok(existsSync(path.join(context, service.build.dockerfile)), `its Dockerfile ${service.build.dockerfile} exists`)
-      t.equal(path.resolve(context), root, 'the build context is the repository root')
+      t.equal(path.resolve(context), projectRoot, 'the build context is the repository root')
       t.notOk(service.container_name, 'no fixed container_name (scalable)')
 
       const command = service.command as string[]
@@ -556,7 +554,7 @@ t.test('deploy/k8s', async (t) => {
 })
 
 t.test('the test reads real files', async (t) => {
-  t.ok(statSync(path.join(root, 'deploy/Dockerfile')).isFile(), 'deploy/Dockerfile')
+  t.ok(statSync(path.join(projectRoot, 'deploy/Dockerfile')).isFile(), 'deploy/Dockerfile')
   t.ok(Object.keys(compose.services ?? {}).length >= 8, 'compose has its services')
   t.match(scripts['start:webhook-sender'], /^node --import \.\/dist\/shared\/telemetry\/register\.js dist\/services\/webhook-sender\/main\.js$/, 'package.json starts the webhook sender like the other services')
   t.ok(k8sFiles.includes('webhook-sender.yaml') && k8sFiles.includes('webhook-sender-scaledobject.yaml'), 'deploy/k8s has the webhook sender and its ScaledObject')

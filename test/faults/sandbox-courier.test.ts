@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import t, { type Test } from 'tap'
 import type { Sql } from '../../shared/db/sql.js'
 import { seedAccount } from '../helpers/accounts.js'
+import { holdLock, type HeldLock } from '../helpers/db.js'
 import { PLACE } from '../helpers/gateway.js'
 import { startBuiltService, waitFor, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
@@ -99,19 +100,8 @@ t.test('a sandbox courier killed mid-step resumes without skipping or repeating 
 })
 
 /** Holds one order's row lock in a transaction of its own until released; `pid` is its backend. */
-async function holdOrderLock(sql: Sql, orderId: string): Promise<{ pid: number; release: () => Promise<void> }> {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  let locked!: (pid: number) => void
-  const taken = new Promise<number>((resolve) => (locked = resolve))
-  const holder = sql.begin(async (tx) => {
-    const [{ pid }] = await tx`select pg_backend_pid() as pid`
-    await tx`select id from orders where id = ${orderId} for update`
-    locked(pid)
-    await held
-  })
-  const pid = await taken
-  return { pid, release: async () => { release(); await holder } }
+function holdOrderLock(sql: Sql, orderId: string): Promise<HeldLock> {
+  return holdLock(sql, (tx) => tx`select id from orders where id = ${orderId} for update`)
 }
 
 /**

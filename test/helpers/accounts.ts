@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { createApiKey } from '../../shared/accounts/api-keys.js'
+import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { openSandbox } from '../../shared/accounts/sandbox.js'
 import type { ApiKeyScope } from '../../shared/db/api-keys.js'
 import { createBusiness } from '../../shared/db/businesses.js'
@@ -13,11 +12,9 @@ import { createWallet, creditWallet } from '../../shared/db/wallets.js'
 import { toMinor } from '../../shared/money.js'
 import { newUuid } from '../../shared/ids.js'
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-
 /** The demo card `demo:seed` imports, as a plain object tests can alter. */
 export function demoCardFile(): any {
-  return JSON.parse(readFileSync(path.join(projectRoot, 'shared', 'pricing', 'demo-rate-card.json'), 'utf8'))
+  return JSON.parse(readFileSync(demoRateCardPath, 'utf8'))
 }
 
 export interface SeededAccount {

@@ -1,15 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { Test } from 'tap'
+import { projectRoot } from './processes.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 
-// test/helpers/browser.ts, or dist/test/helpers/browser.js when compiled.
-const here = fileURLToPath(import.meta.url)
-export const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
 export const screenshotDir = path.join(projectRoot, 'test-output', 'console')
 
 // The machine's network is closed: no QUIC, no component or sync traffic, nothing in the background.

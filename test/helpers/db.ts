@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
-import { createSql, type Sql } from '../../shared/db/sql.js'
+import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
 
 /** The internal token of every test file's services: the gateway and pricing must share one. */
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789'
@@ -70,4 +70,28 @@ export async function assertLedgersOf(t: Test, sql: Sql, businesses: string[]): 
   const wallets = (await walletsAgainstLedger(sql)).filter((wallet) => businesses.includes(wallet.businessId))
   t.equal(wallets.length, businesses.length)
   for (const wallet of wallets) t.equal(wallet.balance, wallet.ledger, `${wallet.businessId}: balance ${wallet.balance} = ledger ${wallet.ledger}`)
+}
+
+/** A transaction of the test's own that holds its locks until released. */
+export interface HeldLock {
+  /** Its backend, to find who waits on it. */
+  pid: number
+  /** Commits it, letting the waiters through. */
+  release: () => Promise<void>
+}
+
+/** Runs `statement` in a transaction of the test's own and holds it, with every lock it took, until `release`. */
+export async function holdLock(sql: Sql, statement: (tx: Tx) => Promise<unknown>): Promise<HeldLock> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: (pid: number) => void
+  const taken = new Promise<number>((resolve) => (locked = resolve))
+  const holder = sql.begin(async (tx) => {
+    const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`
+    await statement(tx)
+    locked(pid)
+    await held
+  })
+  const pid = await taken
+  return { pid, release: async () => { release(); await holder } }
 }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { createSql, type Sql } from '../../shared/db/sql.js'
-import { freePort, projectRoot, waitFor } from './processes.js'
+import { childEnv, freePort, projectRoot, waitFor } from './processes.js'
 
 export const SERVICE_ENTRIES = {
   gateway: 'dist/services/gateway/main.js',
@@ -85,7 +85,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
   }
   const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js')], {
     cwd: projectRoot,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: string[] = []

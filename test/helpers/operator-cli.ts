@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { TestDb } from './db.js'
+import { childEnv, projectRoot } from './processes.js'
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const builtCli = path.join(projectRoot, 'dist', 'services', 'operator-cli', 'main.js')
 
 export interface CliRun {
@@ -20,7 +19,7 @@ export interface CliRun {
  */
 export function runOperatorCli(db: TestDb, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [builtCli, ...args], { env: { ...process.env, ...db.env, ...env }, cwd: projectRoot })
+    const child = spawn(process.execPath, [builtCli, ...args], { env: childEnv({ ...db.env, ...env }), cwd: projectRoot })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))

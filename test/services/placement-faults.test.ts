@@ -4,7 +4,7 @@ import { loadConfig, workerEnv } from '../../shared/config.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { walletsAgainstLedger } from '../helpers/db.js'
+import { holdLock, walletsAgainstLedger, type HeldLock } from '../helpers/db.js'
 import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
@@ -168,18 +168,8 @@ t.test('Redis Cluster: the hash-tagged prefix keeps placements, quotes and the r
 })
 
 /** Holds a wallet's row lock in a transaction of the test's own until `release`. */
-async function holdWalletLock(sql: Sql, businessId: string): Promise<{ release: () => Promise<void> }> {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  let locked!: () => void
-  const taken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = sql.begin(async (tx) => {
-    await tx`select balance from wallets where business_id = ${businessId} for update`
-    locked()
-    await held
-  })
-  await taken
-  return { release: async () => { release(); await holder } }
+function holdWalletLock(sql: Sql, businessId: string): Promise<HeldLock> {
+  return holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${businessId} for update`)
 }
 
 /** Whether, within 10 s, a transaction comes to wait on a wallet row lock. */

@@ -2,14 +2,14 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
 import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
-import { projectRoot } from '../../helpers/processes.js'
+import { childEnv, projectRoot } from '../../helpers/processes.js'
 
 t.test('a bad environment value stops start-up with a message naming it', async (t) => {
   const run = (service: string, env: Record<string, string>) =>
     new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'services', service, 'main.js')], {
         cwd: projectRoot,
-        env: { ...process.env, LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env },
+        env: childEnv({ LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env }),
       })
       let stderr = ''
       child.stderr.on('data', (chunk) => (stderr += chunk))

@@ -36,9 +36,7 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
   const orderIds: string[] = placed.json().orders.map((order: { order_id: string }) => order.order_id)
   const [a, b, c, d, e, f, g, h] = orderIds
   const chargedKobo = kobo(placed.json().charged_total)
-  // The CLI as an operator runs it: without the loader tap puts in NODE_OPTIONS for its own
-  // children, which doubles the cost of every spawn here.
-  const cli = (args: string[]) => runOperatorCli(db, args, { NODE_OPTIONS: '' })
+  const cli = (args: string[]) => runOperatorCli(db, args)
 
   const read = async (orderId: string): Promise<Order> => {
     const response = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${orderId}`, headers: bearer(account.apiKey) })

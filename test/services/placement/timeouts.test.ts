@@ -1,24 +1,9 @@
 import t from 'tap'
 import { withDeadline } from '../../../shared/deadline.js'
-import type { Sql, Tx } from '../../../shared/db/sql.js'
 import { seedAccount } from '../../helpers/accounts.js'
+import { holdLock } from '../../helpers/db.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
-
-/** Runs `statement` in a transaction of the test's own and holds it until `release`. */
-async function holdLock(sql: Sql, statement: (tx: Tx) => Promise<unknown>): Promise<() => Promise<void>> {
-  let release!: () => void
-  const held = new Promise<void>((resolve) => (release = resolve))
-  let locked!: () => void
-  const taken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = sql.begin(async (tx) => {
-    await statement(tx)
-    locked()
-    await held
-  })
-  await taken
-  return async () => { release(); await holder }
-}
 
 t.test('bounded Postgres waits: a held lock gives a final answer, never a hang or a 500', async (t) => {
   // The test's own pool has no bounds; the services' pools give up on a lock after 300 ms.
@@ -28,7 +13,7 @@ t.test('bounded Postgres waits: a held lock gives a final answer, never a hang o
 
   t.test('the worker cannot lock the wallet: the placement ends not processed, nothing charged', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
-    const release = await holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${account.businessId} for update`)
+    const { release } = await holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${account.businessId} for update`)
     t.teardown(release)
     // Each attempt gives up on the lock; once the retries are spent the row is settled.
     const answer = await withDeadline(place(account.apiKey), 25000)
@@ -41,7 +26,7 @@ t.test('bounded Postgres waits: a held lock gives a final answer, never a hang o
 
   t.test('the gateway cannot write the placement row: 503, not a 500 and not a hang', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
-    const release = await holdLock(sql, (tx) => tx`lock table placements in access exclusive mode`)
+    const { release } = await holdLock(sql, (tx) => tx`lock table placements in access exclusive mode`)
     t.teardown(release)
     const answer = await withDeadline(place(account.apiKey), 10000)
     t.equal(answer.statusCode, 503)
