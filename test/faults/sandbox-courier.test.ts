@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import t, { type Test } from 'tap'
 import type { Sql } from '../../shared/db/sql.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { holdLock, type HeldLock } from '../helpers/db.js'
+import { holdLock, lockWaiters, type HeldLock } from '../helpers/db.js'
 import { PLACE } from '../helpers/gateway.js'
 import { startBuiltService, waitFor, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
@@ -102,25 +102,4 @@ t.test('a sandbox courier killed mid-step resumes without skipping or repeating 
 /** Holds one order's row lock in a transaction of its own until released; `pid` is its backend. */
 function holdOrderLock(sql: Sql, orderId: string): Promise<HeldLock> {
   return holdLock(sql, (tx) => tx`select id from orders where id = ${orderId} for update`)
-}
-
-/**
- * The backends waiting, directly or behind another waiter, on the lock `holder` holds. Other
- * test files' lock waits never lead back to this holder, so they are not counted.
- */
-async function lockWaiters(sql: Sql, holder: number): Promise<number[]> {
-  const rows = await sql<{ pid: number; blockers: number[] }[]>`
-    select pid, pg_blocking_pids(pid) as blockers from pg_stat_activity where wait_event_type = 'Lock'`
-  const found = new Set([holder])
-  for (let grew = true; grew;) {
-    grew = false
-    for (const row of rows) {
-      if (!found.has(row.pid) && row.blockers.some((pid) => found.has(pid))) {
-        found.add(row.pid)
-        grew = true
-      }
-    }
-  }
-  found.delete(holder)
-  return [...found]
 }

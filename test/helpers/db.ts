@@ -95,3 +95,25 @@ export async function holdLock(sql: Sql, statement: (tx: Tx) => Promise<unknown>
   const pid = await taken
   return { pid, release: async () => { release(); await holder } }
 }
+
+/**
+ * The backends waiting, directly or behind another waiter, on the lock `holder` holds. Lock waits
+ * of other test files (they run two at a time) never lead back to this holder, so they are not
+ * counted, where a look for any waiter would see theirs.
+ */
+export async function lockWaiters(sql: Sql, holder: number): Promise<number[]> {
+  const rows = await sql<{ pid: number; blockers: number[] }[]>`
+    select pid, pg_blocking_pids(pid) as blockers from pg_stat_activity where wait_event_type = 'Lock'`
+  const found = new Set([holder])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const row of rows) {
+      if (!found.has(row.pid) && row.blockers.some((pid) => found.has(pid))) {
+        found.add(row.pid)
+        grew = true
+      }
+    }
+  }
+  found.delete(holder)
+  return [...found]
+}

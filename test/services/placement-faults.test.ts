@@ -4,7 +4,7 @@ import { loadConfig, workerEnv } from '../../shared/config.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { holdLock, walletsAgainstLedger, type HeldLock } from '../helpers/db.js'
+import { holdLock, lockWaiters, walletsAgainstLedger, type HeldLock } from '../helpers/db.js'
 import { startBuiltService, startOwnRedis, waitFor } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
@@ -58,7 +58,7 @@ t.test('a worker killed mid-transaction: the job runs again and settles exactly 
 
   const first = startBuiltService(t, 'services/placement-worker/main.js', workerEnvVars)
   const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
-  t.ok(await walletLockAwaited(sql), 'the first worker waits on the wallet lock inside its transaction')
+  t.ok(await walletLockAwaited(sql, walletLock), 'the first worker waits on the wallet lock inside its transaction')
 
   first.kill('SIGKILL')
   await new Promise((resolve) => first.once('exit', resolve))
@@ -87,7 +87,7 @@ t.test('SIGTERM: the worker finishes the job in hand, then exits', async (t) => 
   worker.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
   const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)))
   const response = gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
-  t.ok(await walletLockAwaited(sql), 'the job is inside its transaction')
+  t.ok(await walletLockAwaited(sql, walletLock), 'the job is inside its transaction')
 
   worker.kill('SIGTERM')
   t.ok(await waitFor(() => output.includes('worker stopping'), 10000), 'the worker took the signal')
@@ -172,10 +172,7 @@ function holdWalletLock(sql: Sql, businessId: string): Promise<HeldLock> {
   return holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${businessId} for update`)
 }
 
-/** Whether, within 10 s, a transaction comes to wait on a wallet row lock. */
-function walletLockAwaited(sql: Sql): Promise<boolean> {
-  return waitFor(async () => {
-    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%update wallets%'`
-    return row.waiting > 0
-  }, 10000)
+/** Whether, within 10 s, a transaction of this test's services comes to wait on the lock `held` holds. */
+async function walletLockAwaited(sql: Sql, held: HeldLock): Promise<boolean> {
+  return waitFor(async () => (await lockWaiters(sql, held.pid)).length > 0, 10000)
 }

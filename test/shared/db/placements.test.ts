@@ -5,7 +5,7 @@ import { setBusinessRateCard } from '../../../shared/db/businesses.js'
 import { newUuid } from '../../../shared/ids.js'
 import { importRateCard } from '../../../shared/pricing/rate-card-file.js'
 import { demoCardFile, seedAccount } from '../../helpers/accounts.js'
-import { holdLock, useTestDb } from '../../helpers/db.js'
+import { holdLock, lockWaiters, useTestDb } from '../../helpers/db.js'
 import { waitFor } from '../../helpers/processes.js'
 
 const shipment = { dropoff_address: '3 Allen Avenue, Ikeja', dropoff_state: 'Lagos', weight: 2, quantity: 1, recipient_name: 'Bola', recipient_phone: '+2348020000000', item_name: 'Shoes' }
@@ -54,10 +54,7 @@ t.test('the placement is locked before the clock is read: a waiting transaction 
 
   const held = await holdLock(sql, (tx) => tx`select id from placements where id = ${placementId} for update`)
   const opening = sql.begin((tx) => openPlacement(tx, placementId, scope))
-  t.ok(await waitFor(async () => {
-    const [row] = await sql`select count(*)::int as waiting from pg_stat_activity where ${held.pid} = any(pg_blocking_pids(pid))`
-    return row.waiting > 0
-  }, 10_000), 'the opening statement waits on the placement lock')
+  t.ok(await waitFor(async () => (await lockWaiters(sql, held.pid)).length > 0, 10_000), 'the opening statement waits on the placement lock')
   const [{ releasedAt }] = await sql<{ releasedAt: Date }[]>`select clock_timestamp() as released_at`
   await held.release()
   const opened = await opening
