@@ -5,6 +5,7 @@ import t from 'tap'
 import { erasePersonalDataOlderThan } from '../../../services/placement-worker/sweeps.js'
 import { PLACEMENT_QUEUE, type PlacementJob } from '../../../shared/placement-queue.js'
 import { seedAccount } from '../../helpers/accounts.js'
+import { holdLock } from '../../helpers/db.js'
 import { waitFor } from '../../helpers/processes.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -23,9 +24,12 @@ t.test('the worker sweeps: orphans settled not processed, late jobs inert, perso
     const account = await seedAccount(sql, { balance: 100000 })
     const orphan = randomUUID()
     // As a gateway that died between recording the placement and queueing its job leaves it.
-    await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, shipments, created_at)
-              values (${orphan}, ${account.businessId}, 'pending', 'gateway-died', 'x', ${JSON.stringify([shipment()])}::text::jsonb, now() - interval '5 seconds')`
+    await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, shipments)
+              values (${orphan}, ${account.businessId}, 'pending', 'gateway-died', 'x', ${JSON.stringify([shipment()])}::text::jsonb)`
+    // Read as pending while the test holds the row, so the settler (every 2 s) cannot get there first.
+    const held = await holdLock(sql, (tx) => tx`select id from placements where id = ${orphan} for update`)
     const pendingRead = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${orphan}`, headers: bearer(account.apiKey) })
+    await held.release()
     t.equal(pendingRead.statusCode, 202)
 
     t.ok(await waitFor(async () => (await sql`select status from placements where id = ${orphan}`)[0].status !== 'pending', 10000), 'settled within 10 s')
