@@ -240,12 +240,14 @@ t.test('placement', async (t) => {
     const connection = new Redis(db.config.REDIS_URL, { maxRetriesPerRequest: null })
     const queue = new Queue(PLACEMENT_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
     t.teardown(async () => { await queue.close(); connection.disconnect() })
+    // 30 s old: past this call's 10 s, and short of the 45 s after which this file's own worker
+    // settles orphans every 2 s, so no settler but this call can get to it first.
     const orphan = randomUUID()
     await sql`insert into placements (id, business_id, status, idempotency_key, request_hash, shipments, created_at)
-              values (${orphan}, ${account.businessId}, 'pending', 'crashed-gateway', 'x', '[]', now() - interval '11 minutes')`
+              values (${orphan}, ${account.businessId}, 'pending', 'crashed-gateway', 'x', '[]', now() - interval '30 seconds')`
     const recent = randomUUID()
     await sql`insert into placements (id, business_id, status, request_hash, shipments) values (${recent}, ${account.businessId}, 'pending', 'x', '[]')`
-    t.same(await settleOrphans(sql, queue, 45), [orphan], 'only the old orphan is settled')
+    t.same(await settleOrphans(sql, queue, 10), [orphan], 'only the old orphan is settled')
     const rows = await sql`select id, status, outcome, idempotency_key from placements where id in (${orphan}, ${recent}) order by created_at`
     t.same(rows.map((row) => [row.id, row.status, row.outcome, row.idempotencyKey]), [[orphan, 'failed', { kind: 'not_processed' }, null], [recent, 'pending', null, null]])
     const retry = await place(account.apiKey, [shipment()], { 'idempotency-key': 'crashed-gateway' })
