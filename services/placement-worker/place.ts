@@ -1,9 +1,8 @@
-import type { Business } from '../../shared/db/businesses.js'
 import { appendEvents } from '../../shared/db/events.js'
 import { insertOrders, type Order } from '../../shared/db/orders.js'
 import { newEventId, newOrderId } from '../../shared/ids.js'
 import { orderAsShown } from '../../shared/orders/resource.js'
-import { findPlacementWork, openPlacement, settlePlacement } from '../../shared/db/placements.js'
+import { findPlacementWork, openPlacement, settlePlacement, type PlacementWork } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { debitWalletIfCovered } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
@@ -13,7 +12,6 @@ import type { CardVersions } from '../../shared/pricing/card-versions.js'
 import { VEHICLE_OF_MODE, type Quote } from '../../shared/courier.js'
 import type { PlacementOutcome } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
-import type { Shipment } from '../../shared/schemas/shipment.js'
 import { activeTraceparent, inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
 import { locateShipments, priceShipments, type LocatedShipment } from './reprice.js'
 import type { QuoteInput } from '../../shared/pricing/pipeline.js'
@@ -35,14 +33,7 @@ interface Settled {
 }
 
 /** A pending placement as the job finds it: whose it is, what it ships, and the road factor to measure it by. */
-interface Work {
-  placementId: string
-  /** False for a test key's placement: its orders, events and money are the sandbox's. */
-  livemode: boolean
-  business: Business
-  shipments: Shipment[]
-  roadFactor: number
-}
+type Work = Omit<PlacementWork, 'status'> & { placementId: string }
 
 /**
  * Settles one placement in one transaction: re-quote every shipment, check and debit the
@@ -69,8 +60,8 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
 async function loadWork(sql: Sql, job: PlacementJob): Promise<Work | null> {
   const row = await sqlSpan('select placement', () => findPlacementWork(sql, job.placement_id, job.business_id))
   if (!row || row.status !== 'pending') return null
-  const { livemode, business, shipments, roadFactor } = row
-  return { placementId: job.placement_id, livemode, business, shipments, roadFactor }
+  const { status: _pending, ...work } = row
+  return { placementId: job.placement_id, ...work }
 }
 
 const BALANCE_RETRIES = 5

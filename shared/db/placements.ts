@@ -67,6 +67,7 @@ export async function findPlacementsByIds(db: Db, ids: string[]): Promise<Placem
 /** A pending placement as its job finds it, before its transaction: what it ships, for whom, and the road factor to measure it by. */
 export interface PlacementWork {
   status: PlacementStatus
+  /** False for a test key's placement: its orders, events and money are the sandbox's. */
   livemode: boolean
   shipments: Shipment[]
   business: Business

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Redis } from 'ioredis'
@@ -8,10 +8,10 @@ import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { toMinor } from '../../shared/money.js'
 import { createApiKey } from '../../shared/accounts/api-keys.js'
-import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { createBusiness, setBusinessRateCard } from '../../shared/db/businesses.js'
 import { importRateCard } from '../../shared/pricing/rate-card-file.js'
 import { createWallet, creditWallet } from '../../shared/db/wallets.js'
+import { demoCardFile } from '../helpers/accounts.js'
 import { ISLAND, quoteRequest, shipment } from '../helpers/shipments.js'
 import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
@@ -110,7 +110,7 @@ async function dropSchemas(): Promise<void> {
 
 /** An account as the operator sets one up (the repositories test/helpers/accounts.ts uses): the demo card, a large wallet, a key. */
 async function seedAccount(sql: ReturnType<typeof createSql>): Promise<{ businessId: string; apiKey: string }> {
-  const card = JSON.parse(readFileSync(demoRateCardPath, 'utf8'))
+  const card = demoCardFile()
   return sql.begin(async (tx) => {
     const business = await createBusiness(tx, newUuid(), {
       name: 'Bench Stores', phone: '+2348010000000', address: '12 Admiralty Way, Lekki', state: 'Lagos', latitude: 6.4433, longitude: 3.4723, currency: 'NGN',
