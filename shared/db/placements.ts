@@ -29,14 +29,15 @@ function toPlacement(row: PlacementRow): Placement {
 }
 
 /**
- * Records a placement, with its shipments, before its job is queued. With an Idempotency-Key,
+ * Records a placement, with its shipments (as JSON text: the gateway stores the very text it
+ * hashed into `requestHash`), before its job is queued. With an Idempotency-Key,
  * a key already held by this business wins and false comes back: the caller then reads that
  * placement instead.
  */
-export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; livemode: boolean; idempotencyKey: string | null; requestHash: string; shipments: Shipment[] }): Promise<boolean> {
+export async function createPendingPlacement(db: Db, input: { id: string; businessId: string; livemode: boolean; idempotencyKey: string | null; requestHash: string; shipmentsJson: string }): Promise<boolean> {
   const rows = await db`
     insert into placements (id, business_id, livemode, status, idempotency_key, request_hash, shipments)
-    values (${input.id}, ${input.businessId}, ${input.livemode}, 'pending', ${input.idempotencyKey}, ${input.requestHash}, ${JSON.stringify(input.shipments)}::text::jsonb)
+    values (${input.id}, ${input.businessId}, ${input.livemode}, 'pending', ${input.idempotencyKey}, ${input.requestHash}, ${input.shipmentsJson}::text::jsonb)
     on conflict (business_id, livemode, idempotency_key) where idempotency_key is not null do nothing
     returning id`
   return rows.length === 1

@@ -48,7 +48,7 @@ export async function seedOrder(sql: Sql, businessId: string, livemode = true): 
   const now = new Date()
   const id = newOrderId()
   await sql.begin(async (tx) => {
-    await createPendingPlacement(tx, { id: placementId, businessId, livemode, idempotencyKey: null, requestHash: placementId, shipments: [] })
+    await createPendingPlacement(tx, { id: placementId, businessId, livemode, idempotencyKey: null, requestHash: placementId, shipmentsJson: '[]' })
     await insertOrders(tx, [{
       id, placementId, businessId, livemode, position: 0, price: 150_000, currency: 'NGN', pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
       optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja',

@@ -25,12 +25,13 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
     const shipments = request.caller.livemode ? parsed.map(({ sandbox_scenario: _ignored, ...shipment }) => shipment) : parsed
     const businessId = request.caller.businessId
     // The parsed body is the request: unknown fields were dropped, so they cannot make a replay differ.
-    const requestHash = createHash('sha256').update(JSON.stringify(shipments)).digest('hex')
+    const shipmentsJson = JSON.stringify(shipments)
+    const requestHash = createHash('sha256').update(shipmentsJson).digest('hex')
     const placementId = randomUUID()
 
     for (let attempt = 0; attempt < 3; attempt++) {
       // The shipments stay on the row; the job carries ids only.
-      if (await createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipments })) {
+      if (await createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipmentsJson })) {
         const outcome = await placements.submit({ placement_id: placementId, business_id: businessId })
         return sendPlacement(request, reply, placementId, outcome)
       }

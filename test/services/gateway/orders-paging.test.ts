@@ -40,7 +40,7 @@ t.test('Listing 10 000 orders page by page returns each once, newest first, whil
       }
     })
     await sql.begin(async (tx) => {
-      await createPendingPlacement(tx, { id: placementId, businessId: owner.businessId, livemode: true, idempotencyKey: null, requestHash: placementId, shipments: [] })
+      await createPendingPlacement(tx, { id: placementId, businessId: owner.businessId, livemode: true, idempotencyKey: null, requestHash: placementId, shipmentsJson: '[]' })
       await insertOrders(tx, orders)
       await settlePlacement(tx, placementId, 'succeeded', { kind: 'placed', currency: 'NGN', chargedTotal: PRICE * orders.length, orders: orders.map((order) => ({ orderId: order.id, price: PRICE })) })
     })

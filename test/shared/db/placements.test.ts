@@ -16,7 +16,7 @@ async function pendingPlacement(t: Test) {
   const account = await seedAccount(sql, { balance: 5000 })
   const scope = { businessId: account.businessId, livemode: true }
   const placementId = newUuid()
-  await createPendingPlacement(sql, { id: placementId, ...scope, idempotencyKey: null, requestHash: 'h', shipments: [shipment] })
+  await createPendingPlacement(sql, { id: placementId, ...scope, idempotencyKey: null, requestHash: 'h', shipmentsJson: JSON.stringify([shipment]) })
   return { sql, account, scope, placementId }
 }
 
