@@ -25,8 +25,9 @@ const COLUMNS = 'id, business_id, livemode, sequence, type, order_id, order_vers
  * Appends events in the caller's transaction, numbered in the order given. The counter row of
  * (business, mode) is bumped by their number in the same statement and stays locked until the
  * commit, so two transactions never take the same numbers and a rolled-back one leaves no gap.
- * `traceparent` names the trace that wrote them, for the webhook sender to continue. Each is
- * also put on the relay's work list (`event_outbox`) in the same statement.
+ * `traceparent` names the trace that wrote them, for the webhook sender to continue. The same
+ * statement puts them on the relay's work list (`event_outbox`), as one row naming the append's
+ * range of sequence numbers.
  */
 export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[], traceparent: string | null): Promise<void> {
   if (events.length === 0) return
@@ -50,7 +51,8 @@ export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[]
         as (id text, type text, order_id text, order_version integer, data jsonb, created_at timestamptz))
         with ordinality as e(id, type, order_id, order_version, data, created_at, n)
       returning id, sequence)
-    insert into event_outbox (event_id) select id from appended order by sequence`
+    insert into event_outbox (business_id, livemode, first_sequence, last_sequence)
+    select ${scope.businessId}, ${scope.livemode}, min(sequence), max(sequence) from appended`
 }
 
 export interface EventFilter {

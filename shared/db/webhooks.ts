@@ -94,19 +94,30 @@ export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpo
 }
 
 /**
- * The relay's step: takes up to `limit` events off the outbox, oldest first (skipping those
- * another relay holds), and writes one delivery per matching enabled endpoint, all in one
+ * The relay's step: takes appends off the outbox, oldest first (skipping those another relay
+ * holds), until they hold `limit` events or more (at least one append, so at most `limit` plus
+ * one append's events), and writes one delivery per matching enabled endpoint, all in one
  * statement. A delivery already written is not written again. Returns the deliveries to queue
  * and how many events were claimed.
  */
 export async function relayEvents(db: Db, limit: number): Promise<{ claimed: number; deliveries: Delivery[] }> {
   const rows = await db<(Delivery & { claimed: number })[]>`
-    with taken as (
-      delete from event_outbox where id in (
-        select id from event_outbox order by id limit ${limit} for update skip locked)
-      returning event_id
+    with chosen as (
+      select id from (
+        select id, sum(last_sequence - first_sequence + 1) over (order by id) - (last_sequence - first_sequence + 1) as before
+        from (select id, first_sequence, last_sequence from event_outbox order by id limit ${limit}) head) c
+      where before < ${limit}
+    ), taken as (
+      delete from event_outbox where id = any(array(
+        select id from event_outbox where id = any(array(select id from chosen)) for update skip locked))
+      returning business_id, livemode, first_sequence, last_sequence
     ), claimed as (
-      select e.id, e.business_id, e.livemode, e.type from events e join taken t on t.event_id = e.id
+      -- Each append's events by their key range; offset 0 keeps the lookup per append, so the
+      -- planner cannot turn it into a scan of all events.
+      select e.id, e.business_id, e.livemode, e.type from taken t cross join lateral (
+        select id, business_id, livemode, type from events
+        where business_id = t.business_id and livemode = t.livemode and sequence between t.first_sequence and t.last_sequence
+        offset 0) e
     ), inserted as (
       insert into webhook_deliveries (event_id, endpoint_id)
       select c.id, w.id from claimed c join webhook_endpoints w
@@ -115,7 +126,7 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
       on conflict do nothing
       returning ${db.unsafe(DELIVERY_COLUMNS)}
     )
-    select (select count(*)::int from taken) as claimed, i.* from (select 1) one left join inserted i on true`
+    select (select count(*)::int from claimed) as claimed, i.* from (select 1) one left join inserted i on true`
   const claimed = rows[0]?.claimed ?? 0
   return { claimed, deliveries: rows.filter((row) => row.id !== null).map(({ claimed: _, ...delivery }) => delivery) }
 }

@@ -199,7 +199,9 @@ export async function webhookCase(options: WebhookCaseOptions) {
         return row.failed
       },
       whereabouts: async () => {
-        const [outbox] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from event_outbox where event_id = any(${burst})`
+        const [outbox] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from events e join event_outbox o
+          on e.business_id = o.business_id and e.livemode = o.livemode and e.sequence between o.first_sequence and o.last_sequence
+          where e.id = any(${burst})`
         const deliveries = await sql<{ status: string; count: number }[]>`select status, count(*)::int as count from webhook_deliveries where event_id = any(${burst}) group by status`
         return `${outbox.unrelayed} events not relayed; deliveries ${JSON.stringify(Object.fromEntries(deliveries.map((row) => [row.status, row.count])))}`
       },
@@ -237,7 +239,7 @@ export async function webhookCase(options: WebhookCaseOptions) {
 async function drainOutbox(sql: Sql, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs
   for (;;) {
-    const [row] = await sql<{ unrelayed: number }[]>`select count(*)::int as unrelayed from event_outbox`
+    const [row] = await sql<{ unrelayed: number }[]>`select coalesce(sum(last_sequence - first_sequence + 1), 0)::int as unrelayed from event_outbox`
     if (row.unrelayed === 0) return
     if (Date.now() > deadline) throw new Error(`webhooks: ${row.unrelayed} events of the earlier cases were still not relayed after ${deadlineMs / 1000} s`)
     await new Promise((resolve) => setTimeout(resolve, 200))

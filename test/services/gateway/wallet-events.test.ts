@@ -294,11 +294,17 @@ t.test('wallet, statement and events through the gateway', async (t) => {
           union select xmin::text from orders where placement_id = ${placement.placement_id} and version = 1
           union select xmin::text from ledger_entries where placement_id = ${placement.placement_id}
           union select xmin::text from placements where id = ${placement.placement_id}
-          union select o.xmin::text from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${orderIds}::text[])`
-        t.equal(writers.length, 1, `placement ${placement.placement_id}: orders, events, their outbox rows, debit and placement row written by one transaction`)
-        const [outbox] = await sql<{ rows: number }[]>`
-          select count(*)::int as rows from event_outbox o join events e on e.id = o.event_id where e.type = 'order.created' and e.order_id = any(${orderIds}::text[])`
-        t.equal(outbox!.rows, placement.orders.length, 'each event is on the relay\'s outbox (no sender runs here to take it off)')
+          union select o.xmin::text from event_outbox o join events e
+            on e.business_id = o.business_id and e.livemode = o.livemode and e.sequence between o.first_sequence and o.last_sequence
+            where e.type = 'order.created' and e.order_id = any(${orderIds}::text[])`
+        t.equal(writers.length, 1, `placement ${placement.placement_id}: orders, events, their outbox row, debit and placement row written by one transaction`)
+        const outbox = await sql<{ first: number; last: number }[]>`
+          select o.first_sequence::int as first, o.last_sequence::int as last from event_outbox o where exists (
+            select 1 from events e where e.business_id = o.business_id and e.livemode = o.livemode and e.sequence between o.first_sequence and o.last_sequence
+              and e.type = 'order.created' and e.order_id = any(${orderIds}::text[]))`
+        const created = await sql<{ sequence: number }[]>`select sequence::int from events where type = 'order.created' and order_id = any(${orderIds}::text[]) order by sequence`
+        t.strictSame([...outbox], [{ first: created[0]!.sequence, last: created.at(-1)!.sequence }],
+          'the placement\'s events are on the relay\'s outbox as one row naming their range of sequence numbers (no sender runs here to take it off)')
       }
     })
 

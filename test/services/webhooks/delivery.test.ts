@@ -127,7 +127,7 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     const wanted = written.filter((event) => event.type === 'order.delivered' || event.type === 'order.cancelled').map((event) => event.id)
     const onlySome = await receiptsUntil(t, '/changes/filtered', (receipts) => wanted.every((id) => receipts.some((r) => r.id === id)), 'the filtered endpoint got order.delivered and order.cancelled')
     allSigned(t, onlySome)
-    const relayed = await waitForValue(async () => (await sql`select count(*)::int as left from event_outbox o join events e on e.id = o.event_id where e.business_id = ${account.businessId}`)[0]!.left, (left) => left === 0, WAIT_MS)
+    const relayed = await waitForValue(async () => (await sql`select count(*)::int as left from event_outbox o where o.business_id = ${account.businessId}`)[0]!.left, (left) => left === 0, WAIT_MS)
     t.ok(relayed.held, 'every event was relayed')
     t.same((await deliveryRows(filtered.id)).map((row) => row.eventId).sort(), [...wanted].sort(), 'the filtered endpoint has deliveries of its two types only')
     t.same(new Set(onlySome.map((r) => r.id)), new Set(wanted), 'and received nothing else')
