@@ -29,8 +29,8 @@ function toPlacement(row: PlacementRow): Placement {
 }
 
 /**
- * Records a placement, with its shipments (as JSON text: the gateway stores the very text it
- * hashed into `requestHash`), before its job is queued. With an Idempotency-Key,
+ * Records a placement, with its shipments (JSON text: the gateway serialises them once, for
+ * `requestHash` and for the row), before its job is queued. With an Idempotency-Key,
  * a key already held by this business wins and false comes back: the caller then reads that
  * placement instead.
  */
