@@ -50,7 +50,7 @@ export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[]
       from counter, rows from (jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
         as (id text, type text, order_id text, order_version integer, data jsonb, created_at timestamptz))
         with ordinality as e(id, type, order_id, order_version, data, created_at, n)
-      returning id, sequence)
+      returning sequence)
     insert into event_outbox (business_id, livemode, first_sequence, last_sequence)
     select ${scope.businessId}, ${scope.livemode}, min(sequence), max(sequence) from appended`
 }

@@ -104,8 +104,8 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
   const rows = await db<(Delivery & { claimed: number })[]>`
     with chosen as (
       select id from (
-        select id, sum(last_sequence - first_sequence + 1) over (order by id) - (last_sequence - first_sequence + 1) as before
-        from (select id, first_sequence, last_sequence from event_outbox order by id limit ${limit}) head) c
+        select id, sum(events) over (order by id) - events as before
+        from (select id, last_sequence - first_sequence + 1 as events from event_outbox order by id limit ${limit}) head) c
       where before < ${limit}
     ), taken as (
       delete from event_outbox where id = any(array(
