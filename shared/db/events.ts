@@ -27,7 +27,7 @@ const COLUMNS = 'id, business_id, livemode, sequence, type, order_id, order_vers
  * commit, so two transactions never take the same numbers and a rolled-back one leaves no gap.
  * `traceparent` names the trace that wrote them, for the webhook sender to continue. The same
  * statement puts them on the relay's work list (`event_outbox`), as one row naming the append's
- * range of sequence numbers.
+ * range of sequence numbers. The data is stored as json, the text as written (migration 00013).
  */
 export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[], traceparent: string | null): Promise<void> {
   if (events.length === 0) return
@@ -47,8 +47,8 @@ export async function appendEvents(tx: Tx, scope: OrderScope, events: NewEvent[]
     , appended as (
       insert into events (id, business_id, livemode, sequence, type, order_id, order_version, data, created_at, traceparent)
       select e.id, ${scope.businessId}, ${scope.livemode}, counter.last_sequence - ${events.length} + e.n, e.type, e.order_id, e.order_version, e.data, e.created_at, ${traceparent}
-      from counter, rows from (jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb)
-        as (id text, type text, order_id text, order_version integer, data jsonb, created_at timestamptz))
+      from counter, rows from (json_to_recordset(${JSON.stringify(rows)}::text::json)
+        as (id text, type text, order_id text, order_version integer, data json, created_at timestamptz))
         with ordinality as e(id, type, order_id, order_version, data, created_at, n)
       returning sequence)
     insert into event_outbox (business_id, livemode, first_sequence, last_sequence)

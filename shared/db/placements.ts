@@ -196,10 +196,11 @@ export async function erasePersonalData(tx: Tx, days: number, fields: string[], 
   if (rows.length === 0) return 0
   const ids = rows.map((row) => row.id)
   await tx`update orders set shipment = shipment - ${fields}::text[] where placement_id = any(${ids}::uuid[])`
-  // The events keep the order as it was shown: its personal fields become null there too.
+  // The events keep the order as it was shown: its personal fields become null there too
+  // (their data is json, edited as jsonb).
   const erased = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))
   await tx`
-    update events set data = jsonb_set(data, '{order}', (data -> 'order') || ${erased}::text::jsonb)
+    update events set data = jsonb_set(data::jsonb, '{order}', (data::jsonb -> 'order') || ${erased}::text::jsonb)::json
     where order_id in (select id from orders where placement_id = any(${ids}::uuid[]))`
   return rows.length
 }
