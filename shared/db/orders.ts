@@ -36,21 +36,27 @@ export interface Order {
 /** An order to insert: the placement's transaction has priced it and fixed its times. */
 export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'assignedAt' | 'refundedAmount'>
 
+/**
+ * What the orders of one insert share: their placement, business and mode, currency, first
+ * history entry and creation time (also their update time). Sent once per statement, not once
+ * per row: a 100-order insert sent a third less and cost Postgres a fifth less (README "Performance").
+ */
+export type OrderBatch = Pick<NewOrder, 'placementId' | 'businessId' | 'livemode' | 'currency' | 'history' | 'createdAt'>
+
+/** What each order of a batch has of its own. */
+export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
+
 // distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
 const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
   shipment, courier, history, assigned_at, refunded_amount, created_at, updated_at`
 
-/** Inserts a placement's orders in one statement, whatever their number. */
-export async function insertOrders(tx: Tx, orders: NewOrder[]): Promise<void> {
+/** Inserts orders of one placement in one statement, whatever their number. */
+export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[]): Promise<void> {
   const rows = orders.map((order) => ({
     id: order.id,
-    placement_id: order.placementId,
-    business_id: order.businessId,
-    livemode: order.livemode,
     position: order.position,
     price: order.price,
-    currency: order.currency,
     pricing_model: order.pricingModel,
     vehicle_type: order.vehicleType,
     option_id: order.optionId,
@@ -60,18 +66,17 @@ export async function insertOrders(tx: Tx, orders: NewOrder[]): Promise<void> {
     from_zone_name: order.fromZoneName,
     to_zone_name: order.toZoneName,
     shipment: order.shipment,
-    history: order.history,
-    created_at: order.createdAt,
-    updated_at: order.updatedAt,
   }))
   // One JSON text parameter, cast once: a parameter typed jsonb would be encoded twice.
   await tx`
     insert into orders (id, placement_id, business_id, livemode, position, price, currency, pricing_model, vehicle_type, option_id,
       option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, history, created_at, updated_at)
-    select * from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, placement_id uuid, business_id uuid,
-      livemode boolean, position integer, price bigint, currency char(3), pricing_model text, vehicle_type text, option_id text,
-      option_label text, delivery_mode text, distance_km numeric, from_zone_name text, to_zone_name text, shipment jsonb,
-      history jsonb, created_at timestamptz, updated_at timestamptz)`
+    select r.id, ${batch.placementId}, ${batch.businessId}, ${batch.livemode}, r.position, r.price, ${batch.currency}, r.pricing_model,
+      r.vehicle_type, r.option_id, r.option_label, r.delivery_mode, r.distance_km, r.from_zone_name, r.to_zone_name, r.shipment,
+      ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
+    from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, position integer, price bigint, pricing_model text,
+      vehicle_type text, option_id text, option_label text, delivery_mode text, distance_km numeric, from_zone_name text,
+      to_zone_name text, shipment jsonb)`
 }
 
 /** Who may see an order: one business in one mode, or, for the operator, anyone (null). */

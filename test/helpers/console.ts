@@ -49,10 +49,9 @@ export async function seedOrder(sql: Sql, businessId: string, livemode = true): 
   const id = newOrderId()
   await sql.begin(async (tx) => {
     await createPendingPlacement(tx, { id: placementId, businessId, livemode, idempotencyKey: null, requestHash: placementId, shipmentsJson: '[]' })
-    await insertOrders(tx, [{
-      id, placementId, businessId, livemode, position: 0, price: 150_000, currency: 'NGN', pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
-      optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja',
-      shipment: shipment(), history: [{ status: 'created', at: now.toISOString() }], createdAt: now, updatedAt: now,
+    await insertOrders(tx, { placementId, businessId, livemode, currency: 'NGN', history: [{ status: 'created', at: now.toISOString() }], createdAt: now }, [{
+      id, position: 0, price: 150_000, pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
+      optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja', shipment: shipment(),
     }])
   })
   return id

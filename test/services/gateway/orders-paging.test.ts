@@ -1,5 +1,5 @@
 import t from 'tap'
-import { insertOrders, type NewOrder } from '../../../shared/db/orders.js'
+import { insertOrders, type OrderLine } from '../../../shared/db/orders.js'
 import { createPendingPlacement, settlePlacement } from '../../../shared/db/placements.js'
 import { newOrderId, newUuid } from '../../../shared/ids.js'
 import { seedAccount, type SeededAccount } from '../../helpers/accounts.js'
@@ -26,22 +26,21 @@ t.test('Listing 10 000 orders page by page returns each once, newest first, whil
   const account = await seedAccount(sql, { card: null })
   const other = await seedAccount(sql, { card: null, name: 'Other Ltd' })
 
-  /** One settled placement holding orders created at the given times; returns their keys. */
+  /** One settled placement holding orders created at the given times (one insert per time); returns their keys. */
   const insertPlaced = async (owner: SeededAccount, times: number[]): Promise<Key[]> => {
     const placementId = newUuid()
-    const orders: NewOrder[] = times.map((time, position) => {
-      const at = new Date(time)
-      return {
-        id: newOrderId(), placementId, businessId: owner.businessId, livemode: true, position, price: PRICE, currency: 'NGN',
-        pricingModel: 'rate_card', vehicleType: 'bike', optionId: null, optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE',
-        distanceKm: 22.84, fromZoneName: 'Island', toZoneName: 'Ikeja',
-        shipment: { ...shipment({ recipient_name: `Recipient ${position}` }), pickup_address: '12 Admiralty Way, Lekki', pickup_state: 'Lagos' },
-        history: [{ status: 'created', at: at.toISOString() }], createdAt: at, updatedAt: at,
-      }
-    })
+    const orders = times.map((time, position): OrderLine & { createdAt: Date } => ({
+      id: newOrderId(), position, price: PRICE, pricingModel: 'rate_card', vehicleType: 'bike', optionId: null, optionLabel: 'Up to 5 kg',
+      deliveryMode: 'MOTORBIKE', distanceKm: 22.84, fromZoneName: 'Island', toZoneName: 'Ikeja', createdAt: new Date(time),
+      shipment: { ...shipment({ recipient_name: `Recipient ${position}` }), pickup_address: '12 Admiralty Way, Lekki', pickup_state: 'Lagos' },
+    }))
     await sql.begin(async (tx) => {
       await createPendingPlacement(tx, { id: placementId, businessId: owner.businessId, livemode: true, idempotencyKey: null, requestHash: placementId, shipmentsJson: '[]' })
-      await insertOrders(tx, orders)
+      for (const time of new Set(times)) {
+        const createdAt = new Date(time)
+        const batch = { placementId, businessId: owner.businessId, livemode: true, currency: 'NGN', history: [{ status: 'created' as const, at: createdAt.toISOString() }], createdAt }
+        await insertOrders(tx, batch, orders.filter((order) => order.createdAt.getTime() === time))
+      }
       await settlePlacement(tx, placementId, 'succeeded', { kind: 'placed', currency: 'NGN', chargedTotal: PRICE * orders.length, orders: orders.map((order) => ({ orderId: order.id, price: PRICE })) })
     })
     return orders.map((order) => ({ createdAt: order.createdAt.getTime(), id: order.id }))
