@@ -21,8 +21,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
       try {
         await admin`create database ${admin(name)}`
       } catch (err) {
-        // Another process created it between the check and the create.
-        if ((err as { code?: string }).code !== '42P04') throw err
+        // Another process created it between the check and the create: 42P04 once it has, and
+        // 23505 (pg_database's unique index) while both creates run at once, as when the
+        // suite's first two files start together on a fresh machine.
+        if (!(err instanceof postgres.PostgresError && (err.code === '42P04' || err.code === '23505'))) throw err
       }
     }
   } finally {

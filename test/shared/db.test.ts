@@ -1,5 +1,26 @@
+import postgres from 'postgres'
 import t from 'tap'
-import { useTestDb } from '../helpers/db.js'
+import { ensureDatabase } from '../../shared/db/migrate.js'
+import { TEST_DATABASE_URL, useTestDb } from '../helpers/db.js'
+
+t.test('ensureDatabase: processes creating a missing database at once all succeed', async (t) => {
+  // As when the suite's first two files start together on a fresh machine: Postgres refuses
+  // the losing creates with 23505 while the winner's is still running, 42P04 after.
+  const url = new URL(TEST_DATABASE_URL)
+  const name = `courier_ensure_${process.pid}`
+  const admin = postgres({ host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), database: 'postgres', max: 1, onnotice: () => {} })
+  t.teardown(async () => {
+    await admin`drop database if exists ${admin(name)}`
+    await admin.end()
+  })
+  url.pathname = `/${name}`
+  for (let round = 0; round < 3; round++) {
+    await admin`drop database if exists ${admin(name)}`
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => ensureDatabase(url.toString())))
+    t.same(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'], `round ${round + 1}: no create is refused`)
+    t.equal((await admin`select 1 from pg_database where datname = ${name}`).length, 1, `round ${round + 1}: the database exists`)
+  }
+})
 
 t.test('migrations create the schema with the wallet guard', async (t) => {
   const { sql } = await useTestDb(t)
