@@ -36,15 +36,22 @@ export function checkServiceArea(ends: { pickup: Point; dropoff: Point }, area: 
  * Throws `PricingError` asking for coordinates when an address cannot be placed.
  */
 export async function resolveEnds(input: ShipmentEnds, geocoder: Geocoder): Promise<{ pickup: Point; dropoff: Point }> {
-  const [pickup, dropoff] = await Promise.all([
-    resolveEnd('pickup', input.pickup_address, input.pickup_state, input.pickup_latitude, input.pickup_longitude, geocoder),
-    resolveEnd('dropoff', input.dropoff_address, input.dropoff_state, input.dropoff_latitude, input.dropoff_longitude, geocoder),
+  const pickup = sentPoint(input.pickup_latitude, input.pickup_longitude)
+  const dropoff = sentPoint(input.dropoff_latitude, input.dropoff_longitude)
+  // The common case, both ends sent as coordinates, waits on nothing.
+  if (pickup && dropoff) return { pickup, dropoff }
+  const [pickupAt, dropoffAt] = await Promise.all([
+    pickup ?? geocode('pickup', input.pickup_address, input.pickup_state, geocoder),
+    dropoff ?? geocode('dropoff', input.dropoff_address, input.dropoff_state, geocoder),
   ])
-  return { pickup, dropoff }
+  return { pickup: pickupAt, dropoff: dropoffAt }
 }
 
-async function resolveEnd(end: 'pickup' | 'dropoff', address: string, state: string | undefined, lat: number | undefined, lng: number | undefined, geocoder: Geocoder): Promise<Point> {
-  if (lat !== undefined && lng !== undefined) return { lat, lng }
+function sentPoint(lat: number | undefined, lng: number | undefined): Point | null {
+  return lat !== undefined && lng !== undefined ? { lat, lng } : null
+}
+
+async function geocode(end: 'pickup' | 'dropoff', address: string, state: string | undefined, geocoder: Geocoder): Promise<Point> {
   const found = await geocoder.locate(address, state)
   if (!found) throw new PricingError(`${end}_address could not be located; send ${end}_latitude and ${end}_longitude`)
   return found

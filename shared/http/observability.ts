@@ -1,7 +1,6 @@
 import type { Attributes } from '@opentelemetry/api'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
-import type { LogFn } from 'pino'
 import fp from 'fastify-plugin'
 import { instruments } from '../telemetry/metrics.js'
 import { activeTraceId } from '../telemetry/tracing.js'
@@ -62,20 +61,19 @@ class RequestLogger implements FastifyBaseLogger {
     this.#logger().level = level
   }
 
-  /** A level's method: writes through the child, made on first use, when the level is enabled. */
-  #at(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'): LogFn {
-    return (obj: unknown, msg?: string, ...args: unknown[]) => {
-      if (this.#writes(level)) this.#logger()[level](obj, msg, ...args)
-    }
+  // The level methods are the class's own, not closures made per instance: one logger is made
+  // per request, and its six closures were 2.5 % of the bytes a quote allocates in the gateway.
+  #write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', obj: unknown, msg: string | undefined, args: unknown[]): void {
+    if (this.#writes(level)) this.#logger()[level](obj, msg, ...args)
   }
 
-  fatal = this.#at('fatal')
-  error = this.#at('error')
-  warn = this.#at('warn')
-  info = this.#at('info')
-  debug = this.#at('debug')
-  trace = this.#at('trace')
-  silent: LogFn = () => {}
+  fatal(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('fatal', obj, msg, args) }
+  error(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('error', obj, msg, args) }
+  warn(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('warn', obj, msg, args) }
+  info(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('info', obj, msg, args) }
+  debug(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('debug', obj, msg, args) }
+  trace(obj: unknown, msg?: string, ...args: unknown[]): void { this.#write('trace', obj, msg, args) }
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#logger().child(bindings, options)

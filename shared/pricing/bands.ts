@@ -1,9 +1,17 @@
 import { PricingError } from '../errors/pricing-error.js'
 import type { RateOption } from '../courier.js'
 
+// A card's options outlive many quotes (the quoter caches cards), so their bands are ordered once.
+const ordered = new WeakMap<RateOption[], RateOption[]>()
+
 /** Bike options ordered from the lightest band up; the importer guarantees they tile without gaps. */
-export function bikeBands(options: RateOption[]): RateOption[] {
-  return options.filter((option) => option.vehicleType === 'bike').sort((a, b) => (a.minWeightKg ?? 0) - (b.minWeightKg ?? 0))
+function bikeBands(options: RateOption[]): RateOption[] {
+  let bands = ordered.get(options)
+  if (!bands) {
+    bands = options.filter((option) => option.vehicleType === 'bike').sort((a, b) => (a.minWeightKg ?? 0) - (b.minWeightKg ?? 0))
+    ordered.set(options, bands)
+  }
+  return bands
 }
 
 /**

@@ -9,7 +9,22 @@ import type { Point, Zone } from '../courier.js'
  */
 export function findZone(zones: Zone[], at: Point): Zone | null {
   const target = point([at.lng, at.lat])
-  return zones.find((zone) => booleanPointInPolygon(target, polygon([zone.polygon]))) ?? null
+  return zones.find((zone) => booleanPointInPolygon(target, featureOf(zone))) ?? null
+}
+
+// turf checks and wraps a ring on every `polygon()` call. A card's zones outlive many quotes
+// (the quoter caches cards; a placement prices all its shipments with one), so each zone's
+// feature is made once and goes with its zone.
+type ZoneFeature = ReturnType<typeof polygon>
+const features = new WeakMap<Zone, ZoneFeature>()
+
+function featureOf(zone: Zone): ZoneFeature {
+  let feature = features.get(zone)
+  if (!feature) {
+    feature = polygon([zone.polygon])
+    features.set(zone, feature)
+  }
+  return feature
 }
 
 /** Like `findZone`, but a point outside every zone is the caller's 400. */
