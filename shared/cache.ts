@@ -29,6 +29,19 @@ export class LoadCache<K extends {}, V> {
   get(key: K, load: () => Promise<V>): Promise<V> {
     const hit = this.values.get(key)
     if (hit) return Promise.resolve(hit.of)
+    return this.load(key, load)
+  }
+
+  /**
+   * The value at once when it is held, else the shared load's promise: for a hot path that
+   * should not wait a microtask, nor make a promise, for what is already in memory.
+   */
+  getOrLoad(key: K, load: () => Promise<V>): V | Promise<V> {
+    const hit = this.values.get(key)
+    return hit ? hit.of : this.load(key, load)
+  }
+
+  private load(key: K, load: () => Promise<V>): Promise<V> {
     const inFlight = this.loading.get(key)
     if (inFlight) return inFlight
     const pending = load()

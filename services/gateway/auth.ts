@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
@@ -57,9 +57,10 @@ export function createKeyCache(sql: Sql, ttlMs: number) {
   }
 
   return {
-    find(apiKey: string): Promise<Caller | null> {
+    /** The key's caller (null: no such active key), at once when the cache holds the answer. */
+    find(apiKey: string): Caller | null | Promise<Caller | null> {
       const hash = hashApiKey(apiKey)
-      return callers.get(hash, () => load(hash))
+      return callers.getOrLoad(hash, () => load(hash))
     },
     clear(): void {
       callers.clear()
@@ -87,19 +88,31 @@ export function bearerKey(header: string | undefined): string | null {
  * An `onRequest` hook: it runs before the body is read, so a caller without a valid key
  * learns nothing about body limits or validation. A request that would be 401 is counted per
  * client address; past `AUTH_FAILURE_LIMIT` it is a 429 instead, with the per-key limit's body.
+ * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const apiKey = bearerKey(request.headers.authorization)
-    const caller = apiKey === null ? null : await keys.find(apiKey)
+  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
+    const wait = await failures.count(request.ip)
+    if (wait === null) return new ApiError(401, 'Invalid API key')
+    reply.header('retry-after', String(wait))
+    return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {
     if (!caller) {
-      const wait = await failures.count(request.ip)
-      if (wait === null) throw new ApiError(401, 'Invalid API key')
-      reply.header('retry-after', String(wait))
-      throw new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+      refuse(request, reply).then(done, done)
+      return
     }
     const accepted = SCOPES_FOR[request.routeOptions.config.access ?? 'write']
-    if (!caller.scopes.some((scope) => accepted.includes(scope))) throw new ApiError(403, 'Insufficient API key scope')
+    if (!caller.scopes.some((scope) => accepted.includes(scope))) return done(new ApiError(403, 'Insufficient API key scope'))
     request.caller = caller
+    done()
+  }
+
+  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const apiKey = bearerKey(request.headers.authorization)
+    const found = apiKey === null ? null : keys.find(apiKey)
+    if (found instanceof Promise) found.then((caller) => admit(request, reply, caller, done), done)
+    else admit(request, reply, found, done)
   }
 }

@@ -23,6 +23,19 @@ t.test('concurrent misses share one load', async (t) => {
   t.equal(g.calls(), 1)
 })
 
+t.test('getOrLoad answers a held value at once and shares a load in flight', async (t) => {
+  const cache = new LoadCache<string, number | null>({ max: 10, ttlMs: 60_000 })
+  const g = gate<number | null>()
+  const first = cache.getOrLoad('a', g.load)
+  const second = cache.getOrLoad('a', g.load)
+  t.ok(first instanceof Promise, 'a miss is a promise')
+  t.equal(second, first, 'a second miss waits on the same load')
+  g.settle().resolve(null)
+  t.equal(await first, null)
+  t.equal(cache.getOrLoad('a', g.load), null, 'a held value, null included, comes back as it is, not as a promise')
+  t.equal(g.calls(), 1)
+})
+
 t.test('a failed load is not remembered', async (t) => {
   const cache = new LoadCache<string, number>({ max: 10, ttlMs: 60_000 })
   await t.rejects(cache.get('a', () => Promise.reject(new Error('database down'))), { message: 'database down' })
