@@ -1,8 +1,7 @@
-import type { Attributes } from '@opentelemetry/api'
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
 import fp from 'fastify-plugin'
-import { instruments } from '../telemetry/metrics.js'
+import { requestDurations } from '../telemetry/metrics.js'
 import { activeTraceId } from '../telemetry/tracing.js'
 
 /**
@@ -116,18 +115,8 @@ export const requestLog = fp(async (app: FastifyInstance, { slowMs }: { slowMs: 
 
 /** Request count and latency per route, method and status, for every service. */
 export const requestMetrics = fp(async (app: FastifyInstance) => {
-  // One attributes object per route, method and status, made once: the hot path then only
-  // looks it up instead of building and hashing a fresh object per request.
-  const attributeSets = new Map<string, Attributes>()
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    const key = `${request.method} ${reply.statusCode} ${route}`
-    let attributes = attributeSets.get(key)
-    if (!attributes) {
-      attributes = { 'http.request.method': request.method, 'http.route': route, 'http.response.status_code': reply.statusCode }
-      attributeSets.set(key, attributes)
-    }
-    instruments().httpDuration.record(reply.elapsedTime / 1000, attributes)
+    requestDurations.record(reply.elapsedTime / 1000, request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode)
     done()
   })
 }, { name: 'request-metrics' })
