@@ -27,9 +27,8 @@ export class LoadCache<K extends {}, V> {
   }
 
   get(key: K, load: () => Promise<V>): Promise<V> {
-    const hit = this.values.get(key)
-    if (hit) return Promise.resolve(hit.of)
-    return this.load(key, load)
+    // A load in flight is already a promise, and resolving it returns that same promise.
+    return Promise.resolve(this.getOrLoad(key, load))
   }
 
   /**
@@ -38,10 +37,7 @@ export class LoadCache<K extends {}, V> {
    */
   getOrLoad(key: K, load: () => Promise<V>): V | Promise<V> {
     const hit = this.values.get(key)
-    return hit ? hit.of : this.load(key, load)
-  }
-
-  private load(key: K, load: () => Promise<V>): Promise<V> {
+    if (hit) return hit.of
     const inFlight = this.loading.get(key)
     if (inFlight) return inFlight
     const pending = load()

@@ -52,7 +52,6 @@ class RequestLogger implements FastifyBaseLogger {
     return this.#child
   }
 
-
   get level(): string {
     return this.#child?.level ?? this.#parent.level
   }

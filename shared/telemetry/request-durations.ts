@@ -60,6 +60,8 @@ export class RequestDurations implements MetricProducer {
 
   async collect(): Promise<CollectionResult> {
     const now = hrTimeOf(Date.now())
+    // One copy of the bounds for every point of this scrape: the exporter only reads them.
+    const boundaries = [...this.boundaries]
     const dataPoints: DataPoint<Histogram>[] = []
     for (const methods of this.#routes.values()) {
       for (const statuses of methods.values()) {
@@ -68,7 +70,7 @@ export class RequestDurations implements MetricProducer {
             attributes: series.attributes,
             startTime: this.#start,
             endTime: now,
-            value: { buckets: { boundaries: [...this.boundaries], counts: [...series.counts] }, sum: series.sum, count: series.count, min: series.min, max: series.max },
+            value: { buckets: { boundaries, counts: [...series.counts] }, sum: series.sum, count: series.count, min: series.min, max: series.max },
           })
         }
       }
