@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { productionProblems } from './production-config.js'
 
 /** Raised when the environment does not describe a runnable service; main() prints it and exits. */
 export class ConfigError extends Error {
@@ -89,6 +90,8 @@ const webhookUrls = {
 
 export const pricingEnv = commonEnv.extend({
   ...serving,
+  // Internal: this machine only unless a container or manifest opens it (HOST=0.0.0.0).
+  HOST: z.string().default('127.0.0.1'),
   ...locating,
   ...calling,
   PRICING_PORT: port(3001),
@@ -192,7 +195,8 @@ export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 
 /**
  * Parses the environment once. Empty strings count as unset, so `FOO=` in a compose file
- * falls back to the default instead of failing a number check.
+ * falls back to the default instead of failing a number check. Under NODE_ENV=production it
+ * also refuses weak secrets and the webhook relaxations (shared/production-config.ts).
  */
 export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''))
@@ -201,5 +205,7 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`)
   }
+  const refused = productionProblems(parsed.data as Record<string, unknown>, cleaned)
+  if (refused.length > 0) throw new ConfigError(`Invalid configuration: ${refused.join('; ')}`)
   return parsed.data
 }

@@ -24,6 +24,9 @@ import walletRoutes from './routes/wallet.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 
+/** One year, subdomains included: what the Ingress sends too (deploy/k8s/gateway.yaml). */
+export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
+
 export interface GatewayOptions {
   config: GatewayConfig
 }
@@ -64,9 +67,13 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await sql.end({ timeout: 5 })
   })
 
+  // Served over https (PUBLIC_BASE_URL): clients must never fall back to plain http, where the
+  // Bearer key would cross in clear text. One static header, set with the request id.
+  const hsts = config.PUBLIC_BASE_URL?.startsWith('https:') === true
   // A callback hook, not an async one: no promise and no extra microtask per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    if (hsts) reply.header('strict-transport-security', STRICT_TRANSPORT_SECURITY)
     done()
   })
 

@@ -7,6 +7,7 @@ import { demoConsoleUsers } from '../../shared/console/users.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
+import { localWebhookEnv } from './local-webhooks.js'
 import { nodeArgsOf } from './scripts.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
@@ -55,11 +56,7 @@ const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toStri
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }
-// On a developer's machine webhooks go to http://localhost receivers; an explicit value wins.
-const localWebhooks = {
-  WEBHOOK_ALLOW_HTTP: process.env.WEBHOOK_ALLOW_HTTP || 'true',
-  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || 'true',
-}
+const localWebhooks = localWebhookEnv(config.NODE_ENV, process.env)
 const SERVICES: ServiceSpec[] = [
   { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal },
   { name: 'worker', args: nodeArgsOf('start:worker'), env: internal },

@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
+import { localWebhookEnv } from '../../../services/launcher/local-webhooks.js'
+import { consoleEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv } from '../../../shared/config.js'
 import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
 import { childEnv, projectRoot } from '../../helpers/processes.js'
 
@@ -35,4 +39,61 @@ t.test('a bad environment value stops start-up with a message naming it', async 
     t.equal(code, 1, `${service} with ${JSON.stringify(env)} exits 1`)
     t.match(stderr, new RegExp(`^${service}: Invalid configuration: .*\\b${variable}\\b`), `stderr names ${variable}: ${stderr.trim()}`)
   }))
+})
+
+t.test('production refuses placeholder, short and well-known secrets, and the webhook relaxations', async (t) => {
+  const strong = randomBytes(32).toString('base64url')
+  const production = (env: Record<string, string>) => ({ NODE_ENV: 'production', INTERNAL_TOKEN: strong, CONSOLE_SESSION_SECRET: strong, ...env })
+  t.doesNotThrow(() => loadConfig(gatewayEnv, production({})), 'a random 32-byte token passes')
+  t.doesNotThrow(() => loadConfig(consoleEnv, production({})), 'and a random session secret')
+  const weak: [string, string][] = [
+    ['CHANGE_ME_TO_32_RANDOM_CHARACTERS', 'placeholder'],
+    ['CHANGE_ME_TO_48_RANDOM_BYTES_IN_BASE64_NOT_THIS', 'placeholder'],
+    ['compose-dev-internal-token-change-me', 'placeholder'],
+    ['changeme-changeme-changeme-changeme', 'placeholder'],
+    ['my-very-long-password-for-production-1', 'well-known'],
+    ['a-very-long-shared-secret-for-production', 'well-known'],
+    ['k7Qz9vR2mXw4Lp8T', 'at least 32'],
+    ['x'.repeat(48), 'repetitive'],
+    ['abababababababababababababababababab', 'repetitive'],
+  ]
+  for (const [value, why] of weak) {
+    t.throws(() => loadConfig(gatewayEnv, production({ INTERNAL_TOKEN: value })), new RegExp(`INTERNAL_TOKEN: .*${why}`), `INTERNAL_TOKEN ${value} is refused (${why})`)
+    t.throws(() => loadConfig(consoleEnv, production({ CONSOLE_SESSION_SECRET: value })), /CONSOLE_SESSION_SECRET: /, `CONSOLE_SESSION_SECRET ${value} is refused`)
+    t.doesNotThrow(() => loadConfig(gatewayEnv, { NODE_ENV: 'development', INTERNAL_TOKEN: value.padEnd(16, 'z') }), 'outside production the schema alone decides')
+  }
+  // Every value of the committed example file: a copy deployed unchanged must not start.
+  const example = readFileSync(path.join(projectRoot, 'deploy/k8s/secrets.env.example'), 'utf8')
+  const entries = example.split('\n').filter((line) => /^[A-Z_]+=/.test(line)).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const)
+  t.ok(entries.length >= 8, 'the example file has its keys')
+  for (const [name, value] of entries) {
+    // KEDA's address and password are read by KEDA, not by a service.
+    if (name.startsWith('KEDA_')) continue
+    const variable = name.startsWith('DATABASE_URL') ? 'DATABASE_URL' : name
+    const schema = name === 'CONSOLE_SESSION_SECRET' ? consoleEnv : gatewayEnv
+    t.throws(() => loadConfig(schema, production({ [variable]: value })), new RegExp(`${variable}: `), `the example's ${name} is refused in production`)
+  }
+  t.throws(() => loadConfig(gatewayEnv, production({ DATABASE_URL: 'postgres://courier:courier@db:5432/courier' })), /DATABASE_URL: .*well-known password/, 'a well-known database password is refused')
+  t.doesNotThrow(() => loadConfig(gatewayEnv, production({ DATABASE_URL: `postgres://courier_gateway:${strong}@db:5432/courier` })), 'a random one passes')
+  for (const name of ['WEBHOOK_ALLOW_HTTP', 'WEBHOOK_ALLOW_PRIVATE']) {
+    for (const schema of [gatewayEnv, consoleEnv, webhookSenderEnv]) {
+      t.throws(() => loadConfig(schema, production({ [name]: 'true' })), new RegExp(`${name}: must be false when NODE_ENV=production`), `${name}=true is refused in production`)
+    }
+    t.equal((loadConfig(webhookSenderEnv, { NODE_ENV: 'development', [name]: 'true' }) as Record<string, unknown>)[name], true, `and allowed in development`)
+  }
+})
+
+t.test('npm start relaxes webhook URLs on a laptop, never under NODE_ENV=production', async (t) => {
+  t.same(localWebhookEnv('development', {}), { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' }, 'development: local http receivers work')
+  t.same(localWebhookEnv('development', { WEBHOOK_ALLOW_HTTP: 'false' }).WEBHOOK_ALLOW_HTTP, 'false', 'an explicit value wins')
+  t.same(localWebhookEnv('production', {}), {}, 'production: the strict defaults hold')
+  const strong = randomBytes(32).toString('base64url')
+  t.doesNotThrow(() => loadConfig(webhookSenderEnv, { NODE_ENV: 'production', ...localWebhookEnv('production', {}) }), 'so the sender starts under npm start in production')
+  t.doesNotThrow(() => loadConfig(gatewayEnv, { NODE_ENV: 'production', INTERNAL_TOKEN: strong, ...localWebhookEnv('production', {}) }), 'and the gateway')
+})
+
+t.test('pricing listens on this machine only unless HOST says otherwise', async (t) => {
+  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).HOST, '127.0.0.1', 'pricing defaults to 127.0.0.1')
+  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
+  t.equal(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).HOST, '0.0.0.0', 'the gateway, the public door, keeps 0.0.0.0')
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { loadConfig, gatewayEnv } from '../../../shared/config.js'
+import { STRICT_TRANSPORT_SECURITY } from '../../../services/gateway/app.js'
 import { responseProblems } from '../../helpers/openapi-responses.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -13,6 +14,8 @@ t.test('the document and its reference page are served without a key', async (t)
   const document = response.json()
   t.equal(document.openapi, '3.1.0')
   t.same(document.servers, [{ url: 'https://api.courier.example/v2', description: 'This deployment' }], 'an absolute server URL from PUBLIC_BASE_URL')
+  t.equal(response.headers['strict-transport-security'], STRICT_TRANSPORT_SECURITY, 'an https deployment tells clients to stay on https (HSTS)')
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', payload: {} })).headers['strict-transport-security'], STRICT_TRANSPORT_SECURITY, 'on /v2 answers too, refused ones included')
 
   const page = await gateway.inject({ method: 'GET', url: '/docs/' })
   t.equal(page.statusCode, 200)
@@ -25,7 +28,9 @@ t.test('the document and its reference page are served without a key', async (t)
 
 t.test('without PUBLIC_BASE_URL the server is the local gateway; a bad one stops start-up', async (t) => {
   const { gateway } = await startStack(t, { worker: false })
-  t.same((await gateway.inject({ method: 'GET', url: '/openapi.json' })).json().servers[0].url, 'http://localhost:3000/v2')
+  const local = await gateway.inject({ method: 'GET', url: '/openapi.json' })
+  t.same(local.json().servers[0].url, 'http://localhost:3000/v2')
+  t.notOk(local.headers['strict-transport-security'], 'no HSTS when the deployment is not https')
   t.throws(() => loadConfig(gatewayEnv, { PUBLIC_BASE_URL: 'ftp://example.com' }), /PUBLIC_BASE_URL: must be an http or https URL/)
 })
 
