@@ -157,7 +157,9 @@ async function main() {
     QUEUE_PREFIX,
     RATE_LIMIT_MAX: '0',
     HOST: '127.0.0.1',
-    NODE_ENV: 'production',
+    // Not production: the receiver is plain http on 127.0.0.1, which production config refuses.
+    // NODE_ENV changes nothing else in the services, so the numbers are production's.
+    NODE_ENV: 'development',
     // As the launcher does: one token per run, shared by the gateway and pricing.
     INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
     // As the launcher does for the gateway and the sender: the receiver is http on 127.0.0.1.

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { QueueKeys } from 'bullmq'
@@ -109,7 +110,9 @@ const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =
 // ---- the files under test --------------------------------------------------------------
 
 const compose = parse(read('docker-compose.yml'), { merge: true }) as Doc
-const k8sFiles = readdirSync(path.join(projectRoot, K8S_DIR)).filter((name) => /\.ya?ml$/.test(name)).sort()
+// kustomize's own configuration files (`configurations:`) are not resources.
+const kustomizeConfigs = new Set<string>((parse(read(`${K8S_DIR}/kustomization.yaml`)) as Doc).configurations ?? [])
+const k8sFiles = readdirSync(path.join(projectRoot, K8S_DIR)).filter((name) => /\.ya?ml$/.test(name) && !kustomizeConfigs.has(name)).sort()
 const k8sDocs: Array<Doc & { file: string }> = k8sFiles.flatMap((file) =>
   parseAllDocuments(read(`${K8S_DIR}/${file}`))
     .map((document) => {
@@ -119,6 +122,20 @@ const k8sDocs: Array<Doc & { file: string }> = k8sFiles.flatMap((file) =>
     .filter((doc): doc is Doc => doc !== null)
     .map((doc) => ({ ...doc, file })),
 )
+/** KEY=VALUE lines of a secretGenerator env file. */
+const envFile = (relative: string) => read(relative).split('\n').filter((line) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(line)).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const)
+/** A value as an operator would put it in secrets.env: each placeholder becomes random. */
+const realValue = (value: string) => value.replaceAll('CHANGE_ME_TO_32_RANDOM_BYTES_IN_BASE64', randomBytes(32).toString('base64url')).replaceAll('CHANGE_ME', randomBytes(24).toString('hex'))
+/** The Secrets kustomize generates from the (uncommitted) env files, as their example files describe them. */
+const generatedSecrets: Array<Doc & { file: string }> = ((parse(read(`${K8S_DIR}/kustomization.yaml`)) as Doc).secretGenerator ?? []).map((generator: Doc) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: generator.name, namespace: 'courier' },
+  stringData: Object.fromEntries((generator.envs ?? []).flatMap((file: string) => envFile(`${K8S_DIR}/${file}.example`).map(([key, value]) => [key, realValue(value)]))),
+  file: 'kustomization.yaml',
+  generated: true,
+}))
+k8sDocs.push(...generatedSecrets)
 const ofKind = (kind: string) => k8sDocs.filter((doc) => doc.kind === kind)
 const named = (kind: string, name: string) => ofKind(kind).find((doc) => doc.metadata?.name === name)
 // Instructions only: comments may mention what the instructions must not do.
@@ -152,16 +169,37 @@ function checkEnv(t: Test, env: Record<string, string>, role: Role, where: strin
   t.equal(env.QUEUE_PREFIX ?? defaults.common.QUEUE_PREFIX, defaults.common.QUEUE_PREFIX, `${where}: the queue prefix is the default one KEDA watches`)
 }
 
+/** Pod Security Admission's restricted profile, and no service-account token in the pod. */
+function checkPodSecurity(t: Test, pod: Doc, container: Doc) {
+  t.equal(pod.automountServiceAccountToken, false, 'no service-account token is mounted')
+  t.ok(pod.securityContext?.runAsNonRoot || container.securityContext?.runAsNonRoot, 'runs as non-root')
+  t.equal(pod.securityContext?.seccompProfile?.type ?? container.securityContext?.seccompProfile?.type, 'RuntimeDefault', 'RuntimeDefault seccomp')
+  t.equal(container.securityContext?.allowPrivilegeEscalation, false, 'no privilege escalation')
+  t.same(container.securityContext?.capabilities?.drop, ['ALL'], 'drops every capability')
+  t.notOk(container.securityContext?.capabilities?.add, 'adds none')
+  t.equal(container.securityContext?.readOnlyRootFilesystem, true, 'read-only root filesystem')
+  t.notOk(container.securityContext?.privileged || pod.hostNetwork || pod.hostPID || pod.hostIPC, 'nothing of the host')
+}
+
 // ---- the Dockerfile ------------------------------------------------------------------
 
 t.test('Dockerfile', async (t) => {
   const stages = [...dockerfile.matchAll(/^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/gim)].map((m) => ({ image: m[1], name: m[2] }))
   t.ok(stages.length >= 2, 'multi-stage')
-  t.match(dockerfile, /^ARG NODE_IMAGE=node:20-bookworm-slim$/m, 'based on node:20-bookworm-slim')
+  // Node 24 LTS, a pinned release (optionally with its digest), never a moving tag.
+  t.match(dockerfile, /^ARG NODE_IMAGE=node:24\.\d+\.\d+-bookworm-slim(@sha256:[0-9a-f]{64})?$/m, 'based on a pinned node:24.x.y-bookworm-slim')
+  t.notMatch(dockerfile, /node:(latest|lts|current)\b/, 'no moving Node tag')
   t.notMatch(dockerfile, /npm ci\b/, 'no npm ci (the lockfile lacks optional platform packages)')
   t.match(dockerfile, /npm install\b/, 'installs with npm install')
   t.match(dockerfile, /npm run build/, 'builds')
-  t.match(dockerfile, /npm prune --omit=dev/, 'drops the dev dependencies from what the runtime copies')
+  t.ok(stages.every((stage) => stage.image === '${NODE_IMAGE}'), 'every stage is the one pinned Node image')
+  // The runtime's node_modules: a production install, without scripts (the postinstall compiles,
+  // which needs the dev dependency typescript; the runtime takes dist/ from the build stage).
+  const depsStage = /^FROM \S+ AS deps$([\s\S]*?)(?=^FROM )/m.exec(dockerfile)?.[1] ?? ''
+  t.match(depsStage, /npm install --omit=dev --ignore-scripts/, 'a deps stage installs production dependencies only, scripts skipped')
+  const buildStage = /^FROM \S+ AS build$([\s\S]*?)(?=^FROM )/m.exec(dockerfile)?.[1] ?? ''
+  const buildConfig = /"build": "tsc -p (\S+)"/.exec(read('package.json'))?.[1]
+  t.ok(buildStage.split('\n').some((line) => line.startsWith('COPY ') && line.split(/\s+/).includes(buildConfig ?? '')), `the build stage copies ${buildConfig}, which npm run build compiles with`)
 
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
   t.match(runtime, /^USER node$/m, 'runs as the node user')
@@ -187,8 +225,9 @@ t.test('Dockerfile', async (t) => {
     }))
   })
   const copied = (dest: string) => copies.find((c) => c.dest === dest)
-  for (const needed of ['dist', 'node_modules', 'package.json']) {
-    t.equal(copied(path.posix.join(workdir!, needed))?.from, 'build', `the runtime gets ${needed} from the build stage`)
+  t.equal(copied(path.posix.join(workdir!, 'dist'))?.from, 'build', 'the runtime gets dist from the build stage')
+  for (const needed of ['node_modules', 'package.json']) {
+    t.equal(copied(path.posix.join(workdir!, needed))?.from, 'deps', `the runtime gets ${needed} from the production-only deps stage`)
   }
   // Read at run time from the project root: the image must put them where the code looks.
   for (const [what, absolute] of [['migrations', migrationsDir], ['demo rate card', demoRateCardPath]] as const) {
@@ -219,6 +258,23 @@ t.test('Dockerfile', async (t) => {
 
   const ignored = read('.dockerignore').split('\n').map((line) => line.trim())
   for (const entry of ['node_modules', 'dist', '.git']) t.ok(ignored.includes(entry), `.dockerignore leaves out ${entry}`)
+})
+
+t.test('runtime dependencies: only what the services import, no compiler', async (t) => {
+  const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; engines: { node: string } }
+  for (const tool of ['typescript', '@types/node']) {
+    t.notOk(tool in pkg.dependencies, `${tool} is not a runtime dependency`)
+    t.ok(tool in pkg.devDependencies, `${tool} is a dev dependency (the build stage compiles)`)
+  }
+  const sources = (dir: string): string[] => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [read(`${dir}/${entry.name}`)] : [])
+  const code = [...sources('services'), ...sources('shared')].join('\n')
+  const imported = new Set([...code.matchAll(/(?:from\s+|import\(|register\()\s*'([^'.][^']*)'/g)].map((m) => m[1].startsWith('@') ? m[1].split('/').slice(0, 2).join('/') : m[1].split('/')[0]))
+  for (const name of Object.keys(pkg.dependencies)) t.ok(imported.has(name), `${name} is imported by services/ or shared/`)
+  // Both Node 20 (this machine) and Node 24 (the image) run the code.
+  const minimum = /^>=\s*(\d+)(?:\.\d+){0,2}$/.exec(pkg.engines.node)
+  t.ok(minimum && Number(minimum[1]) <= 20, `engines.node ${pkg.engines.node} admits Node 20 and 24`)
+  t.equal(read('.nvmrc').trim(), '24', '.nvmrc recommends Node 24')
 })
 
 // ---- docker-compose.yml ----------------------------------------------------------------
@@ -293,6 +349,11 @@ t.test('docker-compose.yml', async (t) => {
     for (const name of [...byRole('pricing'), ...byRole('worker'), ...byRole('webhook-sender'), ...byRole('console')]) {
       t.equal(services[name].depends_on?.[migrate]?.condition, 'service_completed_successfully', `${name} waits for migrations`)
     }
+    // Compose is the laptop stack: development, so its published passwords and the webhook
+    // relaxations are accepted; production config would refuse them.
+    t.equal(services[gateway].environment.NODE_ENV, 'development', 'compose runs NODE_ENV=development')
+    t.equal(loadConfig(pricingEnv, composeEnv({ ...services[pricing].environment })).HOST, '0.0.0.0', 'pricing listens on the compose network (HOST=0.0.0.0; its default is 127.0.0.1)')
+    t.throws(() => loadConfig(gatewayEnv, { ...composeEnv(services[gateway].environment), NODE_ENV: 'production' }), /INTERNAL_TOKEN: .*placeholder/, 'its development token would not start in production')
     const [sender] = byRole('webhook-sender')
     t.equal(sender, 'webhook-sender', 'the compose service is called webhook-sender')
     t.same(services[sender].ports ?? [], [], 'the sender publishes no host port, so --scale webhook-sender=N works')
@@ -352,13 +413,13 @@ t.test('deploy/k8s', async (t) => {
 
   t.test('the gateway and pricing share one internal token, and no other pod sees it', async (t) => {
     const tokenRef = (name: string) => named('Deployment', name)?.spec.template.spec.containers[0].env?.find((entry: Doc) => entry.name === 'INTERNAL_TOKEN')?.valueFrom?.secretKeyRef
-    t.same(tokenRef('gateway'), { name: 'courier-internal', key: 'INTERNAL_TOKEN' }, 'the gateway reads it from the internal Secret')
+    t.same(tokenRef('gateway'), { name: 'courier-secrets', key: 'INTERNAL_TOKEN' }, 'the gateway reads it by key from the generated Secret')
     t.same(tokenRef('pricing'), tokenRef('gateway'), 'pricing reads the same key')
     t.notOk(tokenRef('worker'), 'the worker does not get it')
     t.notOk(tokenRef('webhook-sender'), 'nor does the webhook sender')
     t.notOk(tokenRef('console'), 'nor does the console')
-    const envFromSecrets = ofKind('Deployment').flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).map((source: Doc) => source.secretRef?.name)
-    t.notOk(envFromSecrets.includes('courier-internal'), 'no pod takes the whole internal Secret')
+    const envFromSecrets = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).filter((source: Doc) => source.secretRef)
+    t.same(envFromSecrets, [], 'no pod takes a whole Secret: each reads only its own keys')
   })
 
   const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
@@ -404,9 +465,10 @@ t.test('deploy/k8s', async (t) => {
         }
         checkEnv(t, env, ROLES[role], `${workload.metadata.name}`, shared)
         if (workload.kind === 'Deployment') effectiveEnv.set(role, env)
-        for (const secretVar of ['DATABASE_URL', 'REDIS_URL']) t.ok(env[secretVar], `${secretVar} is set`)
-
         const { port, opsPort } = ROLES[role]
+        t.ok(env.DATABASE_URL, 'DATABASE_URL is set')
+        if (port !== undefined) t.ok(env.REDIS_URL, 'REDIS_URL is set (the migration needs none)')
+        checkPodSecurity(t, pod.spec, container)
         const ports = new Map<string, number>((container.ports ?? []).map((p: Doc) => [p.name, p.containerPort]))
         if (port === undefined) {
           t.equal(ports.size, 0, 'a one-shot opens no port')
@@ -449,8 +511,23 @@ t.test('deploy/k8s', async (t) => {
     for (const config of ofKind('ConfigMap')) {
       for (const key of ['DATABASE_URL', 'REDIS_URL']) t.notOk(key in (config.data ?? {}), `${key} is not in ConfigMap ${config.metadata.name}`)
     }
-    const secret = named('Secret', 'courier-secrets')
-    t.same(Object.keys(secret?.stringData ?? {}).sort(), ['DATABASE_URL', 'REDIS_URL'], 'the app Secret holds the two connection URLs')
+    // No Secret is committed: kustomize generates it from secrets.env, which git ignores.
+    t.same(k8sDocs.filter((doc) => doc.kind === 'Secret' && !doc.generated).map((doc) => doc.file), [], 'no Secret manifest in deploy/k8s')
+    const kustomization = ofKind('Kustomization')[0]
+    t.same(kustomization?.secretGenerator?.map((g: Doc) => [g.name, g.envs]), [['courier-secrets', ['secrets.env']]], 'courier-secrets is generated from secrets.env')
+    t.ok(read('.gitignore').split('\n').map((line) => line.trim()).includes(`${K8S_DIR}/secrets.env`), 'secrets.env is git-ignored')
+    t.ok(read('.dockerignore').split('\n').map((line) => line.trim()).includes('deploy/k8s'), 'and stays out of the image build context')
+    t.notOk(existsSync(path.join(projectRoot, K8S_DIR, 'secret.yaml')), 'the placeholder secret.yaml is gone')
+    // Every key a pod or KEDA reads is in the example file, so a copy of it is complete.
+    const exampleKeys = new Set(Object.keys(named('Secret', 'courier-secrets')?.stringData ?? {}))
+    const refs = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((d) => (d.spec.template.spec.containers[0].env ?? []).map((e: Doc) => e.valueFrom?.secretKeyRef).filter(Boolean))
+    for (const ref of [...refs, ...ofKind('TriggerAuthentication').flatMap((a) => a.spec.secretTargetRef)]) {
+      t.equal(ref.name, 'courier-secrets', `${ref.key} comes from the generated Secret`)
+      t.ok(exampleKeys.has(ref.key), `secrets.env.example has ${ref.key}`)
+    }
+    // kustomize renames the generated Secret (content hash) in the pods' refs; KEDA's needs kustomizeconfig.yaml.
+    const nameRefs = [...kustomizeConfigs].flatMap((file) => (parse(read(`${K8S_DIR}/${file}`)) as Doc).nameReference ?? [])
+    t.ok(nameRefs.some((ref: Doc) => ref.kind === 'Secret' && ref.fieldSpecs?.some((spec: Doc) => spec.kind === 'TriggerAuthentication' && spec.path === 'spec/secretTargetRef/name')), 'kustomize renames the Secret in the TriggerAuthentication too')
   })
 
   t.test('the shared ConfigMap: every key is read by a process that takes it; webhook URLs strict', async (t) => {
@@ -489,7 +566,7 @@ t.test('deploy/k8s', async (t) => {
         t.ok(match, `Service ${service.metadata.name} port ${port.port} targets container port ${target}`)
       }
     }
-    t.equal(named('Service', 'gateway')?.spec.type, 'LoadBalancer', 'the gateway is public')
+    t.same(services.filter((s) => s.spec.type !== 'ClusterIP').map((s) => s.metadata.name), [], 'every Service is ClusterIP: nothing is exposed in clear text')
     t.equal(named('Service', 'pricing')?.spec.type, 'ClusterIP', 'pricing is internal')
     t.equal(named('Service', 'webhook-sender')?.spec.type, 'ClusterIP', 'the webhook sender is internal')
     t.equal(named('Service', 'console')?.spec.type, 'ClusterIP', 'the console is reached through its Ingress')
@@ -502,7 +579,7 @@ t.test('deploy/k8s', async (t) => {
     t.same(ingress?.spec.tls?.[0]?.hosts, [consoleUrl.hostname], 'and the Ingress terminates TLS for that host')
     t.equal(ingress?.spec.rules?.[0]?.host, consoleUrl.hostname, 'and routes it')
     const secretRef = deploymentOf.get('console')?.spec.template.spec.containers[0].env?.find((entry: Doc) => entry.name === 'CONSOLE_SESSION_SECRET')?.valueFrom?.secretKeyRef
-    t.same(secretRef, { name: 'courier-console', key: 'CONSOLE_SESSION_SECRET' }, 'the session secret comes from its own Secret')
+    t.same(secretRef, { name: 'courier-secrets', key: 'CONSOLE_SESSION_SECRET' }, 'the session secret comes by key from the generated Secret')
     t.same((named('Service', 'webhook-sender')?.spec.ports ?? []).map((p: Doc) => p.targetPort).sort(), [defaults.webhookSender.WEBHOOK_SENDER_PORT, defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT].sort(), 'it forwards to the health and ops ports')
     const gateway = deploymentOf.get('gateway')
     const pricingUrl = new URL(gateway?.spec.template.spec.containers[0].env.find((e: Doc) => e.name === 'PRICING_URL')?.value)
@@ -549,6 +626,113 @@ t.test('deploy/k8s', async (t) => {
         }
         t.ok((auth?.spec.secretTargetRef ?? []).some((ref: Doc) => ref.parameter === 'address'), 'KEDA gets the Redis address')
       })
+    }
+  })
+  t.test('TLS for the API and the console: Ingress with cert-manager, https only, HSTS', async (t) => {
+    const config = named('ConfigMap', 'courier-config')?.data ?? {}
+    const gatewayEnvSeen = effectiveEnv.get('gateway') ?? {}
+    const publicUrls: Record<string, string | undefined> = { gateway: gatewayEnvSeen.PUBLIC_BASE_URL, console: config.CONSOLE_PUBLIC_URL }
+    for (const name of PUBLIC) {
+      const ingress = named('Ingress', name)
+      t.ok(ingress, `an Ingress in front of the ${name}`)
+      const url = new URL(publicUrls[name] ?? 'http://unset')
+      t.equal(url.protocol, 'https:', `${name}'s public URL is https`)
+      const annotations = ingress?.metadata.annotations ?? {}
+      t.ok(annotations['cert-manager.io/cluster-issuer'], `${name}: cert-manager issues the certificate`)
+      t.equal(annotations['nginx.ingress.kubernetes.io/force-ssl-redirect'], 'true', `${name}: plain http is redirected to https`)
+      t.equal(ingress?.spec.ingressClassName, 'nginx', `${name}: served by ingress-nginx (which sends HSTS on TLS hosts)`)
+      t.same(ingress?.spec.tls?.[0]?.hosts, [url.hostname], `${name}: TLS for ${url.hostname}`)
+      t.ok(ingress?.spec.tls?.[0]?.secretName, `${name}: into a named certificate Secret`)
+      t.ok((ingress?.spec.rules ?? []).every((rule: Doc) => rule.host === url.hostname), `${name}: routes only that host`)
+      t.equal(ingress?.spec.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name, name, `${name}: to its Service`)
+    }
+    const gateway = loadConfig(gatewayEnv, gatewayEnvSeen)
+    t.ok(gateway.PUBLIC_BASE_URL?.startsWith('https://'), 'the gateway knows it is https, so it sends Strict-Transport-Security itself')
+    t.equal(gateway.TRUST_PROXY, 1, 'the gateway trusts one proxy hop (the Ingress controller) for client addresses')
+    t.equal(loadConfig(consoleEnv, effectiveEnv.get('console') ?? {}).TRUST_PROXY, 1, 'and so does the console')
+    t.same(ofKind('Service').filter((s) => s.spec.type === 'LoadBalancer' || s.spec.type === 'NodePort'), [], 'no Service bypasses the Ingress')
+  })
+
+  t.test('Pod Security Admission, pinned images', async (t) => {
+    const labels = named('Namespace', 'courier')?.metadata.labels ?? {}
+    t.equal(labels['pod-security.kubernetes.io/enforce'], 'restricted', 'the namespace enforces the restricted profile')
+    const images = [...ofKind('Deployment'), ...ofKind('Job')].map((d) => d.spec.template.spec.containers[0].image as string)
+    for (const image of new Set(images)) t.match(image, /^[^:]+:\d+\.\d+\.\d+$/, `${image} names a version`)
+    const entry = (ofKind('Kustomization')[0]?.images ?? []).find((e: Doc) => e.name === 'courier')
+    t.match(String(entry?.newTag ?? entry?.digest ?? ''), /^(\d+\.\d+\.\d+|sha256:[0-9a-f]{64})$/, 'kustomize pins a version (or a digest), never latest')
+    t.notMatch(read(`${K8S_DIR}/kustomization.yaml`), /newTag:\s*"?latest/, 'no :latest')
+  })
+
+  t.test('pricing listens on the pod address in the cluster', async (t) => {
+    t.equal(loadConfig(pricingEnv, effectiveEnv.get('pricing') ?? {}).HOST, '0.0.0.0', 'HOST=0.0.0.0 is set explicitly (the default is 127.0.0.1)')
+  })
+
+  t.test('one database role per process; only the migration owns the schema', async (t) => {
+    const roles = read('deploy/postgres/roles.sql')
+    const keys = new Map<string, string>()
+    for (const workload of [...ofKind('Deployment'), ...ofKind('Job')]) {
+      const container = workload.spec.template.spec.containers[0]
+      const role = roleOf([...(container.command ?? []), ...(container.args ?? [])])!
+      const ref = (container.env ?? []).find((e: Doc) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef
+      t.ok(ref, `${role}: DATABASE_URL comes from a Secret key`)
+      keys.set(role, ref?.key)
+      const user = new URL(named('Secret', ref?.name)?.stringData?.[ref?.key] ?? 'postgres://x').username
+      const expected = role === 'migrate' ? 'courier_owner' : `courier_${role.replaceAll('-', '_')}`
+      t.equal(user, expected, `${role} connects as ${expected}`)
+      t.match(roles, new RegExp(`'${expected}'`), `roles.sql creates ${expected}`)
+    }
+    t.equal(new Set(keys.values()).size, keys.size, 'no two processes share a database URL')
+    t.match(roles, /ALTER DEFAULT PRIVILEGES FOR ROLE courier_owner IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO courier_app/, 'services get DML on the tables the owner makes')
+  })
+
+  t.test('NetworkPolicies: default deny, then exactly what each process needs', async (t) => {
+    const policies = ofKind('NetworkPolicy')
+    const deny = policies.find((p) => Object.keys(p.spec.podSelector ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress)
+    t.same(deny?.spec.policyTypes?.slice().sort(), ['Egress', 'Ingress'], 'a default-deny policy covers ingress and egress of every pod')
+    const selects = (selector: Doc, labels: Record<string, string>) =>
+      Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+      (selector.matchExpressions ?? []).every((e: Doc) => (e.operator === 'In' ? e.values.includes(labels[e.key]) : e.operator === 'NotIn' ? !e.values.includes(labels[e.key]) : true))
+    type Peer = string
+    const peerOf = (peer: Doc | undefined): Peer => {
+      if (!peer) return 'any'
+      if (peer.ipBlock) return `ip:${peer.ipBlock.cidr}-${(peer.ipBlock.except ?? []).length}`
+      const ns = peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name']
+      const pod = peer.podSelector?.matchLabels?.['app.kubernetes.io/name'] ?? peer.podSelector?.matchLabels?.['k8s-app']
+      return `${ns ?? 'courier'}/${pod ?? '*'}`
+    }
+    /** Every (peer, port) a pod may reach or be reached from, by the policies that select it. */
+    const allowed = (workload: Doc, direction: 'ingress' | 'egress') => {
+      const labels = workload.spec.template.metadata.labels as Record<string, string>
+      const ports = new Map<string, number>((workload.spec.template.spec.containers[0].ports ?? []).map((p: Doc) => [p.name, p.containerPort]))
+      const pairs = new Set<string>()
+      for (const policy of policies.filter((p) => selects(p.spec.podSelector ?? {}, labels))) {
+        for (const rule of policy.spec[direction] ?? []) {
+          const peers: Array<Doc | undefined> = (direction === 'egress' ? rule.to : rule.from) ?? [undefined]
+          for (const peer of peers) for (const port of rule.ports ?? [{ port: 'all' }]) pairs.add(`${peerOf(peer)}:${typeof port.port === 'string' && ports.has(port.port) ? ports.get(port.port) : port.port}`)
+        }
+      }
+      return [...pairs].sort()
+    }
+    const dns = ['kube-system/kube-dns:53']
+    const data = ['any:5432', 'any:6379', 'any:6380', 'observability/*:4318']
+    const scrape = (port: number) => `monitoring/*:${port}`
+    const expected: Record<string, { egress: string[]; ingress: string[] }> = {
+      gateway: { egress: [...dns, ...data, 'courier/pricing:3001'], ingress: ['ingress-nginx/*:3000', scrape(9464)] },
+      pricing: { egress: [...dns, ...data], ingress: ['courier/gateway:3001', 'courier/worker:3001', scrape(9465)] },
+      worker: { egress: [...dns, ...data, 'courier/pricing:3001'], ingress: [scrape(9466)] },
+      'webhook-sender': { egress: [...dns, ...data, 'ip:0.0.0.0/0-9:443', 'ip:::/0-8:443'], ingress: [scrape(9467)] },
+      console: { egress: [...dns, ...data], ingress: ['ingress-nginx/*:3004', scrape(9468)] },
+      migrate: { egress: [...dns, 'any:5432'], ingress: [] },
+    }
+    for (const workload of [...ofKind('Deployment'), ...ofKind('Job')]) {
+      const container = workload.spec.template.spec.containers[0]
+      const role = roleOf([...(container.command ?? []), ...(container.args ?? [])])!
+      t.same(allowed(workload, 'egress'), [...expected[role].egress].sort(), `${role} may reach exactly ${expected[role].egress.join(', ')}`)
+      t.same(allowed(workload, 'ingress'), [...expected[role].ingress].sort(), `${role} may be reached by exactly ${expected[role].ingress.join(', ') || 'nobody'}`)
+    }
+    const webhook = policies.flatMap((p) => p.spec.egress ?? []).flatMap((rule: Doc) => rule.to ?? []).find((peer: Doc) => peer.ipBlock?.cidr === '0.0.0.0/0')
+    for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']) {
+      t.ok(webhook?.ipBlock.except.includes(range), `webhook deliveries cannot reach ${range}`)
     }
   })
 })
