@@ -93,6 +93,19 @@ export class ConsoleClient {
     return response
   }
 
+  /** Posts a multipart form with one file, as the rate-card upload form does; `_csrf` is this client's last token. */
+  async postFile(url: string, file: { field: string; name: string; content: string }) {
+    const boundary = `----console-test-${Math.random().toString(36).slice(2)}`
+    const parts = [
+      `--${boundary}\r\ncontent-disposition: form-data; name="_csrf"\r\n\r\n${this.csrf}\r\n`,
+      `--${boundary}\r\ncontent-disposition: form-data; name="${file.field}"; filename="${file.name}"\r\ncontent-type: application/json\r\n\r\n${file.content}\r\n`,
+      `--${boundary}--\r\n`,
+    ]
+    const response = await this.app.inject({ method: 'POST', url, payload: parts.join(''), headers: { ...this.headers(), 'content-type': `multipart/form-data; boundary=${boundary}` } })
+    this.keep(response)
+    return response
+  }
+
   /** Sets a password through the one-time link, as its owner would. */
   async setPassword(link: string, password = TEST_PASSWORD) {
     const token = new URL(link).searchParams.get('token') ?? ''

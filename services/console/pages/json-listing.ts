@@ -37,6 +37,15 @@ function linesOf(value: unknown, path: string, indent: string, prefix: string, s
 }
 
 /**
+ * The path one level up: `zones[1].polygon` → `zones[1]` → `zones` → `` (the whole file). Every
+ * step is shorter, so a walk up from any path, even one the file does not have, ends.
+ */
+export function parentOf(path: string): string {
+  const last = /(\.[^.[\]]+|\[\d+\])$/.exec(path)
+  return last ? path.slice(0, last.index) : ''
+}
+
+/**
  * The file as it was sent, with each problem under the first line of the part it names (the
  * nearest enclosing part when that one is missing), so the operator sees where to fix it.
  */
@@ -46,7 +55,7 @@ export function fileWithProblems(file: unknown, problems: RateCardProblem[]): Ht
   const placed = new Map<number, RateCardProblem[]>()
   for (const problem of problems) {
     let at = -1
-    for (let path = problem.path; at === -1; path = path.replace(/(\.[^.[\]]+|\[\d+\])$/, '')) {
+    for (let path = problem.path; at === -1; path = parentOf(path)) {
       at = lines.findIndex((line) => line.path === path)
       if (path === '') break
     }

@@ -9,6 +9,8 @@ import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, seedOrder, startConsole } from '../../helpers/console.js'
 import { waitFor } from '../../helpers/processes.js'
+import { demoCardFile } from '../../helpers/accounts.js'
+import { fileWithProblems, parentOf } from '../../../services/console/pages/json-listing.js'
 
 /*
  * The console's pages beyond the browser test's path, over HTTP: the overview, the catalog,
@@ -138,4 +140,24 @@ t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad v
   t.ok(await waitFor(() => heard.includes(JSON.stringify({ kind: 'platform-rates' })), 10_000), 'gateways and pricing hear of it')
   const [audit] = await sql`select actor, before, after from audit_log where action = 'platform-rates.set'`
   t.match(audit, { actor: 'ops@example.com', before: { perKm: 12_000 }, after: { perKm: 13_050 } })
+})
+
+t.test('a problem at a path the file lacks is listed under its nearest part; a path always ends at the whole file', async (t) => {
+  t.same(['zones[1].polygon', 'zones[1]', 'zones', 'options[0].prices[3].to', 'name'].map(parentOf), ['zones[1]', 'zones', '', 'options[0].prices[3]', ''])
+  const listing = String(fileWithProblems({ name: 'No Zones', options: [] }, [{ path: 'zones', message: 'zones: Required' }, { path: 'zones[0].polygon', message: 'zones[0].polygon: missing' }]))
+  t.match(listing, /<li class="problem"><code>\{<\/code><p class="error" role="note">⚠ zones: Required<\/p><p class="error" role="note">⚠ zones\[0\]\.polygon: missing<\/p><\/li>/, 'both under the file\'s first line')
+})
+
+t.test('a rate card without zones is refused with a page listing the problem, and the console keeps serving', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get('/console/ops/rate-cards')
+  const { zones: _zones, ...withoutZones } = demoCardFile()
+  const refused = await client.postFile('/console/ops/rate-cards', { field: 'file', name: 'card.json', content: JSON.stringify({ ...withoutZones, name: 'No Zones Card' }) })
+  t.equal(refused.statusCode, 422)
+  t.match(refused.body, /Nothing was imported: the file has \d+ problems?, each shown where it is\./)
+  t.match(refused.body, /<li class="problem"><code>\{<\/code><p class="error" role="note">⚠ zones/, 'the missing zones are listed at the top of the file')
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from rate_cards where name = 'No Zones Card'`
+  t.equal(count, 0, 'nothing was imported')
+  t.equal((await client.get('/console/ops/rate-cards')).statusCode, 200, 'the console still answers')
 })
