@@ -180,6 +180,11 @@ export const consoleEnv = commonEnv.extend({
  */
 export const launcherEnv = commonEnv.extend({
   GATEWAY_PORT: port(3000),
+  // Where it asks each child's /healthz, to restart one that is alive but frozen.
+  PRICING_PORT: port(3001),
+  WORKER_PORT: port(3002),
+  WEBHOOK_SENDER_PORT: port(3003),
+  CONSOLE_PORT: port(3004),
   INTERNAL_TOKEN: internalToken.optional(),
 })
 

@@ -57,12 +57,13 @@ const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toStri
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }
 const localWebhooks = localWebhookEnv(config.NODE_ENV, process.env)
+const health = (port: number) => `http://127.0.0.1:${port}/healthz`
 const SERVICES: ServiceSpec[] = [
-  { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal },
-  { name: 'worker', args: nodeArgsOf('start:worker'), env: internal },
-  { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks } },
-  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks } },
-  { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks } },
+  { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal, healthUrl: health(config.PRICING_PORT) },
+  { name: 'worker', args: nodeArgsOf('start:worker'), env: internal, healthUrl: health(config.WORKER_PORT) },
+  { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks }, healthUrl: health(config.WEBHOOK_SENDER_PORT) },
+  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks }, healthUrl: health(config.CONSOLE_PORT) },
+  { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks }, healthUrl: health(config.GATEWAY_PORT) },
 ]
 
 let stopping = false

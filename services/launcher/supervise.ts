@@ -8,7 +8,20 @@ export interface ServiceSpec {
   args: string[]
   /** Variables this service gets on top of the launcher's own environment. */
   env?: Record<string, string>
+  /** Its `/healthz`: a process alive but frozen (an endless loop) stops answering and is restarted. */
+  healthUrl?: string
 }
+
+/** How often each child's `/healthz` is asked, and how many unanswered asks in a row mean it is frozen. */
+export interface LivenessOptions {
+  intervalMs: number
+  timeoutMs: number
+  misses: number
+}
+
+// A live service answers `/healthz` from its event loop within milliseconds; three misses of
+// 2 s each, 5 s apart, mean nothing runs there any more.
+const LIVENESS: LivenessOptions = { intervalMs: 5000, timeoutMs: 2000, misses: 3 }
 
 const FIRST_DELAY_MS = 1000
 const MAX_DELAY_MS = 30_000
@@ -26,6 +39,7 @@ interface Supervised {
   delayMs: number
   earlyExits: number
   restart: NodeJS.Timeout | null
+  missed: number
 }
 
 /**
@@ -33,9 +47,9 @@ interface Supervised {
  * after 1 s, 2 s, 4 s … (at most 30 s) while the others keep serving. `stop` ends them all.
  * `onGiveUp` is called when a service cannot start at all (its own last lines say why).
  */
-export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void) {
+export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void, liveness: LivenessOptions = LIVENESS) {
   let stopping = false
-  const services: Supervised[] = specs.map((spec) => ({ spec, child: null, startedAt: 0, delayMs: FIRST_DELAY_MS, earlyExits: 0, restart: null }))
+  const services: Supervised[] = specs.map((spec) => ({ spec, child: null, startedAt: 0, delayMs: FIRST_DELAY_MS, earlyExits: 0, restart: null, missed: 0 }))
 
   function start(service: Supervised) {
     service.restart = null
@@ -45,6 +59,7 @@ export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void
     })
     service.child = child
     service.startedAt = Date.now()
+    service.missed = 0
     console.log(`launcher: ${service.spec.name} started (pid ${child.pid})`)
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => console.log(`[${service.spec.name}] ${line}`))
@@ -69,12 +84,40 @@ export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void
     service.restart = setTimeout(() => start(service), delay)
   }
 
+  /*
+   * A child that has answered `/healthz` once and then misses `misses` asks in a row is killed
+   * (SIGKILL: a frozen event loop never runs a SIGTERM handler), and the exit path restarts it.
+   * One that has not answered yet is still starting: the early-exit rule covers that.
+   */
+  const answered = new WeakSet<ChildProcess>()
+  async function checkLiveness(service: Supervised) {
+    const child = service.child
+    if (!child || !service.spec.healthUrl || stopping) return
+    const alive = await fetch(service.spec.healthUrl, { signal: AbortSignal.timeout(liveness.timeoutMs) }).then((response) => response.ok, () => false)
+    if (service.child !== child || stopping) return
+    if (alive) {
+      answered.add(child)
+      service.missed = 0
+      return
+    }
+    if (!answered.has(child)) return
+    service.missed += 1
+    if (service.missed < liveness.misses) return
+    console.error(`launcher: ${service.spec.name} did not answer ${service.spec.healthUrl} ${service.missed} times in a row; killing it (pid ${child.pid}) to restart it`)
+    child.kill('SIGKILL')
+  }
+  const watch = setInterval(() => {
+    for (const service of services) void checkLiveness(service)
+  }, liveness.intervalMs)
+  watch.unref()
+
   for (const service of services) start(service)
 
   return {
     /** SIGTERM to every running service, pending restarts cancelled; resolves once all have exited. */
     async stop(): Promise<void> {
       stopping = true
+      clearInterval(watch)
       await Promise.all(services.map((service) => {
         if (service.restart) clearTimeout(service.restart)
         const child = service.child

@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { supervise } from '../../../services/launcher/supervise.js'
+import { freePort, waitFor, waitForValue } from '../../helpers/processes.js'
+
+/*
+ * The launcher's supervision of a child that is alive but frozen: its process stays up, its
+ * event loop runs an endless loop, so only its silence on /healthz tells.
+ */
+
+// A stand-in service: answers /pid with its pid and /healthz as any service does; the first
+// process to answer the watch twice then freezes in an endless loop (the marker file says it did).
+const SERVICE = `
+const fs = require('node:fs')
+let answered = 0
+const server = require('node:http').createServer((request, response) => {
+  response.end(String(process.pid))
+  if (request.url === '/healthz' && ++answered === 2 && !fs.existsSync(process.env.MARKER)) {
+    fs.writeFileSync(process.env.MARKER, String(process.pid))
+    setImmediate(() => { for (;;) {} })
+  }
+})
+server.listen(Number(process.env.PORT), '127.0.0.1')
+process.on('SIGTERM', () => process.exit(0))
+`
+
+t.test('a child that stops answering /healthz is killed and started again; the launcher says so', async (t) => {
+  const port = await freePort()
+  const healthUrl = `http://127.0.0.1:${port}/healthz`
+  const marker = path.join(t.testdir(), 'froze')
+  const pidNow = () => fetch(`http://127.0.0.1:${port}/pid`, { signal: AbortSignal.timeout(500) }).then((response) => response.text(), () => '')
+  const gaveUp: string[] = []
+  const said: string[] = []
+  const error = console.error
+  console.error = (...args: unknown[]) => said.push(args.join(' '))
+  const services = supervise([{ name: 'stand-in', args: ['-e', SERVICE], env: { PORT: String(port), MARKER: marker }, healthUrl }], (name) => gaveUp.push(name), { intervalMs: 200, timeoutMs: 300, misses: 3 })
+  t.teardown(async () => {
+    console.error = error
+    await services.stop()
+  })
+
+  const first = await waitForValue(pidNow, (pid) => pid !== '', 10_000)
+  t.ok(first.held, 'the child answers')
+  t.ok(await waitFor(() => existsSync(marker), 10_000), 'it froze after answering the watch')
+
+  const second = await waitForValue(pidNow, (pid) => pid !== '' && pid !== first.value, 15_000)
+  t.ok(second.held, 'a new process answers')
+  t.not(second.value, first.value)
+  t.match(said.join('\n'), `launcher: stand-in did not answer ${healthUrl} 3 times in a row; killing it (pid ${first.value}) to restart it`)
+  t.same(gaveUp, [], 'a frozen child is restarted, not given up on')
+})
