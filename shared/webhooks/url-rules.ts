@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { lookup as lookupCallback } from 'node:dns'
 
 /** How strict the URL rules are: both relaxed under `npm start` and in tests, strict in production. */
@@ -10,26 +11,24 @@ export interface UrlRules {
 
 export type UrlVerdict = { ok: true; url: URL } | { ok: false; message: string }
 
-// Private, loopback, link-local, carrier-grade NAT, "this network", multicast and reserved ranges,
-// and their IPv6 counterparts. IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are checked against the
-// IPv4 rules by BlockList itself; a rule for ::ffff:0:0/96 would instead match every IPv4 address,
-// since BlockList checks IPv4 addresses against IPv6 rules in their mapped form.
-const PRIVATE = new BlockList()
-for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv4')
-}
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
-  PRIVATE.addSubnet(network, prefix, 'ipv6')
-}
-
+/**
+ * Whether a webhook may not be sent to this address: anything but a public unicast address.
+ * ipaddr.js names every special-purpose range of the IANA registries (private, loopback,
+ * link-local, carrier-grade NAT, multicast, reserved and documentation blocks, site-local,
+ * unique-local, discard). IPv4-mapped addresses (`::ffff:a.b.c.d`) are judged as the IPv4
+ * address they carry. The transition forms that reach IPv4 through a translator or tunnel
+ * (NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`, Teredo `2001::/32`,
+ * SIIT `::ffff:0:0:0/96`) and IPv4-compatible `::a.b.c.d` are refused whatever they embed:
+ * no receiver needs them, and the embedded address is only what a translator may reach.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address)
-  if (family === 0) return true
-  if (family === 6 && address.toLowerCase().startsWith('::ffff:')) {
-    const mapped = address.slice(7)
-    if (isIP(mapped) === 4) return PRIVATE.check(mapped, 'ipv4')
+  if (isIP(address) === 0) return true
+  const parsed = ipaddr.parse(address)
+  if (parsed instanceof ipaddr.IPv6) {
+    if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().range() !== 'unicast'
+    if (parsed.parts.slice(0, 6).every((part) => part === 0)) return true
   }
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  return parsed.range() !== 'unicast'
 }
 
 const MAX_URL_LENGTH = 2048

@@ -279,6 +279,13 @@ t.test('URL rules as in production (WEBHOOK_ALLOW_HTTP=false, WEBHOOK_ALLOW_PRIV
     'https://127.0.0.1/', 'https://localhost/', 'https://10.0.0.1/', 'https://[::1]/',
     'https://192.168.1.20/hooks', 'https://172.16.5.4/', 'https://169.254.169.254/latest/meta-data', 'https://100.64.0.1/',
     'https://0.0.0.0/', 'https://[fe80::1]/', 'https://[fd00::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:10.0.0.1]/', 'https://2130706433/',
+    // IPv4 special-purpose blocks: documentation, benchmarking, 6to4 relay, reserved, broadcast.
+    'https://192.0.2.10/', 'https://198.51.100.7/', 'https://203.0.113.9/', 'https://198.18.0.1/', 'https://192.88.99.1/', 'https://240.0.0.1/', 'https://255.255.255.255/',
+    // IPv6 forms that reach IPv4 or private space: NAT64 (RFC 6052, RFC 8215), 6to4, IPv4-compatible,
+    // SIIT, Teredo, site-local, discard, documentation, multicast, unspecified.
+    'https://[64:ff9b::7f00:1]/', 'https://[64:ff9b::808:808]/', 'https://[64:ff9b:1::a00:1]/', 'https://[2002:7f00:1::]/', 'https://[2002:a00:1::1]/',
+    'https://[::127.0.0.1]/', 'https://[::10.0.0.1]/', 'https://[::ffff:0:7f00:1]/', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
+    'https://[fec0::1]/', 'https://[100::1]/', 'https://[2001:db8::1]/', 'https://[ff02::1]/', 'https://[::]/',
   ]) {
     await refused(t, url, 'url host resolves to a private address')
   }
