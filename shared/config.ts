@@ -40,6 +40,9 @@ export const commonEnv = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'must be a lower-case SQL identifier').default('public'),
   DATABASE_POOL_MAX: positiveInt(10),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  // A Redis command a request waits on fails after this, so a black-holed Redis costs each
+  // request a second (the rate limit fails open, a placement answers 503), not minutes.
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(1000),
   // REDIS_URL then names one seed node of a Redis Cluster.
   REDIS_CLUSTER: z.stringbool().default(false),
   // The hash tag keeps every BullMQ key of the deployment in one Redis Cluster slot.
@@ -61,6 +64,8 @@ const serving = {
   PG_IDLE_TX_TIMEOUT_MS: positiveInt(30000),
   // A request slower than this is logged even when it succeeded.
   SLOW_REQUEST_MS: positiveInt(1000),
+  // Bounds both receiving a request and handling it: past it the answer is a 503 with the error body.
+  REQUEST_TIMEOUT_MS: positiveInt(40000),
 }
 
 /** Where addresses and roads come from and which points are served: pricing quotes with it, the worker places with it. */
@@ -113,9 +118,8 @@ export const gatewayEnv = commonEnv.extend({
   BODY_LIMIT_BYTES: positiveInt(1048576),
   RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(1200),
   RATE_LIMIT_WINDOW_MS: positiveInt(60000),
+  // Below REQUEST_TIMEOUT_MS, so a placement answers its own 503 (with its placement_id) first.
   PLACEMENT_TIMEOUT_MS: positiveInt(30000),
-  // Above PLACEMENT_TIMEOUT_MS, so a placement answers its own 503 before fastify cuts it off.
-  REQUEST_TIMEOUT_MS: positiveInt(40000),
   API_KEY_CACHE_TTL_S: positiveInt(300),
   // Requests answered 401 per client address and minute before they are answered 429; 0 turns it off.
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(60),

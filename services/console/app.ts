@@ -42,7 +42,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
 
   const sql = createSql(config, { timeouts: config })
-  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   // The login limit counts in Redis: give the connection a moment before the first request, but
   // start without it (the limit fails open) rather than not at all.

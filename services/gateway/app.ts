@@ -44,7 +44,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   app.removeContentTypeParser('text/plain')
 
   const sql = createSql(config, { timeouts: config })
-  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS, token: config.INTERNAL_TOKEN })
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)

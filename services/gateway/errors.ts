@@ -15,6 +15,8 @@ function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
       return new ApiError(400, 'Malformed JSON in request body')
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'Content-Length does not match the request body')
+    case 'FST_ERR_HANDLER_TIMEOUT':
+      return new ApiError(503, 'The request took too long to answer, retry shortly')
   }
   // JSON.parse failures surface as SyntaxError with status 400.
   if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) return new ApiError(400, 'Malformed JSON in request body')

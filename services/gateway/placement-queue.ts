@@ -29,7 +29,7 @@ interface Waiter {
  */
 export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: FastifyBaseLogger) {
   // No offline queue: with Redis down, `add` fails at once and the caller gets a 503.
-  const producer = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+  const producer = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   producer.on('error', (err) => log.debug({ err: err.message }, 'placement producer connection error'))
   // The job carries the trace context, so the worker's spans join the request's trace.
   const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection: producer, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
 import type { GatewayConfig } from '../../shared/config.js'
 import { loggerOptions, quietRequests } from '../../shared/http/observability.js'
+import { requestTimeouts } from '../../shared/http/run-service.js'
 import { trustProxyOption } from '../../shared/http/trust-proxy.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
@@ -11,7 +12,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
   return {
     bodyLimit: config.BODY_LIMIT_BYTES,
     // No request outlives this, whatever it waits on; a placement answers its own 503 before.
-    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    ...requestTimeouts(config),
     // A caller's own x-request-id is kept when it is sane, so its logs and ours line up.
     requestIdHeader: false,
     genReqId: (req) => {

@@ -1,7 +1,15 @@
 import type { FastifyInstance } from 'fastify'
-import { ConfigError } from '../config.js'
+import { ConfigError, type ServingConfig } from '../config.js'
 import { startMetrics } from '../telemetry/metrics.js'
 import { stopTelemetry } from '../telemetry/sdk.js'
+
+/**
+ * fastify's bounds on one request: `requestTimeout` on receiving it, `handlerTimeout` on
+ * answering it (a 503 with the error body, whatever the handler still waits on).
+ */
+export function requestTimeouts(config: Pick<ServingConfig, 'REQUEST_TIMEOUT_MS'>) {
+  return { requestTimeout: config.REQUEST_TIMEOUT_MS, handlerTimeout: config.REQUEST_TIMEOUT_MS }
+}
 
 interface Running {
   app: FastifyInstance

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { createServer, type Socket } from 'node:net'
 import t from 'tap'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
@@ -5,6 +6,7 @@ import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
 import { QUOTE, CATALOG } from '../../helpers/gateway.js'
+import { startOwnRedis } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
@@ -40,4 +42,48 @@ t.test('the server bounds how long a client may take to send its request', async
   const config = loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REQUEST_TIMEOUT_MS: '12345', PLACEMENT_TIMEOUT_MS: '3000' })
   t.equal(gatewayServerOptions(config).requestTimeout, 12345, 'fastify gets REQUEST_TIMEOUT_MS')
   t.ok(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).REQUEST_TIMEOUT_MS > loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).PLACEMENT_TIMEOUT_MS, 'by default above the placement wait, so a placement answers its own 503 first')
+})
+
+// A silent dependency whose own timeout is longer than the request's: the request's bound answers.
+t.test('a handler that waits past REQUEST_TIMEOUT_MS answers 503 with the error body, whatever it waits on', async (t) => {
+  const sockets: Socket[] = []
+  const silent = createServer((socket) => { sockets.push(socket) })
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy()
+    return new Promise<void>((resolve) => silent.close(() => resolve()))
+  })
+  const address = silent.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: `http://127.0.0.1:${port}`, PRICING_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '800', PLACEMENT_TIMEOUT_MS: '500' } })
+  const account = await seedAccount(db.sql)
+  const answer = await Promise.race([
+    gateway.inject({ method: 'POST', url: QUOTE, headers: bearer(account.apiKey), payload: quoteRequest() }),
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref()),
+  ])
+  t.ok(answer, 'answered, not left waiting for pricing')
+  t.equal(answer?.statusCode, 503)
+  t.match(answer?.json(), { statusCode: 503, path: QUOTE, message: 'The request took too long to answer, retry shortly', request_id: String })
+  // The abandoned call to pricing ends with its connection, so the gateway can close.
+  for (const socket of sockets) socket.destroy()
+})
+
+// A Redis that holds its connections open and answers nothing (a partition, a frozen server):
+// without a command timeout every /v2 request would wait on the rate limiter for minutes.
+t.test('a black-holed Redis: quotes go on, the limiter failing open after REDIS_COMMAND_TIMEOUT_MS', async (t) => {
+  const redis = await startOwnRedis(t)
+  const { gateway, db } = await startStack(t, { worker: false, env: { REDIS_URL: redis.url, RATE_LIMIT_MAX: '1000', REDIS_COMMAND_TIMEOUT_MS: '300' } })
+  const account = await seedAccount(db.sql)
+  const quote = () => Promise.race([
+    gateway.inject({ method: 'POST', url: QUOTE, headers: bearer(account.apiKey), payload: quoteRequest() }),
+    new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000).unref()),
+  ])
+  t.equal((await quote())?.statusCode, 200, 'served while Redis answers')
+  const pid = Number(/process_id:(\d+)/.exec(execFileSync('redis-cli', ['-p', String(redis.port), 'info', 'server'], { encoding: 'utf8' }))?.[1])
+  process.kill(pid, 'SIGSTOP')
+  t.teardown(() => { try { process.kill(pid, 'SIGCONT') } catch {} })
+  const answer = await quote()
+  t.ok(answer, 'answered while Redis is silent')
+  t.equal(answer?.statusCode, 200)
+  t.match(answer?.json(), { price: Number })
 })
