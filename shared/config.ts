@@ -84,6 +84,10 @@ const locating = {
 const internalToken = z.string({ error: 'is required (at least 16 characters)' }).min(16, 'must be at least 16 characters')
 const calling = { INTERNAL_TOKEN: internalToken }
 
+/** The HMAC key of held quotes (pricing signs, the worker verifies); `npm start` makes one per run. */
+const quoteSigningKey = z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters')
+const quoteSigning = { QUOTE_SIGNING_KEY: quoteSigningKey }
+
 /** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
 const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
 
@@ -99,6 +103,7 @@ export const pricingEnv = commonEnv.extend({
   HOST: z.string().default('127.0.0.1'),
   ...locating,
   ...calling,
+  ...quoteSigning,
   PRICING_PORT: port(3001),
   PRICING_OPS_PORT: port(9465),
   RATE_CARD_CACHE_TTL_S: positiveInt(300),
@@ -133,6 +138,7 @@ export const workerEnv = commonEnv.extend({
   ...serving,
   ...locating,
   ...idempotency,
+  ...quoteSigning,
   WORKER_PORT: port(3002),
   WORKER_OPS_PORT: port(9466),
   WORKER_CONCURRENCY: positiveInt(16),
@@ -190,6 +196,7 @@ export const launcherEnv = commonEnv.extend({
   WEBHOOK_SENDER_PORT: port(3003),
   CONSOLE_PORT: port(3004),
   INTERNAL_TOKEN: internalToken.optional(),
+  QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
 })
 
 export type CommonConfig = z.infer<typeof commonEnv>

@@ -52,7 +52,11 @@ try {
 // One token per run unless the operator set one: only the gateway (and the worker, later) may
 // call pricing. Pricing's, the worker's and the webhook sender's ports serve this machine only;
 // the gateway is the public door.
-const shared = { INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url') }
+const shared = {
+  INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url'),
+  // Pricing signs held quotes with it and the worker checks them: one key per run, like the token.
+  QUOTE_SIGNING_KEY: config.QUOTE_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
+}
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }

@@ -46,7 +46,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     sql, connection, prefix: config.QUEUE_PREFIX, stepS: config.SANDBOX_STEP_S, lockMs: config.WORKER_LOCK_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
   })
   const deps = {
-    sql, quotes: createQuoteStore(quoteRedis, config.QUEUE_PREFIX), geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)),
+    sql, quotes: createQuoteStore(quoteRedis, config.QUEUE_PREFIX, config.QUOTE_SIGNING_KEY), geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)),
     distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY, startSandboxOrders: sandbox.start,
     cards: createCardVersions(sql),
   }

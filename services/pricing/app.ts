@@ -72,7 +72,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   // Health stays open for probes; everything else answers the gateway and the worker only.
   await app.register(async (internal) => {
     internal.addHook('onRequest', requireInternalToken(config.INTERNAL_TOKEN))
-    await internal.register(quoteRoutes, { quoter, quotes: createQuoteStore(redis, config.QUEUE_PREFIX), quoteTtlS: config.QUOTE_TTL_S })
+    await internal.register(quoteRoutes, { quoter, quotes: createQuoteStore(redis, config.QUEUE_PREFIX, config.QUOTE_SIGNING_KEY), quoteTtlS: config.QUOTE_TTL_S })
     await internal.register(catalogRoutes, { quoter })
   })
 }

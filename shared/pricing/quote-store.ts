@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../courier.js'
 import type { RedisClient } from '../redis.js'
@@ -44,18 +45,32 @@ export interface QuoteStore {
 // Kept an hour past expiry, so a shipment is told "has expired", not "is unknown" (DESIGN 13.4).
 const KEPT_AFTER_EXPIRY_S = 3600
 
+const MAC_LENGTH = 43 // base64url of a 32-byte HMAC-SHA256
+
 /**
  * Quotes in Redis under the deployment's prefix, each with its own TTL: the quote path writes
  * no Postgres row. The prefix's `{…}` hash tag keeps them in one cluster slot, so the worker
  * reads a placement's quotes with one MGET.
+ *
+ * Redis is not trusted with the price: each value is `MAC.JSON`, the MAC an HMAC-SHA256 under
+ * `signingKey` of the key's quote id and the JSON. A value changed, or moved under another id,
+ * by anyone without the key does not verify and reads as no quote at all.
  */
-export function createQuoteStore(redis: RedisClient, prefix: string): QuoteStore {
+export function createQuoteStore(redis: RedisClient, prefix: string, signingKey: string): QuoteStore {
   const key = (id: string) => `${prefix}:quote:${id}`
+  const mac = (id: string, json: string) => createHmac('sha256', signingKey).update(id).update('\n').update(json).digest('base64url')
+  const verified = (id: string, value: string): string | null => {
+    const json = value.slice(MAC_LENGTH + 1)
+    const given = Buffer.from(value.slice(0, MAC_LENGTH))
+    const expected = Buffer.from(mac(id, json))
+    return value[MAC_LENGTH] === '.' && given.length === expected.length && timingSafeEqual(given, expected) ? json : null
+  }
   return {
     async hold(quote) {
       const ttlS = Math.max(1, Math.ceil((Date.parse(quote.expiresAt) - Date.now()) / 1000)) + KEPT_AFTER_EXPIRY_S
+      const json = JSON.stringify(quote)
       try {
-        await redis.set(key(quote.id), JSON.stringify(quote), 'EX', ttlS)
+        await redis.set(key(quote.id), `${mac(quote.id, json)}.${json}`, 'EX', ttlS)
         return true
       } catch {
         return false
@@ -65,11 +80,12 @@ export function createQuoteStore(redis: RedisClient, prefix: string): QuoteStore
       const held = new Map<string, HeldQuote>()
       if (ids.length === 0) return held
       const values = await redis.mget(ids.map(key))
-      for (const value of values) {
-        if (value === null) continue
-        const parsed = heldQuoteSchema.safeParse(JSON.parse(value))
-        if (parsed.success) held.set(parsed.data.id, parsed.data)
-      }
+      values.forEach((value, index) => {
+        const json = value === null ? null : verified(ids[index], value)
+        if (json === null) return
+        const parsed = heldQuoteSchema.safeParse(JSON.parse(json))
+        if (parsed.success && parsed.data.id === ids[index]) held.set(parsed.data.id, parsed.data)
+      })
       return held
     },
   }

@@ -162,6 +162,7 @@ async function main() {
     NODE_ENV: 'development',
     // As the launcher does: one token per run, shared by the gateway and pricing.
     INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
+    QUOTE_SIGNING_KEY: randomBytes(32).toString('base64url'),
     // As the launcher does for the gateway and the sender: the receiver is http on 127.0.0.1.
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOW_PRIVATE: 'true',

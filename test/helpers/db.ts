@@ -6,6 +6,7 @@ import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
 
 /** The internal token of every test file's services: the gateway and pricing must share one. */
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789'
+export const TEST_QUOTE_SIGNING_KEY = 'test-quote-signing-key-0123456789abcdef'
 
 export interface TestDb {
   config: CommonConfig
@@ -31,6 +32,7 @@ export async function useTestDb(t: Test): Promise<TestDb> {
     LOG_LEVEL: 'silent',
     NODE_ENV: 'test',
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY,
   }
   const config = loadConfig(commonEnv, env)
   await migrate(config)

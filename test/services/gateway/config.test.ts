@@ -5,7 +5,7 @@ import path from 'node:path'
 import t from 'tap'
 import { localWebhookEnv } from '../../../services/launcher/local-webhooks.js'
 import { consoleEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv } from '../../../shared/config.js'
-import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
+import { TEST_INTERNAL_TOKEN, TEST_QUOTE_SIGNING_KEY } from '../../helpers/db.js'
 import { childEnv, projectRoot } from '../../helpers/processes.js'
 
 t.test('a bad environment value stops start-up with a message naming it', async (t) => {
@@ -70,7 +70,7 @@ t.test('production refuses placeholder, short and well-known secrets, and the we
     // KEDA's address and password are read by KEDA, not by a service.
     if (name.startsWith('KEDA_')) continue
     const variable = name.startsWith('DATABASE_URL') ? 'DATABASE_URL' : name
-    const schema = name === 'CONSOLE_SESSION_SECRET' ? consoleEnv : gatewayEnv
+    const schema = name === 'CONSOLE_SESSION_SECRET' ? consoleEnv : name === 'QUOTE_SIGNING_KEY' ? pricingEnv : gatewayEnv
     t.throws(() => loadConfig(schema, production({ [variable]: value })), new RegExp(`${variable}: `), `the example's ${name} is refused in production`)
   }
   t.throws(() => loadConfig(gatewayEnv, production({ DATABASE_URL: 'postgres://courier:courier@db:5432/courier' })), /DATABASE_URL: .*well-known password/, 'a well-known database password is refused')
@@ -93,7 +93,7 @@ t.test('npm start relaxes webhook URLs on a laptop, never under NODE_ENV=product
 })
 
 t.test('pricing listens on this machine only unless HOST says otherwise', async (t) => {
-  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).HOST, '127.0.0.1', 'pricing defaults to 127.0.0.1')
-  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
+  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY }).HOST, '127.0.0.1', 'pricing defaults to 127.0.0.1')
+  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
   t.equal(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).HOST, '0.0.0.0', 'the gateway, the public door, keeps 0.0.0.0')
 })

@@ -105,6 +105,28 @@ t.test('quotes that hold their price', async (t) => {
     ])
   })
 
+  t.test('a held quote changed in Redis by anyone without the signing key is unknown; nothing is charged', async (t) => {
+    const account = await seedAccount(sql, { balance: 100_000 })
+    const cheap = await quote(account.apiKey)
+    const other = await quote(account.apiKey)
+    const client = new Redis(redis.url)
+    t.teardown(() => client.disconnect())
+    const key = (id: string) => `${db.env.QUEUE_PREFIX}:quote:${id}`
+    const stored = await client.get(key(cheap.quote_id))
+    t.ok(stored, 'the quote is held')
+    t.notOk(stored!.startsWith('{'), 'signed, not bare JSON')
+    // The price cut to 1 kobo, its MAC kept; and a valid value of one quote copied under another id.
+    await client.set(key(cheap.quote_id), stored!.replace('"price":350000', '"price":1'), 'KEEPTTL')
+    await client.set(key(other.quote_id), stored!, 'KEEPTTL')
+    const response = await place(account.apiKey, [shipment({ quote_id: cheap.quote_id }), shipment({ quote_id: other.quote_id })])
+    t.equal(response.statusCode, 400)
+    t.same(response.json().errors, [
+      { index: 0, message: `[0].quote_id ${cheap.quote_id} is unknown` },
+      { index: 1, message: `[1].quote_id ${other.quote_id} is unknown` },
+    ])
+    t.equal(await balanceOf(account.businessId), 10_000_000, 'nothing charged')
+  })
+
   t.test('max_price: a higher price fails the shipment; an equal one is charged', async (t) => {
     const account = await seedAccount(sql, { balance: 100_000 })
     const refused = await place(account.apiKey, [shipment({ max_price: 3500 }), shipment({ max_price: 3499.99 })])
