@@ -4,8 +4,8 @@ export interface LoadCacheOptions<V> {
   /** Most entries kept; the least recently used goes first. Keys come from callers, so always bounded. */
   max: number
   ttlMs: number
-  /** A value's own TTL where it differs, e.g. "no such key" kept briefly; `ttlMs` otherwise. */
-  ttlOf?: (value: V) => number
+  /** Whether a loaded value is kept; one that is not is returned to its callers and loaded again next time. */
+  keep?: (value: V) => boolean
 }
 
 /**
@@ -19,11 +19,16 @@ export class LoadCache<K extends {}, V> {
   // Wrapped: lru-cache refuses null and undefined values, and "not found" is a value worth keeping.
   private readonly values: LRUCache<K, { of: V }>
   private readonly loading = new Map<K, Promise<V>>()
-  private readonly ttlOf?: (value: V) => number
+  private readonly keep?: (value: V) => boolean
 
   constructor(options: LoadCacheOptions<V>) {
     this.values = new LRUCache({ max: options.max, ttl: options.ttlMs })
-    this.ttlOf = options.ttlOf
+    this.keep = options.keep
+  }
+
+  /** The value held for `key`, or undefined when none is: never loads. */
+  peek(key: K): V | undefined {
+    return this.values.get(key)?.of
   }
 
   get(key: K, load: () => Promise<V>): Promise<V> {
@@ -47,7 +52,7 @@ export class LoadCache<K extends {}, V> {
         // Gone from `loading` means deleted mid-load (or replaced): the answer may be stale.
         if (this.loading.get(key) !== pending) return
         this.loading.delete(key)
-        this.values.set(key, { of: value }, this.ttlOf && { ttl: this.ttlOf(value) })
+        if (!this.keep || this.keep(value)) this.values.set(key, { of: value })
       },
       () => {
         if (this.loading.get(key) === pending) this.loading.delete(key)

@@ -11,6 +11,11 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
 
+// The same answer without counting: how many so far, and the window's time left.
+const READ_FAILURES = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+return { count, redis.call('PTTL', KEYS[1]) }`
+
 /**
  * Counts requests that would be answered 401, per client address and minute, in Redis so every
  * gateway replica shares the count (docs/contracts.md, "Cheap refusals first"). Only failures are counted,
@@ -18,20 +23,28 @@ return { count, redis.call('PTTL', KEYS[1]) }`
  * reach, refusals stay plain 401s.
  */
 export function createAuthFailureLimit(redis: RedisClient, options: { limit: number; prefix: string }) {
+  async function waitOf(script: string, ip: string, args: number[]): Promise<number | null> {
+    if (options.limit === 0) return null
+    let reply: unknown
+    try {
+      reply = await withDeadline(redis.eval(script, 1, `${options.prefix}:auth-failures:${ip}`, ...args), REDIS_DEADLINE_MS)
+    } catch {
+      return null
+    }
+    if (!Array.isArray(reply)) return null
+    const [count, ttl] = reply
+    if (typeof count !== 'number' || count <= options.limit) return null
+    return Math.max(1, Math.ceil((typeof ttl === 'number' && ttl > 0 ? ttl : WINDOW_MS) / 1000))
+  }
+
   return {
     /** Counts one failure from `ip`: the seconds to wait once it is over the limit, else null. */
-    async count(ip: string): Promise<number | null> {
-      if (options.limit === 0) return null
-      let reply: unknown
-      try {
-        reply = await withDeadline(redis.eval(COUNT_FAILURE, 1, `${options.prefix}:auth-failures:${ip}`, WINDOW_MS), REDIS_DEADLINE_MS)
-      } catch {
-        return null
-      }
-      if (!Array.isArray(reply)) return null
-      const [count, ttl] = reply
-      if (typeof count !== 'number' || count <= options.limit) return null
-      return Math.max(1, Math.ceil((typeof ttl === 'number' && ttl > 0 ? ttl : WINDOW_MS) / 1000))
+    count(ip: string): Promise<number | null> {
+      return waitOf(COUNT_FAILURE, ip, [WINDOW_MS])
+    },
+    /** The seconds `ip` must wait when it is already over the limit, else null; counts nothing. */
+    over(ip: string): Promise<number | null> {
+      return waitOf(READ_FAILURES, ip, [])
     },
   }
 }

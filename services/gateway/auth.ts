@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
+import { LRUCache } from 'lru-cache'
 import { LoadCache } from '../../shared/cache.js'
 import type { AuthFailureLimit } from './auth-failures.js'
 
@@ -40,30 +41,39 @@ declare module 'fastify' {
 // most 40 characters, and a value of any other length never reaches it.
 const KEY_SHAPE = /^ck_(?:live|test)_[0-9A-Za-z]{32}$/
 const KEY_LENGTH = 40
-// Unknown keys are remembered briefly so a flood of bad keys does not become a flood of queries.
+// Unknown keys are remembered briefly so one bad key sent again and again is one query.
 const UNKNOWN_KEY_TTL_MS = 2000
 const MAX_ENTRIES = 50_000
+const MAX_UNKNOWN_ENTRIES = 10_000
 
 /**
  * API keys by SHA-256 hash, held in memory so a request in steady state costs no query.
- * A revoke reaches this cache through the invalidation bus; the TTL is only the backstop.
+ * Valid keys and unknown ones are held apart: a flood of made-up keys fills only its own
+ * bounded list and never evicts a valid key. A revoke reaches this cache through the
+ * invalidation bus; the TTL is only the backstop.
  */
-export function createKeyCache(sql: Sql, ttlMs: number) {
-  const callers = new LoadCache<string, Caller | null>({ max: MAX_ENTRIES, ttlMs, ttlOf: (caller) => (caller ? ttlMs : UNKNOWN_KEY_TTL_MS) })
+export function createKeyCache(sql: Sql, ttlMs: number, bounds = { valid: MAX_ENTRIES, unknown: MAX_UNKNOWN_ENTRIES }) {
+  const callers = new LoadCache<string, Caller | null>({ max: bounds.valid, ttlMs, keep: (caller) => caller !== null })
+  const unknown = new LRUCache<string, true>({ max: bounds.unknown, ttl: UNKNOWN_KEY_TTL_MS })
 
   async function load(hash: string): Promise<Caller | null> {
     const found = await findActiveKeyByHash(sql, hash)
+    if (!found) unknown.set(hash, true)
     return found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes, livemode: found.livemode }
   }
 
   return {
+    /** The caller of a key by its hash as held in memory: null for a key known to be unknown, undefined when not held. */
+    held(hash: string): Caller | null | undefined {
+      return unknown.has(hash) ? null : callers.peek(hash)
+    },
     /** The key's caller (null: no such active key), at once when the cache holds the answer. */
-    find(apiKey: string): Caller | null | Promise<Caller | null> {
-      const hash = hashApiKey(apiKey)
-      return callers.getOrLoad(hash, () => load(hash))
+    find(hash: string): Caller | null | Promise<Caller | null> {
+      return unknown.has(hash) ? null : callers.getOrLoad(hash, () => load(hash))
     },
     clear(): void {
       callers.clear()
+      unknown.clear()
     },
   }
 }
@@ -88,14 +98,24 @@ export function bearerKey(header: string | undefined): string | null {
  * An `onRequest` hook: it runs before the body is read, so a caller without a valid key
  * learns nothing about body limits or validation. A request that would be 401 is counted per
  * client address; past `AUTH_FAILURE_LIMIT` it is a 429 instead, with the per-key limit's body.
+ * An address past its limit gets no Postgres query either: a key the gateway does not hold is
+ * answered 429 at once, while a valid key it holds still works.
  * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
-  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
-    const wait = await failures.count(request.ip)
-    if (wait === null) return new ApiError(401, 'Invalid API key')
+  function tooMany(reply: FastifyReply, wait: number): ApiError {
     reply.header('retry-after', String(wait))
     return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+  }
+
+  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
+    const wait = await failures.count(request.ip)
+    return wait === null ? new ApiError(401, 'Invalid API key') : tooMany(reply, wait)
+  }
+
+  async function lookUp(request: FastifyRequest, reply: FastifyReply, hash: string): Promise<Caller | ApiError | null> {
+    const wait = await failures.over(request.ip)
+    return wait === null ? keys.find(hash) : tooMany(reply, wait)
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {
@@ -111,8 +131,10 @@ export function requireScope({ keys, failures }: { keys: KeyCache; failures: Aut
 
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const apiKey = bearerKey(request.headers.authorization)
-    const found = apiKey === null ? null : keys.find(apiKey)
-    if (found instanceof Promise) found.then((caller) => admit(request, reply, caller, done), done)
-    else admit(request, reply, found, done)
+    if (apiKey === null) return admit(request, reply, null, done)
+    const hash = hashApiKey(apiKey)
+    const held = keys.held(hash)
+    if (held !== undefined) return admit(request, reply, held, done)
+    lookUp(request, reply, hash).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
   }
 }

@@ -83,10 +83,12 @@ t.test('a value expires after its TTL', async (t) => {
   t.ok(await waitFor(async () => (await cache.get('a', async () => 2)) === 2, 10_000, 10), 'loaded again once expired')
 })
 
-t.test('ttlOf gives a value its own TTL', async (t) => {
-  const cache = new LoadCache<string, string | null>({ max: 10, ttlMs: 60_000, ttlOf: (value) => (value === null ? 20 : 60_000) })
-  await cache.get('known', async () => 'caller')
-  await cache.get('unknown', async () => null)
-  t.ok(await waitFor(async () => (await cache.get('unknown', async () => 'now known')) === 'now known', 10_000, 10), 'the short-lived miss expired')
-  t.equal(await cache.get('known', async () => 'reloaded'), 'caller', 'the long-lived value is still held')
+t.test('keep decides which loaded values are held; peek never loads', async (t) => {
+  const cache = new LoadCache<string, string | null>({ max: 10, ttlMs: 60_000, keep: (value) => value !== null })
+  t.equal(await cache.get('known', async () => 'caller'), 'caller')
+  t.equal(await cache.get('unknown', async () => null), null, 'a value not kept is still answered')
+  t.equal(cache.peek('known'), 'caller')
+  t.equal(cache.peek('unknown'), undefined, 'and not held')
+  t.equal(await cache.get('unknown', async () => 'now known'), 'now known', 'so the next call loads again')
+  t.equal(await cache.get('known', async () => 'reloaded'), 'caller', 'the kept value is still held')
 })

@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import t, { type Test } from 'tap'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import gatewayApp from '../../../services/gateway/app.js'
+import { createKeyCache } from '../../../services/gateway/auth.js'
+import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
@@ -56,6 +58,26 @@ t.test('a malformed key is refused without Postgres; a well-shaped one needs it'
   assertRefusal(t, await quote(gateway, `Bearer ${WELL_SHAPED_UNKNOWN}`, from), 503, 'Service temporarily unavailable, retry shortly')
 })
 
+t.test('past the limit, a key the gateway does not hold is a 429 without a Postgres query', async (t) => {
+  // Postgres out of reach: a request that queried it would answer 503.
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', QUEUE_PREFIX: `{auth-${process.pid}}` })
+  const from = { ip: '10.9.0.1' }
+  for (const value of [MALFORMED[0], MALFORMED[1], MALFORMED[2]]) await quote(gateway, `Bearer ${value}`, from)
+  for (let i = 0; i < 3; i++) assertRefusal(t, await quote(gateway, `Bearer ck_live_${String(i).repeat(32)}`, from), 429, /^Too many requests, retry in \d+ seconds$/)
+  assertRefusal(t, await quote(gateway, `Bearer ${WELL_SHAPED_UNKNOWN}`, { ip: '10.9.0.2' }), 503, 'Service temporarily unavailable, retry shortly')
+})
+
+t.test('unknown keys are held apart from valid ones: a flood of them never evicts a valid key', async (t) => {
+  const { db } = await startStack(t, { worker: false })
+  const account = await seedAccount(db.sql)
+  const keys = createKeyCache(db.sql, 60_000, { valid: 3, unknown: 3 })
+  const validHash = hashApiKey(account.apiKey)
+  t.match(await keys.find(validHash), { businessId: account.businessId })
+  for (let i = 0; i < 10; i++) t.equal(await keys.find(hashApiKey(`ck_live_${String(i).repeat(32)}`)), null)
+  t.match(keys.held(validHash), { businessId: account.businessId }, 'the valid key is still held after ten unknown ones')
+  t.equal(keys.held(hashApiKey(`ck_live_${'9'.repeat(32)}`)), null, 'the latest unknown key is remembered as unknown')
+})
+
 t.test('401s per client address are limited, and only they', async (t) => {
   const { db, pricing } = await startStack(t, { worker: false })
   const account = await seedAccount(db.sql)
@@ -65,6 +87,7 @@ t.test('401s per client address are limited, and only they', async (t) => {
 
   t.test('past the limit a would-be 401 is a 429; a valid key from that address still works', async (t) => {
     const from = { ip: '10.2.0.1' }
+    t.equal((await quote(limited, bearer(account.apiKey).authorization, from)).statusCode, 200, 'the valid key is used before the refusals')
     for (const value of [MALFORMED[0], WELL_SHAPED_UNKNOWN, MALFORMED[1]]) assertRefusal(t, await quote(limited, `Bearer ${value}`, from), 401, 'Invalid API key')
     for (const value of [MALFORMED[2], WELL_SHAPED_UNKNOWN]) {
       const refused = await quote(limited, `Bearer ${value}`, from)
