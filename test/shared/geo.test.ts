@@ -7,6 +7,7 @@ import { createGeocoder, type Geocoder } from '../../shared/geo/geocoder.js'
 import { findState, locateInGazetteer } from '../../shared/geo/gazetteer.js'
 import { resolveEnds } from '../../shared/geo/locate.js'
 import { DISTRICTS, STATES } from '../../shared/geo/places.js'
+import { MAX_RING_VERTICES, ringProblem } from '../../shared/geo/ring.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { Point } from '../../shared/courier.js'
 import { useTestDb } from '../helpers/db.js'
@@ -98,4 +99,15 @@ t.test('geocode_cache rows expire: an expired row is never read, and a later sto
   t.same(await places.find('new|'), { lat: 6.2, lng: 3.2 })
   const rows = await sql<{ query: string }[]>`select query from geocode_cache order by query`
   t.same(rows.map((row) => row.query), ['new|'], 'the store removed the expired row')
+})
+
+t.test('a ring is capped at MAX_RING_VERTICES vertices, the closing point not counted', async (t) => {
+  const circle = (vertices: number): [number, number][] => {
+    const ring = Array.from({ length: vertices }, (_, i): [number, number] => [3.42 + 0.03 * Math.cos((2 * Math.PI * i) / vertices), 6.44 + 0.03 * Math.sin((2 * Math.PI * i) / vertices)])
+    return [...ring, ring[0]]
+  }
+  t.equal(MAX_RING_VERTICES, 500)
+  t.equal(ringProblem(circle(500)), null, 'at the cap: a simple ring')
+  t.equal(ringProblem(circle(501)), 'ring must have at most 500 vertices (this one has 501)')
+  t.equal(ringProblem(circle(10_000)), 'ring must have at most 500 vertices (this one has 10000)', 'refused before the edge-by-edge check')
 })

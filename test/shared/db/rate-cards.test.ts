@@ -12,6 +12,11 @@ import { useTestDb } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
 
 const rect = (w: number, s: number, e: number, n: number) => [[w, s], [e, s], [e, n], [w, n], [w, s]]
+// A simple closed ring of `vertices` points around Lagos Island.
+const circle = (vertices: number) => {
+  const ring = Array.from({ length: vertices }, (_, i) => [3.42 + 0.03 * Math.cos((2 * Math.PI * i) / vertices), 6.44 + 0.03 * Math.sin((2 * Math.PI * i) / vertices)])
+  return [...ring, ring[0]]
+}
 
 t.test('rate cards: import, version, load, reject', async (t) => {
   const { sql } = await useTestDb(t)
@@ -72,6 +77,7 @@ t.test('rate cards: import, version, load, reject', async (t) => {
       ['unclosed ring', (file) => { file.zones[0].polygon.pop() }, /zones\[0\]\.polygon \(Island\): ring is not closed/],
       ['fewer than 4 positions', (file) => { file.zones[0].polygon = [[3.37, 6.41], [3.45, 6.41], [3.37, 6.41]] }, /ring needs at least 4 positions/],
       ['self-intersecting ring', (file) => { file.zones[0].polygon = [[3.37, 6.41], [3.45, 6.47], [3.45, 6.41], [3.37, 6.47], [3.37, 6.41]] }, /ring intersects itself/],
+      ['a ring past the vertex cap', (file) => { file.zones[0].polygon = circle(10_000) }, /^zones\[0\]\.polygon \(Island\): ring must have at most 500 vertices \(this one has 10000\)$/],
       ['price with 3 decimals', (file) => { file.options[0].prices[0].price = 1500.125 }, /1500\.125 has more than 2 decimals/],
       ['negative price', (file) => { file.options[0].prices[0].price = -1 }, /options\[0\]\.prices\[0\]\.price: must not be negative/],
       ['duplicate pair in one option', (file) => { file.options[0].prices[1] = { ...file.options[0].prices[0] } }, /a price from Island to Island is listed twice/],
