@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { LRUCache } from 'lru-cache'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
-import { LRUCache } from 'lru-cache'
 import { LoadCache } from '../../shared/cache.js'
 import type { AuthFailureLimit } from './auth-failures.js'
 
