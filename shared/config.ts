@@ -91,6 +91,31 @@ const quoteSigning = { QUOTE_SIGNING_KEY: quoteSigningKey }
 /** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
 const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
 
+/** One key of a key ring: its id and 32 bytes. */
+export interface SecretKey {
+  id: string
+  key: Buffer
+}
+
+/**
+ * `id:base64key,…`, each key 32 bytes: the first encrypts webhook secrets, every one decrypts
+ * (shared/webhooks/secret-box.ts). `npm start` keeps a development key under `.dev-secrets/`.
+ */
+const secretKeyRing = z
+  .string({ error: 'is required: id:base64key with a 32-byte key (openssl rand -base64 32)' })
+  .transform((text, context): SecretKey[] => {
+    const keys = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
+      const colon = entry.indexOf(':')
+      return { id: entry.slice(0, colon), key: Buffer.from(entry.slice(colon + 1), 'base64') }
+    })
+    if (keys.length === 0 || keys.some((entry) => !/^[A-Za-z0-9_-]{1,64}$/.test(entry.id) || entry.key.length !== 32)) {
+      context.addIssue({ code: 'custom', message: 'must be id:base64key[,id:base64key…], each id 1-64 letters, digits, _ or -, each key 32 bytes in base64' })
+      return z.NEVER
+    }
+    return keys
+  })
+const webhookSecrets = { WEBHOOK_SECRET_KEYS: secretKeyRing }
+
 /** How strict webhook URLs are: both relaxed under `npm start` (the launcher sets them), strict by default. */
 const webhookUrls = {
   WEBHOOK_ALLOW_HTTP: z.stringbool().default(false),
@@ -132,6 +157,7 @@ export const gatewayEnv = commonEnv.extend({
   // The address integrators call, as the OpenAPI document's server URL; http://localhost:GATEWAY_PORT when unset.
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
   ...webhookUrls,
+  ...webhookSecrets,
 })
 
 export const workerEnv = commonEnv.extend({
@@ -156,6 +182,7 @@ export const workerEnv = commonEnv.extend({
 export const webhookSenderEnv = commonEnv.extend({
   ...serving,
   ...webhookUrls,
+  ...webhookSecrets,
   WEBHOOK_SENDER_PORT: port(3003),
   WEBHOOK_SENDER_OPS_PORT: port(9467),
   WEBHOOK_CONCURRENCY: positiveInt(32),
@@ -174,6 +201,7 @@ export const webhookSenderEnv = commonEnv.extend({
 export const consoleEnv = commonEnv.extend({
   ...serving,
   ...webhookUrls,
+  ...webhookSecrets,
   CONSOLE_PORT: port(3004),
   CONSOLE_OPS_PORT: port(9468),
   // Signs the session cookie; `npm start` makes one per run.
@@ -197,7 +225,11 @@ export const launcherEnv = commonEnv.extend({
   CONSOLE_PORT: port(3004),
   INTERNAL_TOKEN: internalToken.optional(),
   QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
+  WEBHOOK_SECRET_KEYS: z.string().optional(),
 })
+
+/** `webhooks:reencrypt`: the key ring, to seal every stored webhook secret under its first key. */
+export const webhookKeysEnv = commonEnv.extend(webhookSecrets)
 
 export type CommonConfig = z.infer<typeof commonEnv>
 export type PricingConfig = z.infer<typeof pricingEnv>

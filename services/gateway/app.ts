@@ -23,6 +23,7 @@ import sandboxRoutes from './routes/sandbox.js'
 import walletRoutes from './routes/wallet.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
+import { createSecretBox } from '../../shared/webhooks/secret-box.js'
 
 /** One year, subdomains included: what the Ingress sends too (deploy/k8s/gateway.yaml). */
 export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
@@ -90,7 +91,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await v2.register(sandboxRoutes, { sql })
     await v2.register(walletRoutes, { sql })
     await v2.register(eventRoutes, { sql, webhooks: webhooks.queue })
-    await v2.register(webhookEndpointRoutes, { sql, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE } })
+    await v2.register(webhookEndpointRoutes, { sql, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS) })
   }, { prefix: '/v2' })
 }
 

@@ -8,6 +8,7 @@ import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
 import { localWebhookEnv } from './local-webhooks.js'
+import { devWebhookSecretKeys } from './dev-secrets.js'
 import { nodeArgsOf } from './scripts.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
@@ -60,7 +61,7 @@ const shared = {
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
 const internal = { ...shared, HOST: '127.0.0.1' }
-const localWebhooks = localWebhookEnv(config.NODE_ENV, process.env)
+const localWebhooks = { ...localWebhookEnv(config.NODE_ENV, process.env), WEBHOOK_SECRET_KEYS: config.WEBHOOK_SECRET_KEYS ?? devWebhookSecretKeys() }
 const health = (port: number) => `http://127.0.0.1:${port}/healthz`
 const SERVICES: ServiceSpec[] = [
   { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal, healthUrl: health(config.PRICING_PORT) },

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 
 // package.json sits at the project root, above both services/ (ts) and dist/services/ (js).
 const here = fileURLToPath(import.meta.url)
-const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+export const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
 
 /**
  * The node arguments of a service's npm script (`start:gateway` is `node <args>`). The launcher

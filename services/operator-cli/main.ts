@@ -23,6 +23,7 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
   'user:create': async () => (await import('./commands/user-create.js')).userCreate,
   'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
+  'webhooks:reencrypt': async () => (await import('./commands/webhooks-reencrypt.js')).webhooksReencrypt,
 }
 
 async function chooseCommand(name: string | undefined): Promise<OperatorCommand<unknown>> {

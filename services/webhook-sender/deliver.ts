@@ -8,12 +8,15 @@ import { instruments } from '../../shared/telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../../shared/telemetry/tracing.js'
 import { MAX_ATTEMPTS, retryDelayMs } from '../../shared/webhooks/queue.js'
 import { signedHeaders } from '../../shared/webhooks/signing.js'
+import { openSecrets } from '../../shared/webhooks/endpoints.js'
+import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
 
 export interface DeliverDeps {
   sql: Sql
   dispatcher: Dispatcher
   rules: UrlRules
+  secrets: SecretBox
   timeoutMs: number
   retryScale: number
 }
@@ -94,7 +97,7 @@ async function post(deps: DeliverDeps, endpoint: WebhookEndpoint, eventId: strin
     const response = await request(verdict.url, {
       method: 'POST',
       body,
-      headers: signedHeaders(endpoint, eventId, body, new Date()),
+      headers: signedHeaders(openSecrets(endpoint, deps.secrets), eventId, body, new Date()),
       dispatcher: deps.dispatcher,
       headersTimeout: deps.timeoutMs,
       bodyTimeout: deps.timeoutMs,

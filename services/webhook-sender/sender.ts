@@ -11,6 +11,7 @@ import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
 import { guardedLookup } from '../../shared/webhooks/url-rules.js'
+import { createSecretBox } from '../../shared/webhooks/secret-box.js'
 import { deliver, type AttemptOutcome } from './deliver.js'
 import { relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
@@ -32,7 +33,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   const rules = { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }
   // Private addresses are refused again when the socket connects, whatever DNS said before.
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(rules), timeout: config.WEBHOOK_TIMEOUT_MS }, connections: 64, keepAliveTimeout: 10_000 })
-  const deps = { sql, dispatcher, rules, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
+  const deps = { sql, dispatcher, rules, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS), timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
 
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => app.log.debug({ err: err.message }, 'webhook queue error'))

@@ -67,6 +67,21 @@ export async function rotateEndpointSecret(db: Db, id: string, scope: OrderScope
   return row ?? null
 }
 
+export type StoredSecrets = Pick<WebhookEndpoint, 'id' | 'secret' | 'previousSecret'>
+
+export async function listEndpointSecrets(db: Db): Promise<StoredSecrets[]> {
+  return db<StoredSecrets[]>`select id, secret, previous_secret from webhook_endpoints order by id`
+}
+
+/** Replaces an endpoint's stored secrets while they are still `was` (a rotation meanwhile wins); false otherwise. */
+export async function replaceEndpointSecrets(db: Db, was: StoredSecrets, next: Pick<StoredSecrets, 'secret' | 'previousSecret'>): Promise<boolean> {
+  const rows = await db`
+    update webhook_endpoints set secret = ${next.secret}, previous_secret = ${next.previousSecret}
+    where id = ${was.id} and secret = ${was.secret} and previous_secret is not distinct from ${was.previousSecret}
+    returning id`
+  return rows.length > 0
+}
+
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
 
 /** One delivery of one event to one endpoint: the relay's, or a redelivery asked for. */

@@ -42,6 +42,11 @@ export const createdEndpointSchema = endpointSchema.extend({
 
 export const endpointListSchema = z.object({ data: z.array(endpointSchema) })
 
+/** Body of `POST …/rotate-secret`; the body itself may be left out. */
+export const rotateSecretRequestSchema = z.object({
+  expire_previous_now: z.boolean({ error: 'expire_previous_now must be a boolean' }).optional().describe('true: the old secret stops signing at once (it leaked); false or left out: it signs alongside the new one for 24 hours'),
+}, { error: 'body must be a JSON object' })
+
 export const rotatedSecretSchema = z.object({
   id: z.string(),
   secret: z.string().describe('The new whsec_… secret, shown only here'),

@@ -163,6 +163,7 @@ async function main() {
     // As the launcher does: one token per run, shared by the gateway and pricing.
     INTERNAL_TOKEN: randomBytes(32).toString('base64url'),
     QUOTE_SIGNING_KEY: randomBytes(32).toString('base64url'),
+    WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
     // As the launcher does for the gateway and the sender: the receiver is http on 127.0.0.1.
     WEBHOOK_ALLOW_HTTP: 'true',
     WEBHOOK_ALLOW_PRIVATE: 'true',

@@ -10,7 +10,7 @@ import { migrationsDir } from '../../shared/db/migrate.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
 import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
-import { TEST_INTERNAL_TOKEN, TEST_QUOTE_SIGNING_KEY } from '../helpers/db.js'
+import { TEST_SECRETS } from '../helpers/db.js'
 import { projectRoot } from '../helpers/processes.js'
 
 /*
@@ -39,11 +39,11 @@ interface Role {
 }
 
 const defaults = {
-  gateway: loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }),
-  pricing: loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY }),
-  worker: loadConfig(workerEnv, { QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY }),
-  webhookSender: loadConfig(webhookSenderEnv, {}),
-  console: loadConfig(consoleEnv, { CONSOLE_SESSION_SECRET: 'x'.repeat(32) }),
+  gateway: loadConfig(gatewayEnv, { ...TEST_SECRETS }),
+  pricing: loadConfig(pricingEnv, { ...TEST_SECRETS }),
+  worker: loadConfig(workerEnv, TEST_SECRETS),
+  webhookSender: loadConfig(webhookSenderEnv, TEST_SECRETS),
+  console: loadConfig(consoleEnv, { ...TEST_SECRETS, CONSOLE_SESSION_SECRET: 'x'.repeat(32) }),
   common: loadConfig(commonEnv, {}),
 }
 

@@ -7,6 +7,10 @@ import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
 /** The internal token of every test file's services: the gateway and pricing must share one. */
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789'
 export const TEST_QUOTE_SIGNING_KEY = 'test-quote-signing-key-0123456789abcdef'
+/** Two keys: `test-new` seals, `test-old` still opens what it sealed (a rotation in progress). */
+export const TEST_WEBHOOK_SECRET_KEYS = `test-new:${Buffer.alloc(32, 7).toString('base64')},test-old:${Buffer.alloc(32, 3).toString('base64')}`
+/** Every secret a service's config requires, for tests that build a config of their own. */
+export const TEST_SECRETS = { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY, WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS }
 
 export interface TestDb {
   config: CommonConfig
@@ -33,6 +37,7 @@ export async function useTestDb(t: Test): Promise<TestDb> {
     NODE_ENV: 'test',
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
     QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY,
+    WEBHOOK_SECRET_KEYS: TEST_WEBHOOK_SECRET_KEYS,
   }
   const config = loadConfig(commonEnv, env)
   await migrate(config)

@@ -8,6 +8,7 @@ import { deleteEndpoint, findEndpointById, listAttempts, listEndpoints, type Web
 import { isEventId, isUuid, isWebhookEndpointId } from '../../../shared/ids.js'
 import { toMinor } from '../../../shared/money.js'
 import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
+import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import { redeliverEvent } from '../../../shared/webhooks/producer.js'
 import { actorOf, businessIdOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
@@ -61,6 +62,7 @@ ${select({ name: 'mode', label: 'Mode', options: [['live', 'Live'], ['test', 'Te
   })
 
   const rules = { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }
+  const secrets = createSecretBox(config.WEBHOOK_SECRET_KEYS)
 
   async function endpointsPage(request: FastifyRequest, reply: FastifyReply, livemode: boolean, status: number, extra: { created?: WebhookEndpoint; error?: string; url?: string }) {
     const frame = frameOf(request, reply, livemode)
@@ -79,7 +81,7 @@ ${endpoints.map((endpoint) => html`<tr><td><a href="/console/webhooks/${endpoint
     const livemode = input.mode === 'live'
     const creation = await createEndpoint(sql, { businessId: businessIdOf(request), livemode }, {
       url: input.url, description: input.description || undefined, event_types: input.event_types.length > 0 ? input.event_types : undefined,
-    }, rules)
+    }, rules, secrets)
     if (creation.kind !== 'created') return endpointsPage(request, reply, livemode, 400, { error: creation.message, url: input.url })
     return endpointsPage(request, reply, livemode, 201, { created: creation.endpoint })
   })
@@ -102,7 +104,7 @@ ${attempts.map((attempt) => html`<tr><td>${attempt.eventId}</td><td>${attempt.ev
   app.post<{ Params: { id: string } }>('/console/webhooks/:id/rotate', async (request, reply) => {
     readForm(csrfOnly, request.body)
     const endpoint = await ownEndpoint(request.params.id, businessIdOf(request))
-    const rotated = endpoint ? await rotateSecret(sql, { businessId: endpoint.businessId, livemode: endpoint.livemode }, endpoint.id, new Date()) : null
+    const rotated = endpoint ? await rotateSecret(sql, { businessId: endpoint.businessId, livemode: endpoint.livemode }, endpoint.id, new Date(), secrets) : null
     if (!rotated) return reply.callNotFound()
     return sendPage(reply, 200, frameOf(request, reply, rotated.livemode), { title: 'Webhook endpoint', path: '/console/webhooks', body: html`${secretShown(rotated)}<p>The old secret keeps signing alongside it for 24 hours.</p><p><a href="/console/webhooks/${rotated.id}">Back to the endpoint</a></p>` })
   })

@@ -5,7 +5,7 @@ import { cancelRequestSchema, eventListSchema, eventSchema, orderListSchema, ord
 import { placementPendingSchema, placementResultSchema } from '../../../shared/schemas/placement.js'
 import { quoteRequestSchema, quoteResponseSchema } from '../../../shared/schemas/quote.js'
 import { placementRequestSchema, shipmentSchema } from '../../../shared/schemas/shipment.js'
-import { createdEndpointSchema, deliveryLogSchema, endpointListSchema, endpointRequestSchema, endpointSchema, redeliverySchema, rotatedSecretSchema } from '../../../shared/schemas/webhook.js'
+import { createdEndpointSchema, deliveryLogSchema, endpointListSchema, endpointRequestSchema, endpointSchema, redeliverySchema, rotatedSecretSchema, rotateSecretRequestSchema } from '../../../shared/schemas/webhook.js'
 
 /*
  * The document's named schemas, converted by zod from the very schemas that validate requests
@@ -21,6 +21,7 @@ const requests = {
   CancelRequest: cancelRequestSchema,
   SandboxAdvanceRequest: sandboxAdvanceSchema,
   WebhookEndpointRequest: endpointRequestSchema,
+  RotateSecretRequest: rotateSecretRequestSchema,
 } satisfies Record<string, z.ZodType>
 
 const answers = {

@@ -176,7 +176,8 @@ export const operations = {
     post: {
       operationId: 'rotateWebhookSecret', tags: ['Webhooks'], ...access('webhooks', 'A new secret; the old one keeps signing alongside it for 24 hours, so the receiver can switch without losing a delivery.'), parameters: [ENDPOINT_ID],
       summary: 'Rotate an endpoint\'s secret',
-      responses: { 200: answer('The new secret', 'RotatedSecret', example.rotatedSecret), ...refusalsOf(401, 403, 404) },
+      requestBody: body('RotateSecretRequest', 'Whether the old secret stops at once (optional)', { expire_previous_now: true }, false),
+      responses: { 200: answer('The new secret', 'RotatedSecret', example.rotatedSecret), ...refusalsOf(400, 401, 403, 404, 413, 415) },
     },
   },
   '/business/webhook-endpoints/{id}/deliveries': {

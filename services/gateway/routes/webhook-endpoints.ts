@@ -5,8 +5,9 @@ import { deleteEndpoint, findEndpoint, listAttempts, listEndpoints } from '../..
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isWebhookEndpointId } from '../../../shared/ids.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
-import { endpointRequestSchema } from '../../../shared/schemas/webhook.js'
+import { endpointRequestSchema, rotateSecretRequestSchema } from '../../../shared/schemas/webhook.js'
 import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints.js'
+import type { SecretBox } from '../../../shared/webhooks/secret-box.js'
 import { toAttemptResource, toEndpointResource } from '../../../shared/webhooks/resource.js'
 import type { UrlRules } from '../../../shared/webhooks/url-rules.js'
 import { decodeCursor, keysetPage, limitParam, readQuery } from '../query.js'
@@ -14,6 +15,7 @@ import { decodeCursor, keysetPage, limitParam, readQuery } from '../query.js'
 interface WebhookEndpointRouteOptions {
   sql: Sql
   rules: UrlRules
+  secrets: SecretBox
 }
 
 const attemptCursor = z.object({ id: z.number().int().positive() }).strict()
@@ -23,12 +25,12 @@ function endpointNotFound(id: string): ApiError {
 }
 
 /** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write`. */
-export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, rules }: WebhookEndpointRouteOptions) {
+export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, rules, secrets }: WebhookEndpointRouteOptions) {
   const config = { access: 'webhooks' } as const
 
   app.post('/business/webhook-endpoints', { config }, async (request, reply) => {
     const body = parseBody(endpointRequestSchema, request.body)
-    const created = await createEndpoint(sql, request.caller, body, rules)
+    const created = await createEndpoint(sql, request.caller, body, rules, secrets)
     switch (created.kind) {
       case 'url_refused':
         throw new ApiError(400, created.message)
@@ -53,7 +55,8 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
 
   app.post<{ Params: { id: string } }>('/business/webhook-endpoints/:id/rotate-secret', { config }, async (request) => {
     const { id } = request.params
-    const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, request.caller, id, new Date()) : null
+    const body = request.body === undefined ? {} : parseBody(rotateSecretRequestSchema, request.body)
+    const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, request.caller, id, new Date(), secrets, body.expire_previous_now) : null
     if (!rotated) throw endpointNotFound(id)
     return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt?.toISOString() ?? null }
   })

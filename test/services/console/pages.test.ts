@@ -1,3 +1,5 @@
+import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
+import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import { createServer } from 'node:http'
 import t from 'tap'
 import { Redis } from 'ioredis'
@@ -66,7 +68,8 @@ t.test('webhook endpoints: create (secret shown once), the log, rotate, delete; 
   const secret = /id="webhook-secret">(whsec_[^<]+)</.exec(created.body)?.[1]
   t.ok(secret, 'the secret is on the page that made it')
   const [row] = await sql<{ id: string; secret: string; eventTypes: string[]; livemode: boolean }[]>`select id, secret, event_types, livemode from webhook_endpoints where business_id = ${ada.businessId}`
-  t.same([row.secret, row.eventTypes, row.livemode], [secret, ['order.created', 'order.delivered'], false])
+  t.same([createSecretBox(loadConfig(webhookKeysEnv, db.env).WEBHOOK_SECRET_KEYS).open(row.secret), row.eventTypes, row.livemode], [secret, ['order.created', 'order.delivered'], false])
+  t.notOk(row.secret.includes('whsec_'), 'stored sealed, not in clear')
   const list = await client.get('/console/webhooks?mode=test')
   t.match(list.body, hook)
   t.notMatch(list.body, secret ?? 'whsec_', 'and never again')

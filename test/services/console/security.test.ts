@@ -1,3 +1,5 @@
+import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
+import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import t from 'tap'
 import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -112,7 +114,7 @@ t.test('a business user sees only its own business: 404 for another one, 403 for
   await client.logIn(adaUser)
   const [bolaKey] = await db.sql<{ id: string }[]>`select id from api_keys where business_id = ${bola.businessId}`
   const bolaOrder = await seedOrder(db.sql, bola.businessId)
-  const bolaEndpoint = await createEndpoint(db.sql, { businessId: bola.businessId, livemode: true }, { url: 'http://127.0.0.1:9/hook' }, { allowHttp: true, allowPrivate: true })
+  const bolaEndpoint = await createEndpoint(db.sql, { businessId: bola.businessId, livemode: true }, { url: 'http://127.0.0.1:9/hook' }, { allowHttp: true, allowPrivate: true }, createSecretBox(loadConfig(webhookKeysEnv, db.env).WEBHOOK_SECRET_KEYS))
   t.equal(bolaEndpoint.kind, 'created')
   const endpointId = bolaEndpoint.kind === 'created' ? bolaEndpoint.endpoint.id : ''
   t.equal((await client.get(`/console/orders/${bolaOrder}`)).statusCode, 404, "another business's order is not found")

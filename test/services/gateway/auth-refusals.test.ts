@@ -9,7 +9,7 @@ import { seedAccount } from '../../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
-import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
+import { TEST_SECRETS } from '../../helpers/db.js'
 import { checkResponsesAgainstDocument } from '../../helpers/openapi-responses.js'
 
 /*
@@ -27,7 +27,7 @@ const MALFORMED = ['ck_live_short', 'ck_prod_00000000000000000000000000000000', 
  * is connected: before that the limit fails open, as it does when Redis is down.
  */
 async function gatewayWith(t: Test, env: Record<string, string>): Promise<FastifyInstance> {
-  const config = loadConfig(gatewayEnv, { RATE_LIMIT_MAX: '0', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env })
+  const config = loadConfig(gatewayEnv, { RATE_LIMIT_MAX: '0', ...TEST_SECRETS, ...env })
   const gateway = Fastify({ ...gatewayServerOptions(config), logger: false })
   checkResponsesAgainstDocument(gateway)
   await gateway.register(gatewayApp, { config })
@@ -138,12 +138,12 @@ t.test('with Redis out of reach the limit fails open', async (t) => {
 })
 
 t.test('TRUST_PROXY takes what fastify takes', async (t) => {
-  const trust = (value?: string) => loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...(value === undefined ? {} : { TRUST_PROXY: value }) }).TRUST_PROXY
+  const trust = (value?: string) => loadConfig(gatewayEnv, { ...TEST_SECRETS, ...(value === undefined ? {} : { TRUST_PROXY: value }) }).TRUST_PROXY
   t.equal(trust(), false, 'off by default')
   t.equal(trust('true'), true)
   t.equal(trust('false'), false)
   t.equal(trust('2'), 2, 'a number of hops')
   t.same(trust('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'], 'a comma list of addresses')
-  const hops = gatewayServerOptions(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, TRUST_PROXY: '1' })).trustProxy
+  const hops = gatewayServerOptions(loadConfig(gatewayEnv, { ...TEST_SECRETS, TRUST_PROXY: '1' })).trustProxy
   t.ok(typeof hops === 'function' && hops('10.0.0.1', 0) && !hops('10.0.0.2', 1), 'one hop trusts the socket peer only')
 })

@@ -5,7 +5,7 @@ import path from 'node:path'
 import t from 'tap'
 import { localWebhookEnv } from '../../../services/launcher/local-webhooks.js'
 import { consoleEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv } from '../../../shared/config.js'
-import { TEST_INTERNAL_TOKEN, TEST_QUOTE_SIGNING_KEY } from '../../helpers/db.js'
+import { TEST_SECRETS } from '../../helpers/db.js'
 import { childEnv, projectRoot } from '../../helpers/processes.js'
 
 t.test('a bad environment value stops start-up with a message naming it', async (t) => {
@@ -13,7 +13,7 @@ t.test('a bad environment value stops start-up with a message naming it', async 
     new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'services', service, 'main.js')], {
         cwd: projectRoot,
-        env: childEnv({ LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env }),
+        env: childEnv({ LOG_LEVEL: 'silent', GATEWAY_PORT: '0', PRICING_PORT: '0', HOST: '127.0.0.1', ...TEST_SECRETS, ...env }),
       })
       let stderr = ''
       child.stderr.on('data', (chunk) => (stderr += chunk))
@@ -43,7 +43,7 @@ t.test('a bad environment value stops start-up with a message naming it', async 
 
 t.test('production refuses placeholder, short and well-known secrets, and the webhook relaxations', async (t) => {
   const strong = randomBytes(32).toString('base64url')
-  const production = (env: Record<string, string>) => ({ NODE_ENV: 'production', INTERNAL_TOKEN: strong, CONSOLE_SESSION_SECRET: strong, ...env })
+  const production = (env: Record<string, string>) => ({ NODE_ENV: 'production', INTERNAL_TOKEN: strong, CONSOLE_SESSION_SECRET: strong, WEBHOOK_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}`, ...env })
   t.doesNotThrow(() => loadConfig(gatewayEnv, production({})), 'a random 32-byte token passes')
   t.doesNotThrow(() => loadConfig(consoleEnv, production({})), 'and a random session secret')
   const weak: [string, string][] = [
@@ -60,7 +60,7 @@ t.test('production refuses placeholder, short and well-known secrets, and the we
   for (const [value, why] of weak) {
     t.throws(() => loadConfig(gatewayEnv, production({ INTERNAL_TOKEN: value })), new RegExp(`INTERNAL_TOKEN: .*${why}`), `INTERNAL_TOKEN ${value} is refused (${why})`)
     t.throws(() => loadConfig(consoleEnv, production({ CONSOLE_SESSION_SECRET: value })), /CONSOLE_SESSION_SECRET: /, `CONSOLE_SESSION_SECRET ${value} is refused`)
-    t.doesNotThrow(() => loadConfig(gatewayEnv, { NODE_ENV: 'development', INTERNAL_TOKEN: value.padEnd(16, 'z') }), 'outside production the schema alone decides')
+    t.doesNotThrow(() => loadConfig(gatewayEnv, { ...TEST_SECRETS, NODE_ENV: 'development', INTERNAL_TOKEN: value.padEnd(16, 'z') }), 'outside production the schema alone decides')
   }
   // Every value of the committed example file: a copy deployed unchanged must not start.
   const example = readFileSync(path.join(projectRoot, 'deploy/k8s/secrets.env.example'), 'utf8')
@@ -79,7 +79,7 @@ t.test('production refuses placeholder, short and well-known secrets, and the we
     for (const schema of [gatewayEnv, consoleEnv, webhookSenderEnv]) {
       t.throws(() => loadConfig(schema, production({ [name]: 'true' })), new RegExp(`${name}: must be false when NODE_ENV=production`), `${name}=true is refused in production`)
     }
-    t.equal((loadConfig(webhookSenderEnv, { NODE_ENV: 'development', [name]: 'true' }) as Record<string, unknown>)[name], true, `and allowed in development`)
+    t.equal((loadConfig(webhookSenderEnv, { ...TEST_SECRETS, NODE_ENV: 'development', [name]: 'true' }) as Record<string, unknown>)[name], true, `and allowed in development`)
   }
 })
 
@@ -88,12 +88,13 @@ t.test('npm start relaxes webhook URLs on a laptop, never under NODE_ENV=product
   t.same(localWebhookEnv('development', { WEBHOOK_ALLOW_HTTP: 'false' }).WEBHOOK_ALLOW_HTTP, 'false', 'an explicit value wins')
   t.same(localWebhookEnv('production', {}), {}, 'production: the strict defaults hold')
   const strong = randomBytes(32).toString('base64url')
-  t.doesNotThrow(() => loadConfig(webhookSenderEnv, { NODE_ENV: 'production', ...localWebhookEnv('production', {}) }), 'so the sender starts under npm start in production')
-  t.doesNotThrow(() => loadConfig(gatewayEnv, { NODE_ENV: 'production', INTERNAL_TOKEN: strong, ...localWebhookEnv('production', {}) }), 'and the gateway')
+  const ring = `k1:${randomBytes(32).toString('base64')}`
+  t.doesNotThrow(() => loadConfig(webhookSenderEnv, { NODE_ENV: 'production', WEBHOOK_SECRET_KEYS: ring, ...localWebhookEnv('production', {}) }), 'so the sender starts under npm start in production')
+  t.doesNotThrow(() => loadConfig(gatewayEnv, { NODE_ENV: 'production', INTERNAL_TOKEN: strong, WEBHOOK_SECRET_KEYS: ring, ...localWebhookEnv('production', {}) }), 'and the gateway')
 })
 
 t.test('pricing listens on this machine only unless HOST says otherwise', async (t) => {
-  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY }).HOST, '127.0.0.1', 'pricing defaults to 127.0.0.1')
-  t.equal(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
-  t.equal(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).HOST, '0.0.0.0', 'the gateway, the public door, keeps 0.0.0.0')
+  t.equal(loadConfig(pricingEnv, { ...TEST_SECRETS }).HOST, '127.0.0.1', 'pricing defaults to 127.0.0.1')
+  t.equal(loadConfig(pricingEnv, { ...TEST_SECRETS, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
+  t.equal(loadConfig(gatewayEnv, { ...TEST_SECRETS }).HOST, '0.0.0.0', 'the gateway, the public door, keeps 0.0.0.0')
 })

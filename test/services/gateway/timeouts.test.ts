@@ -4,7 +4,7 @@ import t from 'tap'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { TEST_INTERNAL_TOKEN } from '../../helpers/db.js'
+import { TEST_SECRETS } from '../../helpers/db.js'
 import { QUOTE, CATALOG } from '../../helpers/gateway.js'
 import { startOwnRedis } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
@@ -39,9 +39,9 @@ t.test('pricing that accepts the connection and never answers: 503 within the pr
 })
 
 t.test('the server bounds how long a client may take to send its request', async (t) => {
-  const config = loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REQUEST_TIMEOUT_MS: '12345', PLACEMENT_TIMEOUT_MS: '3000' })
+  const config = loadConfig(gatewayEnv, { ...TEST_SECRETS, REQUEST_TIMEOUT_MS: '12345', PLACEMENT_TIMEOUT_MS: '3000' })
   t.equal(gatewayServerOptions(config).requestTimeout, 12345, 'fastify gets REQUEST_TIMEOUT_MS')
-  t.ok(loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).REQUEST_TIMEOUT_MS > loadConfig(gatewayEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN }).PLACEMENT_TIMEOUT_MS, 'by default above the placement wait, so a placement answers its own 503 first')
+  t.ok(loadConfig(gatewayEnv, { ...TEST_SECRETS }).REQUEST_TIMEOUT_MS > loadConfig(gatewayEnv, { ...TEST_SECRETS }).PLACEMENT_TIMEOUT_MS, 'by default above the placement wait, so a placement answers its own 503 first')
 })
 
 // A silent dependency whose own timeout is longer than the request's: the request's bound answers.

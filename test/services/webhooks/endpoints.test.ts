@@ -1,8 +1,16 @@
+import { Webhook } from 'standardwebhooks'
+import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
+import type { WebhookEndpoint } from '../../../shared/db/webhooks.js'
+import { createEndpoint, openSecrets } from '../../../shared/webhooks/endpoints.js'
+import { createSecretBox, SecretKeyMissingError } from '../../../shared/webhooks/secret-box.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { signedHeaders } from '../../../shared/webhooks/signing.js'
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { createApiKey } from '../../../shared/accounts/api-keys.js'
 import { ORDER_EVENT_TYPES } from '../../../shared/courier.js'
 import { seedAccount } from '../../helpers/accounts.js'
+import { useTestDb } from '../../helpers/db.js'
 import { walletsAgainstLedger } from '../../helpers/db.js'
 import { assertError, ISO_UTC, PLACE } from '../../helpers/gateway.js'
 import { shipment } from '../../helpers/shipments.js'
@@ -39,7 +47,10 @@ t.test('webhook endpoints through the gateway (URL rules relaxed, as under npm s
     t.strictSame(Object.keys(response.json()), ['data'], 'the list is { data }')
     return response.json().data
   }
-  const stored = async (id: string) => (await sql`select secret, previous_secret, previous_secret_expires_at from webhook_endpoints where id = ${id}`)[0]
+  const box = createSecretBox(loadConfig(webhookKeysEnv, db.env).WEBHOOK_SECRET_KEYS)
+  const raw = async (id: string) => (await sql`select secret, previous_secret, previous_secret_expires_at from webhook_endpoints where id = ${id}`)[0]
+  // The secrets as the sender signs with them: opened with the deployment's key ring.
+  const stored = async (id: string) => openSecrets((await raw(id)) as WebhookEndpoint, box)
   const notFound = (t: Test, response: LightMyRequestResponse, path: string, id: string) =>
     assertError(t, response, { status: 404, path, message: `Webhook endpoint ${id} was not found` })
 
@@ -65,7 +76,10 @@ t.test('webhook endpoints through the gateway (URL rules relaxed, as under npm s
     t.equal(Buffer.from(created.secret.slice('whsec_'.length), 'base64').length, 32, 'a 256-bit key')
     t.match(created.created_at, ISO_UTC)
     t.ok(Date.parse(created.created_at) >= before - 1000 && Date.parse(created.created_at) <= after + 1000, 'created_at is the creation')
-    t.equal((await stored(created.id)).secret, created.secret, 'the secret stored is the one shown')
+    t.equal((await stored(created.id)).secret, created.secret, 'the secret sealed is the one shown')
+    const sealed = (await raw(created.id)).secret
+    t.notOk(sealed.includes('whsec_') || sealed.includes(created.secret.slice('whsec_'.length)), 'the database holds it sealed, not in clear')
+    t.match(sealed, /^v1\.test-new\./, 'sealed under the first key of WEBHOOK_SECRET_KEYS')
 
     const all = await create(t, owner.apiKey, { url: 'http://127.0.0.1:9/all' })
     t.equal(all.event_types, null, 'event_types omitted: every type (null)')
@@ -186,13 +200,28 @@ t.test('webhook endpoints through the gateway (URL rules relaxed, as under npm s
     const row = await stored(endpoint.id)
     t.equal(row.secret, rotated.secret, 'the new secret signs')
     t.equal(row.previousSecret, endpoint.secret, 'the old one is kept alongside')
-    t.equal(row.previousSecretExpiresAt.toISOString(), rotated.previous_secret_expires_at, 'until the time answered')
+    t.equal(row.previousSecretExpiresAt?.toISOString(), rotated.previous_secret_expires_at, 'until the time answered')
 
     const twice = (await call(owner.apiKey, 'POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret`)).json()
     t.not(twice.secret, rotated.secret, 'a second rotation makes another secret')
     t.equal((await stored(endpoint.id)).previousSecret, rotated.secret, 'and the secret it replaces is the one kept')
     const listed = (await list(t, owner.apiKey)).find((item) => item.id === endpoint.id)
     t.notOk(listed && 'secret' in listed, 'the list still shows no secret after a rotation')
+    t.equal((await call(owner.apiKey, 'DELETE', `${ENDPOINTS}/${endpoint.id}`)).statusCode, 204)
+  })
+
+  t.test('rotate-secret with expire_previous_now: the old secret stops signing at once', async (t) => {
+    const endpoint = await create(t, owner.apiKey, { url: 'http://127.0.0.1:9/leaked' })
+    const before = Date.now()
+    const response = await call(owner.apiKey, 'POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret`, { expire_previous_now: true })
+    t.equal(response.statusCode, 200, response.body)
+    const rotated = response.json()
+    t.ok(Date.parse(rotated.previous_secret_expires_at) <= Date.now() && Date.parse(rotated.previous_secret_expires_at) >= before - 1000, `the old secret expired at the rotation (${rotated.previous_secret_expires_at})`)
+    const headers = signedHeaders(await stored(endpoint.id), 'evt_test', '{}', new Date())
+    t.equal(headers['webhook-signature'].split(' ').length, 1, 'the next delivery carries one signature')
+    t.doesNotThrow(() => new Webhook(rotated.secret).verify('{}', headers), 'made with the new secret')
+    t.throws(() => new Webhook(endpoint.secret).verify('{}', headers), 'not with the leaked one')
+    assertError(t, await call(owner.apiKey, 'POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret`, { expire_previous_now: 'yes' }), { status: 400, path: `${ENDPOINTS}/${endpoint.id}/rotate-secret`, message: 'expire_previous_now must be a boolean', errors: 'listed' })
     t.equal((await call(owner.apiKey, 'DELETE', `${ENDPOINTS}/${endpoint.id}`)).statusCode, 204)
   })
 
@@ -302,4 +331,34 @@ t.test('URL rules as in production (WEBHOOK_ALLOW_HTTP=false, WEBHOOK_ALLOW_PRIV
     t.equal(accepted.statusCode, 201, `${url}: ${accepted.body}`)
     t.equal(accepted.json().url, url, 'stored as given')
   }
+})
+
+t.test('the key ring rotates: webhooks:reencrypt seals every stored secret under the first key, so the old one can go', async (t) => {
+  const db = await useTestDb(t)
+  const account = await seedAccount(db.sql, { scopes: ['webhooks:write'] })
+  const [newKey, oldKey] = loadConfig(webhookKeysEnv, db.env).WEBHOOK_SECRET_KEYS
+  const scope = { businessId: account.businessId, livemode: true }
+  const rules = { allowHttp: true, allowPrivate: true }
+  const underOld = await createEndpoint(db.sql, scope, { url: 'http://127.0.0.1:9/old' }, rules, createSecretBox([oldKey!]))
+  const legacy = await createEndpoint(db.sql, scope, { url: 'http://127.0.0.1:9/legacy' }, rules, createSecretBox([oldKey!]))
+  t.equal(underOld.kind, 'created')
+  t.equal(legacy.kind, 'created')
+  if (underOld.kind !== 'created' || legacy.kind !== 'created') return
+  // A row written before secrets were encrypted: the secret in clear.
+  await db.sql`update webhook_endpoints set secret = ${legacy.endpoint.secret} where id = ${legacy.endpoint.id}`
+
+  const run = await runOperatorCli(db, ['webhooks:reencrypt'])
+  t.equal(run.code, 0, run.stderr)
+  t.same(run.json, { key_id: newKey!.id, resealed: 2, already_current: 0 })
+  const onlyNew = createSecretBox([newKey!])
+  for (const created of [underOld.endpoint, legacy.endpoint]) {
+    const [row] = await db.sql`select secret from webhook_endpoints where id = ${created.id}`
+    t.match(row!.secret, /^v1\.test-new\./, `${created.url}: sealed under the new key`)
+    t.equal(onlyNew.open(row!.secret), created.secret, `${created.url}: the same secret, opened without the old key`)
+  }
+  t.same((await runOperatorCli(db, ['webhooks:reencrypt'])).json, { key_id: newKey!.id, resealed: 0, already_current: 2 }, 'a second run has nothing to do')
+  t.throws(() => createSecretBox([newKey!]).open(createSecretBox([oldKey!]).seal('whsec_x')), SecretKeyMissingError, 'a value sealed under a dropped key cannot be opened')
+  const refused = await runOperatorCli(db, ['webhooks:reencrypt'], { WEBHOOK_SECRET_KEYS: 'k1:tooshort' })
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /WEBHOOK_SECRET_KEYS: must be id:base64key/)
 })

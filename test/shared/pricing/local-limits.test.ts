@@ -6,7 +6,7 @@ import { haversineDistance } from '../../../shared/pricing/distance.js'
 import { locateForPricing, priceLocated, type QuoteInput } from '../../../shared/pricing/pipeline.js'
 import { quoteWith, type QuoteTools } from '../../../shared/pricing/quoter.js'
 import { priceKey, type PlatformRates, type RateCard } from '../../../shared/courier.js'
-import { TEST_INTERNAL_TOKEN, TEST_QUOTE_SIGNING_KEY } from '../../helpers/db.js'
+import { TEST_SECRETS } from '../../helpers/db.js'
 
 const rect = (w: number, s: number, e: number, n: number): [number, number][] => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
@@ -107,9 +107,9 @@ t.test('locating and pricing are two steps: the card read later still decides', 
 })
 
 t.test('SERVICE_AREA_BBOX: Nigeria by default, validated at start', async (t) => {
-  t.same(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY }).SERVICE_AREA_BBOX, NIGERIA)
-  t.same(loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY, SERVICE_AREA_BBOX: '6, 3 ,7,4' }).SERVICE_AREA_BBOX, { minLat: 6, minLng: 3, maxLat: 7, maxLng: 4 })
+  t.same(loadConfig(pricingEnv, { ...TEST_SECRETS }).SERVICE_AREA_BBOX, NIGERIA)
+  t.same(loadConfig(pricingEnv, { ...TEST_SECRETS, SERVICE_AREA_BBOX: '6, 3 ,7,4' }).SERVICE_AREA_BBOX, { minLat: 6, minLng: 3, maxLat: 7, maxLng: 4 })
   for (const bad of ['4,2.5,14', '4,2.5,14,15,16', 'a,b,c,d', '4,,14,15', '14,2.5,4,15', '4,2.5,95,15']) {
-    t.throws(() => loadConfig(pricingEnv, { INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, QUOTE_SIGNING_KEY: TEST_QUOTE_SIGNING_KEY, SERVICE_AREA_BBOX: bad }), ConfigError, `${bad} is refused`)
+    t.throws(() => loadConfig(pricingEnv, { ...TEST_SECRETS, SERVICE_AREA_BBOX: bad }), ConfigError, `${bad} is refused`)
   }
 })
