@@ -62,6 +62,8 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
       request.log.warn({ err }, 'database unreachable')
       known = new ApiError(503, 'Pricing is temporarily unavailable')
     }
+    // REQUEST_TIMEOUT_MS passed while the handler still waited (a silent geocoder, say): a 503, as the gateway's own.
+    if (!known && err.code === 'FST_ERR_HANDLER_TIMEOUT') known = new ApiError(503, 'Pricing is temporarily unavailable')
     if (!known && err.statusCode && err.statusCode < 500) known = new ApiError(err.statusCode, err.message)
     if (!known) request.log.error({ err }, 'pricing failed')
     const answer = known ?? new ApiError(500, 'Internal server error')

@@ -5,6 +5,7 @@ import { gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from 
 import { loggerOptions } from '../../shared/http/observability.js'
 import gatewayApp from '../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../services/gateway/server-options.js'
+import { pricingServerOptions } from '../../services/pricing/server-options.js'
 import { startPlacementWorker } from '../../services/placement-worker/worker.js'
 import { startWebhookSender } from '../../services/webhook-sender/sender.js'
 import { useTestDb, type TestDb } from './db.js'
@@ -79,8 +80,9 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
  */
 export async function startPricing(env: Record<string, string>): Promise<{ app: FastifyInstance; url: string }> {
   const { default: pricingApp } = await import('../../services/pricing/app.js')
-  const app = Fastify({ logger: false })
-  await app.register(pricingApp, { config: loadConfig(pricingEnv, env) })
+  const config = loadConfig(pricingEnv, env)
+  const app = Fastify({ ...pricingServerOptions(config), logger: false })
+  await app.register(pricingApp, { config })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   return { app, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` }
