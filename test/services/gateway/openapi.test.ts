@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import t from 'tap'
 import { loadConfig, gatewayEnv } from '../../../shared/config.js'
 import { STRICT_TRANSPORT_SECURITY } from '../../../services/gateway/app.js'
+import { REFERENCE_MARK_SVG } from '../../../services/gateway/routes/openapi.js'
 import { responseProblems } from '../../helpers/openapi-responses.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -24,6 +27,29 @@ t.test('the document and its reference page are served without a key', async (t)
   const initializer = await gateway.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })
   t.equal(initializer.statusCode, 200, 'its assets come from the gateway itself, not a CDN')
   t.same((await gateway.inject({ method: 'GET', url: '/docs/json' })).json(), document, 'the page renders the served document')
+})
+
+t.test('the reference page carries the API name, no framework branding, no placeholder links, and opens on the walk-through', async (t) => {
+  const { gateway } = await startStack(t, { worker: false, env: { PUBLIC_BASE_URL: 'https://api.courier.example' } })
+  const document = (await gateway.inject({ method: 'GET', url: '/openapi.json' })).json()
+  const page = (await gateway.inject({ method: 'GET', url: '/docs/' })).body
+  t.match(page, /<title>Courier delivery ordering API: reference<\/title>/, 'the browser tab names the API')
+  t.notMatch(page, /Swagger UI/, 'not "Swagger UI"')
+  t.notMatch(page, /favicon-(16|32)x\d+\.png/, 'not the framework favicons')
+  t.match(page, /rel="icon" type="image\/svg\+xml" href="\.\/static\/theme\/mark\.svg"/, 'the API mark as the tab icon')
+  const mark = await gateway.inject({ method: 'GET', url: '/docs/static/theme/mark.svg' })
+  t.equal(mark.statusCode, 200)
+  t.equal(mark.body, REFERENCE_MARK_SVG)
+
+  const initializer = (await gateway.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })).body
+  t.match(initializer, /"layout":"BaseLayout"/, 'no top bar: the page opens on the document, title and walk-through first')
+  const frameworkLogo = readFileSync(createRequire(import.meta.url).resolve('@fastify/swagger-ui/static/logo.svg'))
+  t.notOk(initializer.includes(frameworkLogo.toString('base64').slice(0, 200)), 'the framework logo is not embedded')
+
+  t.notOk(document.info.contact.url ?? document.info.contact.email, 'no placeholder support or website link')
+  t.notOk(JSON.stringify(document.info).includes('support'), 'no "support" placeholder')
+  t.match(document.info.description, /^Quote a local delivery[\s\S]*## From a quote to a delivered order, in the sandbox\n\n[\s\S]*1\. `GET \/business\/rate-cards`/, 'the description is the walk-through')
+  t.same(document.servers.map((server: { url: string }) => server.url), ['https://api.courier.example/v2'], 'the server is the deployment')
 })
 
 t.test('without PUBLIC_BASE_URL the server is the local gateway; a bad one stops start-up', async (t) => {
