@@ -13,8 +13,8 @@ export function isUuid(value: string): boolean {
 }
 
 // CSPRNG bytes drawn 4 KB at a time, each byte handed out once: a placement of 100 shipments
-// needs 200 ids and a quote one, and one getrandom call per id was 7 % of the pricing
-// service's CPU under the quote load (npm run bench). Node's randomUUID keeps a pool the same way.
+// needs 200 ids and a quote one, and one getrandom call per id is a visible share of the
+// pricing service's CPU under load (docs/performance.md). Node's randomUUID keeps a pool the same way.
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length
 

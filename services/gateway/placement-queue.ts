@@ -70,7 +70,7 @@ export function createPlacementQueue(config: GatewayConfig, sql: Sql, log: Fasti
 
   // One XREAD brings many completions at once under load: the ones of the same turn of the
   // event loop are read with one query, not one each (a Postgres round trip is a socket write,
-  // the gateway's costliest step per placement in the bench's profiles).
+  // the gateway's costliest step per placement; docs/performance.md).
   let due: string[] = []
   events.on('completed', ({ jobId }) => {
     if (!waiters.has(jobId)) return

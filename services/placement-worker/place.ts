@@ -149,16 +149,16 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
 function newOrder(work: Work, batch: OrderBatch, position: number, input: QuoteInput, quote: Quote): Order {
   const sent = work.shipments[position]!
   // The spec's defaults, resolved once here: the pickup and the sender are the business's own.
-  // A live order keeps no sandbox scenario. Copied, then completed: V8 took 2.5 µs a shipment
-  // for `{ ...sent, <more fields> }`, against 0.2 µs this way (a micro-benchmark).
+  // A live order keeps no sandbox scenario. Copied, then completed: V8 builds
+  // `{ ...sent, <more fields> }` through a slow path, much dearer (docs/performance.md).
   const shipment: StoredShipment = Object.assign({}, sent)
   if (work.livemode) delete shipment.sandbox_scenario
   shipment.pickup_address = input.pickup_address
   shipment.pickup_state = input.pickup_state ?? null
   shipment.sender_name = sent.sender_name ?? work.business.name
   shipment.sender_phone = sent.sender_phone ?? work.business.phone
-  // Every field named, in one literal: V8 built `{ ...batch, <19 more fields> }` through a
-  // slow path, 14 µs an order against 0.06 µs (a micro-benchmark; 14 % of the worker's time).
+  // Every field named, in one literal: V8 builds `{ ...batch, <19 more fields> }` through a
+  // slow path, which would be a large share of the worker's time per order (docs/performance.md).
   return {
     id: newOrderId(),
     placementId: batch.placementId,

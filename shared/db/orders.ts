@@ -39,7 +39,7 @@ export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'assignedA
 /**
  * What the orders of one insert share: their placement, business and mode, currency, first
  * history entry and creation time (also their update time). Sent once per statement, not once
- * per row: a 100-order insert sent a third less and cost Postgres a fifth less (README "Performance").
+ * per row, which makes a 100-order insert smaller and cheaper for Postgres (docs/performance.md).
  */
 export type OrderBatch = Pick<NewOrder, 'placementId' | 'businessId' | 'livemode' | 'currency' | 'history' | 'createdAt'>
 

@@ -12,8 +12,7 @@ export function internalAuthorization(token: string): string {
  * anyone else a 401 before any body is read. A value of the right length is compared in
  * constant time, so the answer's timing says nothing about how much of a guess was right. Only
  * the length can be timed, and knowing it leaves a random token of 16 characters or more as hard
- * to guess. No hash and no promise: this runs on every quote (hashing both sides was 2.6 % of
- * pricing's CPU in a bench profile).
+ * to guess. No hash and no promise: this runs on every quote (docs/performance.md).
  */
 export function requireInternalToken(token: string) {
   const expected = Buffer.from(internalAuthorization(token))

@@ -32,8 +32,8 @@ function writesAt(logger: FastifyBaseLogger, level: string): boolean {
 /**
  * A request's logger that becomes pino's child (bound to the request id) only when a line is
  * written at an enabled level. Fastify makes one child per request, and pino runs the redaction
- * over its bindings: a few percent of a quote's CPU (npm run bench profiles), for a logger that
- * a request that goes well never writes to.
+ * over its bindings: a cost on every quote (docs/performance.md), for a logger that a request
+ * that goes well never writes to.
  */
 class RequestLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | null = null
@@ -61,7 +61,7 @@ class RequestLogger implements FastifyBaseLogger {
   }
 
   // The level methods are the class's own, not closures made per instance: one logger is made
-  // per request, and its six closures were 2.5 % of the bytes a quote allocates in the gateway.
+  // per request, and six closures each would be garbage on every quote.
   #write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', obj: unknown, msg: string | undefined, args: unknown[]): void {
     if (writesAt(this, level)) this.#logger()[level](obj, msg, ...args)
   }

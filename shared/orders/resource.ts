@@ -16,8 +16,8 @@ const SHIPMENT_FIELDS = Object.keys(shipmentSchema.shape).filter((field) => fiel
  * the `cancellation` block the caller computed for this moment.
  */
 export function toOrderResource(order: Order, terms: CancellationTerms): Record<string, unknown> {
-  // Built by assignment in the shown order, not by spreading objects into a literal: with the
-  // spreads it took 6.0 µs an order, 3.4 µs so (a micro-benchmark); a placement builds 100.
+  // Built by assignment in the shown order, not by spreading objects into a literal, which V8
+  // makes slower (docs/performance.md); a placement builds 100.
   const resource: Record<string, unknown> = {
     order_id: order.id,
     placement_id: order.placementId,

@@ -14,9 +14,9 @@ const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate()
 
 /**
  * Whether a tracer provider is registered (the SDK started, or a test registered one). Without
- * one every span is a no-op, so the apps skip the per-request hooks of `@fastify/otel`: under
- * the quote bench (test/bench) they were the largest cost of the gateway and pricing beyond the
- * bare stack, for spans nobody records.
+ * one every span is a no-op, so the apps skip the per-request hooks of `@fastify/otel`: they
+ * are the largest cost of the gateway and pricing beyond the bare stack (docs/performance.md),
+ * for spans nobody records.
  */
 export function tracingActive(): boolean {
   const provider = trace.getTracerProvider()

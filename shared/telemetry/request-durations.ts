@@ -17,9 +17,8 @@ const hrTimeOf = (ms: number): HrTime => [Math.floor(ms / 1000), Math.round((ms 
 /**
  * `http_server_request_duration_seconds`, the one instrument every request records, kept by
  * hand and read by the Prometheus exporter as a `MetricProducer`. The SDK's `record` sorts and
- * JSON-serialises the attributes on every call to find the series (0.9 µs and about 1.7 KB a
- * request, a twentieth of what a quote allocates in the gateway: `npm run bench` profiles); here a
- * request is three map lookups and a bucket increment. The exposition is the SDK's own: the
+ * JSON-serialises the attributes on every call to find the series (its cost per quote is in
+ * docs/performance.md); here a request is three map lookups and a bucket increment. The exposition is the SDK's own: the
  * exporter serialises these points as it does its instruments'.
  */
 export class RequestDurations implements MetricProducer {

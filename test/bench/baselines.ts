@@ -31,12 +31,12 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
  * one process per service.
  */
 
-// The settings issue 13 measured baseline (b) with (worker concurrency 16, pool 20), which are
-// also the project's defaults (shared/config.ts): PRICING_CONNECTIONS, WORKER_CONCURRENCY,
+// Baseline (b)'s settings (worker concurrency 16, pool 20) are the project's defaults
+// (shared/config.ts), as are PRICING_CONNECTIONS, WORKER_CONCURRENCY,
 // WEBHOOK_CONCURRENCY, WEBHOOK_TIMEOUT_MS, and the sender's undici Agent.
 const PRICING_CONNECTIONS = 64
 const QUOTE_TTL_S = 900
-// BENCH_BASELINE_CONCURRENCY tries other settings (the README says which were tried).
+// BENCH_BASELINE_CONCURRENCY tries other settings; 16 is the project's own default.
 const WORKER_CONCURRENCY = Number(process.env.BENCH_BASELINE_CONCURRENCY ?? 16)
 const WEBHOOK_CONCURRENCY = 32
 const WEBHOOK_TIMEOUT_MS = 10_000
