@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -99,4 +99,22 @@ export async function waitForValue<T>(probe: () => Promise<T>, done: (value: T) 
     value = await probe()
   }
   return { held: done(value), value }
+}
+
+/**
+ * A dependency that accepts connections and never answers (a hung pricing, geocoder or
+ * receiver). `hangUp` ends every connection it holds, so the caller's pending request fails
+ * and its client can close; the teardown does the same and stops listening.
+ */
+export async function startSilentServer(t: Test): Promise<{ url: string; hangUp: () => void; connections: () => number }> {
+  const sockets: Socket[] = []
+  const silent = createServer((socket) => { sockets.push(socket) })
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  const hangUp = () => { for (const socket of sockets) socket.destroy() }
+  t.teardown(() => {
+    hangUp()
+    return new Promise<void>((resolve) => silent.close(() => resolve()))
+  })
+  const address = silent.address()
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, hangUp, connections: () => sockets.length }
 }

@@ -1,4 +1,3 @@
-import { createServer, type Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import t from 'tap'
 import { changePlatformRates } from '../../shared/pricing/platform-rates.js'
@@ -8,7 +7,7 @@ import { invalidationChannel, publishInvalidation } from '../../shared/invalidat
 import { roadDistanceKm } from '../../shared/pricing/distance.js'
 import { demoCardFile, seedAccount } from '../helpers/accounts.js'
 import { TEST_INTERNAL_TOKEN, useTestDb } from '../helpers/db.js'
-import { waitForValue } from '../helpers/processes.js'
+import { startSilentServer, waitForValue } from '../helpers/processes.js'
 import { startPricing } from '../helpers/stack.js'
 
 const LEKKI = '12 Admiralty Way, Lekki Phase 1'
@@ -115,16 +114,8 @@ t.test('pricing service', async (t) => {
 
   // A geocoder that accepts the connection and never answers, its own timeout longer than the request's.
   t.test('a quote that waits past REQUEST_TIMEOUT_MS answers 503 with the error body, not 500', async (t) => {
-    const sockets: Socket[] = []
-    const silent = createServer((socket) => { sockets.push(socket) })
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-    t.teardown(() => {
-      for (const socket of sockets) socket.destroy()
-      return new Promise<void>((resolve) => silent.close(() => resolve()))
-    })
-    const address = silent.address()
-    const port = typeof address === 'object' && address ? address.port : 0
-    const slow = await startPricing({ ...db.env, GEOCODER: 'nominatim', NOMINATIM_URL: `http://127.0.0.1:${port}`, GEOCODER_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '500' })
+    const silent = await startSilentServer(t)
+    const slow = await startPricing({ ...db.env, GEOCODER: 'nominatim', NOMINATIM_URL: silent.url, GEOCODER_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '500' })
     t.teardown(() => slow.app.close())
     const payload = { business_id: bare.businessId, request: { pickup_address: '1 Nowhere Lane', dropoff_address: '2 Nowhere Lane', weight: 2 } }
     const answer = await Promise.race([
@@ -134,6 +125,6 @@ t.test('pricing service', async (t) => {
     t.ok(answer, 'answered, not left waiting for the geocoder')
     t.equal(answer?.statusCode, 503)
     t.match(answer?.json(), { statusCode: 503, path: '/internal/quote', message: 'Pricing is temporarily unavailable' })
-    for (const socket of sockets) socket.destroy()
+    silent.hangUp()
   })
 })

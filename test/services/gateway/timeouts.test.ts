@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process'
-import { createServer, type Socket } from 'node:net'
 import t from 'tap'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { TEST_SECRETS } from '../../helpers/db.js'
 import { QUOTE, CATALOG } from '../../helpers/gateway.js'
-import { startOwnRedis } from '../../helpers/processes.js'
+import { startOwnRedis, startSilentServer } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
@@ -14,17 +13,9 @@ import { bearer, startStack } from '../../helpers/stack.js'
 // the error body, never a hung request. The deadline asserted is the generous 10 s of the
 // timing rule; without the timeout the request would wait forever.
 t.test('pricing that accepts the connection and never answers: 503 within the pricing timeout', async (t) => {
-  const sockets: Socket[] = []
-  const silent = createServer((socket) => { sockets.push(socket) })
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    return new Promise<void>((resolve) => silent.close(() => resolve()))
-  })
-  const address = silent.address()
-  const port = typeof address === 'object' && address ? address.port : 0
+  const silent = await startSilentServer(t)
 
-  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: `http://127.0.0.1:${port}`, PRICING_TIMEOUT_MS: '500' } })
+  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: silent.url, PRICING_TIMEOUT_MS: '500' } })
   const account = await seedAccount(db.sql)
   for (const [method, url, payload] of [['POST', QUOTE, quoteRequest()], ['GET', CATALOG, undefined]] as const) {
     const answer = await Promise.race([
@@ -35,7 +26,7 @@ t.test('pricing that accepts the connection and never answers: 503 within the pr
     t.equal(answer?.statusCode, 503)
     t.match(answer?.json(), { statusCode: 503, path: url, message: 'Pricing is temporarily unavailable, retry shortly', request_id: String })
   }
-  t.ok(sockets.length > 0, 'the gateway did reach the silent pricing')
+  t.ok(silent.connections() > 0, 'the gateway did reach the silent pricing')
 })
 
 t.test('the server bounds how long a client may take to send its request', async (t) => {
@@ -46,16 +37,8 @@ t.test('the server bounds how long a client may take to send its request', async
 
 // A silent dependency whose own timeout is longer than the request's: the request's bound answers.
 t.test('a handler that waits past REQUEST_TIMEOUT_MS answers 503 with the error body, whatever it waits on', async (t) => {
-  const sockets: Socket[] = []
-  const silent = createServer((socket) => { sockets.push(socket) })
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    return new Promise<void>((resolve) => silent.close(() => resolve()))
-  })
-  const address = silent.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: `http://127.0.0.1:${port}`, PRICING_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '800', PLACEMENT_TIMEOUT_MS: '500' } })
+  const silent = await startSilentServer(t)
+  const { gateway, db } = await startStack(t, { worker: false, env: { PRICING_URL: silent.url, PRICING_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '800', PLACEMENT_TIMEOUT_MS: '500' } })
   const account = await seedAccount(db.sql)
   const answer = await Promise.race([
     gateway.inject({ method: 'POST', url: QUOTE, headers: bearer(account.apiKey), payload: quoteRequest() }),
@@ -65,7 +48,7 @@ t.test('a handler that waits past REQUEST_TIMEOUT_MS answers 503 with the error 
   t.equal(answer?.statusCode, 503)
   t.match(answer?.json(), { statusCode: 503, path: QUOTE, message: 'The request took too long to answer, retry shortly', request_id: String })
   // The abandoned call to pricing ends with its connection, so the gateway can close.
-  for (const socket of sockets) socket.destroy()
+  silent.hangUp()
 })
 
 // A Redis that holds its connections open and answers nothing (a partition, a frozen server):
