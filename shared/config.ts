@@ -186,6 +186,8 @@ export const webhookSenderEnv = commonEnv.extend({
   WEBHOOK_SENDER_PORT: port(3003),
   WEBHOOK_SENDER_OPS_PORT: port(9467),
   WEBHOOK_CONCURRENCY: positiveInt(32),
+  // Deliveries in flight to any one endpoint, across every sender: a slow receiver keeps to these.
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(4),
   // A receiver that has not answered by then has failed this attempt.
   WEBHOOK_TIMEOUT_MS: positiveInt(10000),
   // Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): tests shrink it.

@@ -1,6 +1,6 @@
 import { request, type Dispatcher } from 'undici'
 import { z } from 'zod'
-import { findEventById } from '../../shared/db/events.js'
+import { findEventById, type StoredEvent } from '../../shared/db/events.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { findDelivery, findEndpointById, recordAttempt, type AttemptRecord, type WebhookEndpoint } from '../../shared/db/webhooks.js'
 import { toEventResource } from '../../shared/orders/resource.js'
@@ -11,12 +11,14 @@ import { signedHeaders } from '../../shared/webhooks/signing.js'
 import { openSecrets } from '../../shared/webhooks/endpoints.js'
 import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
+import type { EndpointSlots } from './endpoint-slots.js'
 
 export interface DeliverDeps {
   sql: Sql
   dispatcher: Dispatcher
   rules: UrlRules
   secrets: SecretBox
+  slots: EndpointSlots
   timeoutMs: number
   retryScale: number
 }
@@ -30,12 +32,16 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('skipped') }),
   // A crash left the job running before the delivery's next attempt is due.
   z.object({ kind: z.literal('early'), delayMs: z.number().int().nonnegative() }),
+  // The endpoint has WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight: run again shortly, no attempt counted.
+  z.object({ kind: z.literal('busy'), delayMs: z.number().int().nonnegative() }),
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 
 // An endpoint that fails this many deliveries in a row is disabled.
 const DISABLE_AFTER_FAILED_DELIVERIES = 10
 const MAX_ERROR_LENGTH = 500
+// How long a delivery waits for a slot of its endpoint before it looks again.
+const BUSY_RETRY_MS = 1000
 
 /** What the receiver answered, or why there was no answer. */
 type Answer = { status: number; error: null } | { status: number | null; error: string }
@@ -44,7 +50,8 @@ type Answer = { status: number; error: null } | { status: number | null; error: 
  * One attempt of one delivery (docs/contracts.md section 7): reads the delivery, its event and
  * endpoint, checks the URL again, signs and POSTs the event, and records the attempt in one
  * statement. 2xx succeeds; 410 disables the endpoint; anything else is retried on the
- * schedule until the last attempt, after which the delivery has failed.
+ * schedule until the last attempt, after which the delivery has failed. While its endpoint
+ * already has WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight, none is made: `busy`.
  */
 export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<AttemptOutcome> {
   const { sql } = deps
@@ -55,7 +62,18 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
   const [event, endpoint] = await Promise.all([findEventById(sql, delivery.eventId), findEndpointById(sql, delivery.endpointId)])
   if (!event || !endpoint) return { kind: 'skipped' }
 
-  const attempt = delivery.attempts + 1
+  const release = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id)
+  if (endpoint.status !== 'disabled' && !release) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
+  try {
+    return await attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint)
+  } finally {
+    await release?.()
+  }
+}
+
+/** The attempt itself: POST (unless the endpoint is disabled), then the record of it. */
+async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: WebhookEndpoint): Promise<AttemptOutcome> {
+  const { sql } = deps
   const attributes = { 'courier.event_id': event.id, 'courier.endpoint_id': endpoint.id, 'courier.attempt': attempt }
   // The span continues the trace of the transaction that wrote the event.
   return continuingTrace(event.traceparent, () => inSpan('webhook.deliver', attributes, async (span) => {

@@ -1,4 +1,4 @@
-import { Queue, Worker } from 'bullmq'
+import { DelayedError, Queue, Worker } from 'bullmq'
 import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -13,6 +13,7 @@ import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
 import { guardedLookup } from '../../shared/webhooks/url-rules.js'
 import { createSecretBox } from '../../shared/webhooks/secret-box.js'
 import { deliver, type AttemptOutcome } from './deliver.js'
+import { createEndpointSlots } from './endpoint-slots.js'
 import { relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
@@ -33,13 +34,20 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   const rules = { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }
   // Private addresses are refused again when the socket connects, whatever DNS said before.
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(rules), timeout: config.WEBHOOK_TIMEOUT_MS }, connections: 64, keepAliveTimeout: 10_000 })
-  const deps = { sql, dispatcher, rules, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS), timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
+  // A lease outlives the longest attempt (the POST's timeout, then the record), so it is never taken back from a live one.
+  const slots = createEndpointSlots(connection, { prefix: config.QUEUE_PREFIX, limit: config.WEBHOOK_ENDPOINT_CONCURRENCY, leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 10_000 })
+  const deps = { sql, dispatcher, rules, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS), slots, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
 
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => app.log.debug({ err: err.message }, 'webhook queue error'))
 
-  const worker = new Worker<WebhookJob, AttemptOutcome['kind']>(WEBHOOK_QUEUE, async (job) => {
+  const worker = new Worker<WebhookJob, AttemptOutcome['kind']>(WEBHOOK_QUEUE, async (job, token) => {
     const outcome = await deliver(deps, job.data.delivery_id)
+    // Its endpoint is at its cap: back to the delayed set without spending one of the job's attempts.
+    if (outcome.kind === 'busy') {
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token)
+      throw new DelayedError()
+    }
     // Another attempt later: BullMQ keeps the job and runs it after the wait the row recorded.
     if (outcome.kind === 'retrying') throw new RetryLaterError(outcome.reason, outcome.delayMs)
     if (outcome.kind === 'early') throw new RetryLaterError('not due yet', outcome.delayMs)

@@ -48,6 +48,8 @@ export interface Receiver {
   at: (path: string) => Receipt[]
   /** Deliveries received, not yet answered, and whose sender is still waiting. */
   inFlight: () => Receipt[]
+  /** Closes the connection of every delivery held unanswered: its sender sees the attempt fail. */
+  dropHeld: () => void
 }
 
 const EXPECTED_HEADERS = { 'content-type': 'application/json', 'user-agent': 'courier-webhooks/1' }
@@ -118,5 +120,8 @@ export async function startReceiver(t: Test): Promise<Receiver> {
     receipts,
     at: (path) => receipts.filter((receipt) => receipt.path === path),
     inFlight: () => receipts.filter((receipt) => receipt.answered === null && !receipt.aborted),
+    dropHeld: () => {
+      for (const res of open) res.destroy()
+    },
   }
 }

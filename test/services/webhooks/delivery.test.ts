@@ -351,3 +351,34 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     for (const wallet of wallets) t.equal(wallet.balance, wallet.ledger, `${wallet.businessId}: balance ${wallet.balance} = ledger ${wallet.ledger}`)
   })
 })
+
+// A slow receiver keeps to its own few slots: with three sender slots and a cap of two per
+// endpoint, another tenant's delivery goes through while the slow one holds its two.
+t.test('one slow receiver never holds up another tenant: at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight per endpoint', async (t) => {
+  const receiver = await startReceiver(t)
+  const { gateway, db } = await startStack(t, { webhookSender: true, env: { WEBHOOK_RETRY_SCALE: String(RETRY_SCALE), WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_CONCURRENCY: '3', WEBHOOK_ENDPOINT_CONCURRENCY: '2' } })
+  const call = (apiKey: string, url: string, payload: unknown) => gateway.inject({ method: 'POST', url, headers: bearer(apiKey), payload: payload as never })
+  const tenant = async (name: string, path: string, respond: () => Answer) => {
+    const account = await seedAccount(db.sql, { balance: 100_000, scopes: ['orders:write', 'webhooks:write'], name })
+    const created = await call(account.apiKey, ENDPOINTS, { url: receiver.url(path), event_types: ['order.created'] })
+    t.equal(created.statusCode, 201, created.body)
+    receiver.route(path, { secrets: [created.json().secret], respond })
+    return account
+  }
+  let holding = true
+  const slow = await tenant('Slow Receiver Ltd', '/slow', () => (holding ? 'hang' : 204))
+  const fast = await tenant('Fast Receiver Ltd', '/fast', () => 204)
+
+  t.equal((await call(slow.apiKey, PLACE, Array.from({ length: 6 }, () => shipment()))).statusCode, 201)
+  t.ok((await waitForValue(async () => receiver.at('/slow').length, (count) => count >= 2, WAIT_MS)).held, 'the slow receiver holds its first deliveries')
+  t.equal((await call(fast.apiKey, PLACE, [shipment()])).statusCode, 201)
+  const other = await waitForValue(async () => receiver.at('/fast').length, (count) => count >= 1, WAIT_MS)
+  t.ok(other.held, 'the other tenant is delivered while the slow receiver still holds its own')
+  t.equal(receiver.at('/slow').length, 2, 'the slow endpoint got only its two slots')
+
+  holding = false
+  receiver.dropHeld()
+  const ids = (await db.sql<{ id: string }[]>`select id from events where business_id = ${slow.businessId}`).map((row) => row.id)
+  const done = await waitForValue(async () => new Set(receiver.at('/slow').filter((receipt) => receipt.answered === 204).map((receipt) => receipt.id)), (answered) => ids.every((id) => answered.has(id)), WAIT_MS)
+  t.ok(done.held, 'every delivery of the slow endpoint arrives once it answers again')
+})
