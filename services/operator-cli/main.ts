@@ -24,6 +24,7 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'user:create': async () => (await import('./commands/user-create.js')).userCreate,
   'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
   'webhooks:reencrypt': async () => (await import('./commands/webhooks-reencrypt.js')).webhooksReencrypt,
+  erase: async () => (await import('./commands/erase.js')).erase,
 }
 
 async function chooseCommand(name: string | undefined): Promise<OperatorCommand<unknown>> {

@@ -1,16 +1,9 @@
 import type { Queue } from 'bullmq'
-import { erasePersonalData, findStalePending, settleNotProcessed } from '../../shared/db/placements.js'
+import { findStalePending, settleNotProcessed } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { NOT_PROCESSED } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 
-/** The shipment fields that name, reach or locate a person; erased once the retention ends. */
-export const PERSONAL_FIELDS = [
-  'recipient_name', 'recipient_phone', 'recipient_email', 'alternate_phone',
-  'sender_name', 'sender_phone', 'pickup_address', 'dropoff_address',
-]
-
-const ERASE_BATCH = 500
 const FINISHED = ['completed', 'failed', 'unknown']
 
 /**
@@ -30,14 +23,4 @@ export async function settleOrphans(sql: Sql, queue: Queue<PlacementJob>, orphan
     if (await settleNotProcessed(sql, id, NOT_PROCESSED)) settled.push(id)
   }
   return settled
-}
-
-/** Erases the personal fields of placements settled more than `days` ago, in batches. */
-export async function erasePersonalDataOlderThan(sql: Sql, days: number): Promise<number> {
-  let total = 0
-  for (;;) {
-    const erased = await sql.begin((tx) => erasePersonalData(tx, days, PERSONAL_FIELDS, ERASE_BATCH))
-    total += erased
-    if (erased < ERASE_BATCH) return total
-  }
 }

@@ -21,7 +21,8 @@ import { OPEN_STATUSES } from '../../shared/orders/state-machine.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
-import { erasePersonalDataOlderThan, settleOrphans } from './sweeps.js'
+import { settleOrphans } from './sweeps.js'
+import { erasePersonalDataOlderThan } from '../../shared/orders/personal-data.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 const SWEEP_MS = 15 * 60 * 1000

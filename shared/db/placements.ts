@@ -178,29 +178,3 @@ export async function releaseExpiredKeys(db: Db, ttlHours: number): Promise<numb
 export async function releaseKey(db: Db, id: string): Promise<void> {
   await db`update placements set idempotency_key = null where id = ${id}`
 }
-
-/**
- * Removes `fields` from the shipments of settled placements older than `days`, on the
- * placement row and on its orders; the outcome stays. At most `limit` placements per call.
- */
-export async function erasePersonalData(tx: Tx, days: number, fields: string[], limit: number): Promise<number> {
-  const rows = await tx<{ id: string }[]>`
-    update placements p
-    set shipments = (select coalesce(jsonb_agg(s - ${fields}::text[] order by n), '[]') from jsonb_array_elements(p.shipments) with ordinality as e(s, n)),
-        personal_data_erased_at = now()
-    where p.id in (
-      select id from placements
-      where personal_data_erased_at is null and status <> 'pending' and created_at < now() - make_interval(days => ${days})
-      order by created_at limit ${limit} for update skip locked)
-    returning p.id`
-  if (rows.length === 0) return 0
-  const ids = rows.map((row) => row.id)
-  await tx`update orders set shipment = shipment - ${fields}::text[] where placement_id = any(${ids}::uuid[])`
-  // The events keep the order as it was shown: its personal fields become null there too
-  // (their data is json, edited as jsonb).
-  const erased = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))
-  await tx`
-    update events set data = jsonb_set(data::jsonb, '{order}', (data::jsonb -> 'order') || ${erased}::text::jsonb)::json
-    where order_id in (select id from orders where placement_id = any(${ids}::uuid[]))`
-  return rows.length
-}

@@ -124,3 +124,12 @@ export async function lockWaiters(sql: Sql, holder: number): Promise<number[]> {
   found.delete(holder)
   return [...found]
 }
+
+/** Every row of every table of the test file's schema, as text: what a dump of the database would show. */
+export async function everyRowAsText(sql: Sql): Promise<string> {
+  const tables = await sql<{ name: string }[]>`
+    select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`
+  const rows: string[] = []
+  for (const { name } of tables) rows.push(...(await sql<{ row: string }[]>`select t::text as row from ${sql(name)} t`).map((entry) => entry.row))
+  return rows.join('\n')
+}

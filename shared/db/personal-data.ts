@@ -1,0 +1,84 @@
+import type { Db, Tx } from './sql.js'
+
+/*
+ * Where personal data lives, and its erasure (docs/security.md):
+ * - placements.shipments: each shipment as sent (names, phones, e-mail, addresses, coordinates,
+ *   item description);
+ * - orders.shipment: the same per order; orders.courier: the courier's name, phone and plate;
+ *   orders.history: free-text reasons of moves;
+ * - events.data: the order as it was shown, with all of the above.
+ * Erasing sets the shipment's personal fields to null (the keys go from the shipment itself),
+ * the courier to null and drops the reasons; ids, prices, statuses, times and the ledger stay.
+ * geocode_cache rows (keyed by address) expire after GEOCODE_CACHE_TTL_S on their own.
+ */
+
+/** Which orders to erase: those of whole placements, or single orders (one person's). */
+export type ErasureScope = { placementIds: string[] } | { orderIds: string[] }
+
+/** Settled placements older than `days` not yet erased, at most `limit`, locked for the erasure. */
+export async function claimPlacementsOlderThan(tx: Tx, days: number, limit: number): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    select id from placements
+    where personal_data_erased_at is null and status <> 'pending' and created_at < now() - make_interval(days => ${days})
+    order by created_at limit ${limit} for update skip locked`
+  return rows.map((row) => row.id)
+}
+
+/** Erases `fields` from every shipment of the placements, on their rows and marks them erased. */
+export async function erasePlacementShipments(tx: Tx, placementIds: string[], fields: string[]): Promise<void> {
+  await tx`
+    update placements p
+    set shipments = (select coalesce(jsonb_agg(s - ${fields}::text[] order by n), '[]') from jsonb_array_elements(p.shipments) with ordinality as e(s, n)),
+        personal_data_erased_at = now()
+    where p.id = any(${placementIds}::uuid[])`
+}
+
+/**
+ * Erases from the placements' stored shipments only the shipments whose phone fields end in
+ * `phoneDigits` (the last ten digits: the national number, whatever prefix was sent).
+ */
+export async function erasePlacementShipmentsByPhone(tx: Tx, orderIds: string[], phoneDigits: string, fields: string[]): Promise<void> {
+  await tx`
+    update placements p
+    set shipments = (
+      select coalesce(jsonb_agg(case when ${phoneDigits} in (
+          right(regexp_replace(coalesce(s ->> 'recipient_phone', ''), '\\D', '', 'g'), 10),
+          right(regexp_replace(coalesce(s ->> 'alternate_phone', ''), '\\D', '', 'g'), 10),
+          right(regexp_replace(coalesce(s ->> 'sender_phone', ''), '\\D', '', 'g'), 10))
+        then s - ${fields}::text[] else s end order by n), '[]')
+      from jsonb_array_elements(p.shipments) with ordinality as e(s, n))
+    where p.id in (select placement_id from orders where id = any(${orderIds}))`
+}
+
+/** Erases the orders' personal fields, courier details and reasons, and the same in their events. */
+export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[]): Promise<void> {
+  const orderIds = 'orderIds' in scope
+    ? scope.orderIds
+    : (await tx<{ id: string }[]>`select id from orders where placement_id = any(${scope.placementIds}::uuid[])`).map((row) => row.id)
+  if (orderIds.length === 0) return
+  await tx`
+    update orders set
+      shipment = shipment - ${fields}::text[],
+      courier = null,
+      history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
+    where id = any(${orderIds})`
+  // The events keep the order as it was shown: the same fields become null there (their data is
+  // json text, edited as jsonb).
+  const nulls = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))
+  await tx`
+    update events set data = jsonb_set(data::jsonb, '{order}', (data::jsonb -> 'order') || ${nulls}::text::jsonb || jsonb_build_object(
+      'courier', null,
+      'history', (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(coalesce(data::jsonb -> 'order' -> 'history', '[]')) with ordinality as e(h, n))))::json
+    where order_id = any(${orderIds})`
+}
+
+/** The orders of one person, found by any phone field of their shipment (the last ten digits). */
+export async function findOrdersByPhone(db: Db, phoneDigits: string): Promise<{ id: string; status: string }[]> {
+  return db<{ id: string; status: string }[]>`
+    select id, status from orders
+    where ${phoneDigits} in (
+      right(regexp_replace(coalesce(shipment ->> 'recipient_phone', ''), '\\D', '', 'g'), 10),
+      right(regexp_replace(coalesce(shipment ->> 'alternate_phone', ''), '\\D', '', 'g'), 10),
+      right(regexp_replace(coalesce(shipment ->> 'sender_phone', ''), '\\D', '', 'g'), 10))
+    order by id`
+}

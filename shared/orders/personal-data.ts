@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto'
+import { insertAudit } from '../db/audit.js'
+import { claimPlacementsOlderThan, eraseOrders, erasePlacementShipments, erasePlacementShipmentsByPhone, findOrdersByPhone } from '../db/personal-data.js'
+import type { Sql } from '../db/sql.js'
+
+/** The shipment fields that name, reach or locate a person, or say what they sent. */
+export const PERSONAL_FIELDS = [
+  'recipient_name', 'recipient_phone', 'recipient_email', 'alternate_phone',
+  'sender_name', 'sender_phone', 'pickup_address', 'dropoff_address',
+  'pickup_latitude', 'pickup_longitude', 'dropoff_latitude', 'dropoff_longitude',
+  'item_description',
+]
+
+const ERASE_BATCH = 500
+// Orders still on their way: erasing them would leave a courier without an address.
+const ACTIVE = ['created', 'assigned', 'picked_up']
+
+/** Erases the personal data of placements settled more than `days` ago, in batches; the count erased. */
+export async function erasePersonalDataOlderThan(sql: Sql, days: number): Promise<number> {
+  let total = 0
+  for (;;) {
+    const erased = await sql.begin(async (tx) => {
+      const ids = await claimPlacementsOlderThan(tx, days, ERASE_BATCH)
+      if (ids.length === 0) return 0
+      await erasePlacementShipments(tx, ids, PERSONAL_FIELDS)
+      await eraseOrders(tx, { placementIds: ids }, PERSONAL_FIELDS)
+      return ids.length
+    })
+    total += erased
+    if (erased < ERASE_BATCH) return total
+  }
+}
+
+/** The national number of a phone as sent (`+234 809 000 0000`, `08090000000`): its last ten digits. */
+export function phoneDigits(phone: string): string | null {
+  const digits = phone.replace(/\D/g, '')
+  return digits.length >= 10 && digits.length <= 15 ? digits.slice(-10) : null
+}
+
+/** A hash that names the person in the audit trail without their number. */
+export function phoneFingerprint(digits: string): string {
+  return createHash('sha256').update(`phone:${digits}`).digest('hex').slice(0, 16)
+}
+
+export type PersonErasure =
+  | { kind: 'erased'; orderIds: string[] }
+  | { kind: 'active'; orderIds: string[] }
+
+/**
+ * Erases one person's data on request, whatever its age: every order whose recipient, alternate
+ * or sender phone is `digits`, their placements' copies and their events. Refused, erasing
+ * nothing, while any of those orders is still on its way.
+ */
+export async function erasePerson(sql: Sql, actor: string, digits: string): Promise<PersonErasure> {
+  return sql.begin(async (tx) => {
+    const orders = await findOrdersByPhone(tx, digits)
+    const active = orders.filter((order) => ACTIVE.includes(order.status))
+    if (active.length > 0) return { kind: 'active', orderIds: active.map((order) => order.id) }
+    const orderIds = orders.map((order) => order.id)
+    if (orderIds.length > 0) {
+      await erasePlacementShipmentsByPhone(tx, orderIds, digits, PERSONAL_FIELDS)
+      await eraseOrders(tx, { orderIds }, PERSONAL_FIELDS)
+    }
+    // The trail names the request by a hash of the number, never the number itself.
+    await insertAudit(tx, { actor, action: 'person.erase', businessId: null, subject: `phone ${phoneFingerprint(digits)}`, before: null, after: { orders: orderIds } })
+    return { kind: 'erased', orderIds }
+  })
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto'
+import t, { type Test } from 'tap'
+import type { OrderStatus } from '../../../shared/courier.js'
+import { changeOrder } from '../../../shared/orders/change.js'
+import { erasePersonalDataOlderThan, phoneFingerprint } from '../../../shared/orders/personal-data.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { everyRowAsText } from '../../helpers/db.js'
+import { PLACE } from '../../helpers/gateway.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+/*
+ * Erasure covers everything personal: after it, no row of any table (placements, orders,
+ * events, everything else) holds the person's name, numbers, e-mail, addresses, exact
+ * coordinates, item description, courier details or reasons.
+ */
+
+t.test('personal data erasure', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const { sql } = db
+  const account = await seedAccount(sql, { balance: 1_000_000 })
+
+  /** A person of their own: every personal value carries a tag found nowhere else. */
+  const person = () => {
+    const tag = `Tag${randomBytes(5).toString('hex')}`
+    const digits = String(7_000_000_000 + Math.floor(Math.random() * 999_999_999))
+    const offset = (Math.floor(Math.random() * 9000) + 1000) / 1e7
+    const fields = {
+      recipient_name: `Zainab ${tag}`, recipient_phone: `+234${digits}`, recipient_email: `${tag.toLowerCase()}@example.com`,
+      alternate_phone: `+234${Number(digits) + 1}`, sender_name: `Sender ${tag}`, sender_phone: `+234${Number(digits) + 2}`,
+      pickup_address: `12 ${tag} Street, Victoria Island`, dropoff_address: `34 ${tag} Avenue, Ikeja`, item_description: `${tag} heirloom ring`,
+      pickup_latitude: ISLAND.lat + offset, pickup_longitude: ISLAND.lng + offset, dropoff_latitude: IKEJA.lat + offset, dropoff_longitude: IKEJA.lng + offset,
+    }
+    const courier = { name: `Musa ${tag}`, phone: `+234${Number(digits) + 3}`, vehicle_plate: `PL-${tag}` }
+    const traces = [tag, digits, String(Number(digits) + 1), String(Number(digits) + 2), String(Number(digits) + 3), String(fields.pickup_latitude), String(fields.dropoff_longitude)]
+    return { tag, digits, fields, courier, traces }
+  }
+  const place = async (t: Test, fields: Record<string, unknown>) => {
+    const placed = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(account.apiKey), payload: [shipment(fields)] })
+    t.equal(placed.statusCode, 201, placed.body)
+    return placed.json() as { placement_id: string; orders: { order_id: string }[] }
+  }
+  /** Assigned to the courier, picked up, then failed with a reason naming the person. */
+  const failWithReason = async (t: Test, orderId: string, who: ReturnType<typeof person>) => {
+    for (const [to, reason] of [['assigned', null], ['picked_up', null], ['failed', `${who.tag} was not at home`]] as [OrderStatus, string | null][]) {
+      const moved = await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to, courier: to === 'assigned' ? who.courier : null, reason })
+      t.equal(moved.kind, 'changed', `${orderId} → ${to}`)
+    }
+  }
+  const traced = async (who: ReturnType<typeof person>) => {
+    const dump = await everyRowAsText(sql)
+    return who.traces.filter((trace) => dump.includes(trace))
+  }
+
+  t.test('the retention sweep leaves no trace of the person in any table', async (t) => {
+    const who = person()
+    const placed = await place(t, who.fields)
+    await failWithReason(t, placed.orders[0]!.order_id, who)
+    t.same(await traced(who), who.traces, 'before: every trace is stored')
+    await sql`update placements set created_at = now() - interval '91 days' where id = ${placed.placement_id}`
+    t.ok(await erasePersonalDataOlderThan(sql, 90) >= 1)
+    t.same(await traced(who), [], 'after: none is left anywhere')
+    const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${placed.orders[0]!.order_id}`, headers: bearer(account.apiKey) })
+    t.equal(read.statusCode, 200, read.body)
+    const order = read.json()
+    t.match(order, { status: 'failed', recipient_name: null, item_description: null, pickup_latitude: null, courier: null, item_name: 'Phone case' }, 'the order reads erased; status, price and item name stay')
+    t.notOk(order.history.some((step: { reason?: string }) => step.reason), 'no reason is left in the history')
+  })
+
+  t.test('erase --phone: one person erased on request, everywhere, whatever the age; others untouched; audited without the number', async (t) => {
+    const who = person()
+    const other = person()
+    const mine = await place(t, who.fields)
+    const otherStored = () => other.traces.filter((trace) => trace !== String(Number(other.digits) + 3))
+    const theirs = await place(t, other.fields)
+    // One placement with both: only this person's shipment goes.
+    const shared = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(account.apiKey), payload: [shipment(who.fields), shipment(other.fields)] })
+    t.equal(shared.statusCode, 201, shared.body)
+
+    const stored = await traced(who)
+    const refused = await runOperatorCli(db, ['erase', '--phone', who.fields.recipient_phone])
+    t.equal(refused.code, 1, 'refused while an order of theirs is on its way')
+    t.match(refused.stderr, `nothing was erased: `)
+    t.match(refused.stderr, mine.orders[0]!.order_id)
+    t.same(await traced(who), stored, 'nothing was erased')
+
+    await failWithReason(t, mine.orders[0]!.order_id, who)
+    await failWithReason(t, shared.json().orders[0].order_id, who)
+    const run = await runOperatorCli(db, ['erase', '--phone', `0${who.digits}`])
+    t.equal(run.code, 0, run.stderr)
+    t.same(run.json, { phone: phoneFingerprint(who.digits), erased_orders: [mine.orders[0]!.order_id, shared.json().orders[0].order_id].sort() })
+    t.same(await traced(who), [], 'no trace of the person is left in any table')
+    t.same(await traced(other), otherStored(), 'the other person, in the same placement too, keeps every field')
+    t.ok(theirs.placement_id)
+    const [audit] = await sql`select actor, action, subject, after from audit_log where action = 'person.erase'`
+    t.match(audit, { action: 'person.erase', subject: `phone ${phoneFingerprint(who.digits)}` })
+    t.notOk(JSON.stringify(audit).includes(who.digits), 'the audit row names no number')
+
+    const bad = await runOperatorCli(db, ['erase', '--phone', '12'])
+    t.equal(bad.code, 1)
+    t.match(bad.stderr, '--phone is required')
+  })
+})
