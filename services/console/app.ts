@@ -22,8 +22,8 @@ import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 import { html } from './html.js'
 import { CONSOLE_CSS, type Frame } from './pages/layout.js'
-import { frameOf, sendPage } from './reply.js'
-import authRoutes from './routes/auth.js'
+import { csrfTokenFor, frameOf, sendPage } from './reply.js'
+import authRoutes, { CSRF_COOKIE } from './routes/auth.js'
 import businessRoutes from './routes/business.js'
 import operatorRoutes from './routes/operator.js'
 import { postgresSessionStore } from './session-store.js'
@@ -73,8 +73,10 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     hsts: !local,
   })
   await app.register(formbody, { bodyLimit: 64 * 1024 })
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 } })
-  await app.register(cookie)
+  // Not read here: a multipart body stays unread until the one route that takes a file asks for
+  // it, after the login and CSRF checks, so an anonymous upload costs nothing.
+  await app.register(multipart, { limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 } })
+  await app.register(cookie, { secret: config.CONSOLE_SESSION_SECRET })
   await app.register(session, {
     secret: config.CONSOLE_SESSION_SECRET,
     cookieName: 'console_session',
@@ -82,7 +84,15 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     saveUninitialized: false,
     store: postgresSessionStore(sql, sessionTtlMs),
   })
-  await app.register(csrf, { sessionPlugin: '@fastify/session' })
+  // The CSRF secret lives in its own signed cookie, not the session: a page view by someone not
+  // logged in writes no session row. A multipart form, whose body is read only after the check,
+  // carries its token in the action's query string.
+  await app.register(csrf, {
+    sessionPlugin: '@fastify/cookie',
+    cookieKey: CSRF_COOKIE,
+    cookieOpts: { path: '/console', httpOnly: true, secure: !local, sameSite: 'lax', signed: true },
+    getToken: (request) => formToken(request.body) ?? (request.isMultipart() ? formToken(request.query) : undefined),
+  })
   // Only the routes that hash a password take part (their `config.rateLimit`); counters in Redis,
   // shared by replicas; with Redis away the forms still work.
   await app.register(rateLimit, {
@@ -142,18 +152,15 @@ function installErrorPages(app: FastifyInstance) {
       ? 'This form has expired or did not come from the console. Go back, reload the page and try again.'
       : err.code === 'CONSOLE_LOGIN_LIMIT' ? err.message
         : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
-    const frame: Frame = { user: request.user, csrf: csrfTokenOf(reply), flash: null }
+    const frame: Frame = { user: request.user, csrf: csrfTokenFor(request, reply), flash: null }
     return sendPage(reply, status, frame, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
   })
 }
 
-/** A token for the page's forms (its logout button), when the request got as far as a session. */
-function csrfTokenOf(reply: FastifyReply): string {
-  try {
-    return reply.generateCsrf()
-  } catch {
-    return ''
-  }
+function formToken(fields: unknown): string | undefined {
+  if (typeof fields !== 'object' || fields === null || !('_csrf' in fields)) return undefined
+  return typeof fields._csrf === 'string' ? fields._csrf : undefined
 }
+
 
 export default fp(consoleApp, { name: 'console' })

@@ -15,7 +15,21 @@ declare module 'fastify' {
 export function frameOf(request: FastifyRequest, reply: FastifyReply, livemode?: boolean): Frame {
   const flash = request.session.flash ?? null
   if (flash) request.session.flash = undefined
-  return { user: request.user, csrf: reply.generateCsrf(), flash, livemode }
+  return { user: request.user, csrf: csrfTokenFor(request, reply), flash, livemode }
+}
+
+/**
+ * A token for the page's forms. Only under /console, the CSRF cookie's path: a page answered
+ * elsewhere (a browser's /favicon.ico) gets no cookie with its request and would otherwise
+ * replace the secret the open form's token was made from. Empty when no token can be made.
+ */
+export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply): string {
+  if (!request.url.startsWith('/console')) return ''
+  try {
+    return reply.generateCsrf()
+  } catch {
+    return ''
+  }
 }
 
 /** After a form's action: Post/Redirect/Get, with the outcome shown once on the next page. */

@@ -3,10 +3,9 @@ import { z } from 'zod'
 import { deleteSession, findSession, saveSession } from '../../shared/db/console-sessions.js'
 import type { Sql } from '../../shared/db/sql.js'
 
-/** What a console session holds: who logged in, the CSRF secret, and one message for the next page. */
+/** What a console session holds: who logged in and one message for the next page (the CSRF secret has its own cookie). */
 const sessionDataSchema = z.object({
   userId: z.string().optional(),
-  _csrf: z.string().optional(),
   flash: z.object({ kind: z.enum(['ok', 'error']), text: z.string() }).optional(),
 })
 

@@ -22,6 +22,8 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'order:advance': async () => (await import('./commands/order-advance.js')).orderAdvance,
   'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
   'user:create': async () => (await import('./commands/user-create.js')).userCreate,
+  'user:link': async () => (await import('./commands/user-link.js')).userLink,
+  'user:disable': async () => (await import('./commands/user-disable.js')).userDisable,
   'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
   'webhooks:reencrypt': async () => (await import('./commands/webhooks-reencrypt.js')).webhooksReencrypt,
   erase: async () => (await import('./commands/erase.js')).erase,

@@ -1,3 +1,4 @@
+import { insertAudit } from '../db/audit.js'
 import { hashApiKey, insertApiKey, type ApiKeyScope } from '../db/api-keys.js'
 import { findBusiness } from '../db/businesses.js'
 import type { Db, Sql } from '../db/sql.js'
@@ -37,14 +38,17 @@ export async function createApiKey(db: Db, businessId: string, scopes: ApiKeySco
 
 /**
  * A key for an existing business, as the CLI's `key:create` and the console's API keys page make
- * it: a test key first opens the business's test wallet with `sandboxStartKobo`. Null when the
- * business does not exist. The caller announces the new hash to the gateways.
+ * it: a test key first opens the business's test wallet with `sandboxStartKobo`. Audited as
+ * `key.create` by `actor` (never the key itself). Null when the business does not exist. The
+ * caller announces the new hash to the gateways.
  */
-export function issueApiKey(sql: Sql, input: { businessId: string; scopes: ApiKeyScope[]; livemode: boolean }, sandboxStartKobo: number): Promise<CreatedApiKey | null> {
+export function issueApiKey(sql: Sql, actor: string, input: { businessId: string; scopes: ApiKeyScope[]; livemode: boolean }, sandboxStartKobo: number): Promise<CreatedApiKey | null> {
   return sql.begin(async (tx) => {
     const business = await findBusiness(tx, input.businessId)
     if (!business) return null
     if (!input.livemode) await openSandbox(tx, business, sandboxStartKobo)
-    return createApiKey(tx, input.businessId, input.scopes, input.livemode)
+    const created = await createApiKey(tx, input.businessId, input.scopes, input.livemode)
+    await insertAudit(tx, { actor, action: 'key.create', businessId: input.businessId, subject: created.displayPrefix, before: null, after: { key_id: created.keyId, scopes: created.scopes, livemode: created.livemode } })
+    return created
   })
 }

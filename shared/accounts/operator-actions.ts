@@ -62,6 +62,19 @@ export function importRateCardAs(sql: Sql, actor: string, file: unknown, currenc
 
 export type RateCardEnabling = { kind: 'enabled' } | { kind: 'no_business' } | { kind: 'no_rate_card' }
 
+/** Takes the business's card away (it prices by distance only); idempotent, audited when it changes something. False: no such business. */
+export function disableRateCardAs(sql: Sql, actor: string, businessId: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const business = await findBusiness(tx, businessId)
+    if (!business) return false
+    if (business.rateCardId === null) return true
+    const before = { rate_card_id: business.rateCardId, name: await findRateCardName(tx, business.rateCardId) }
+    await setBusinessRateCard(tx, businessId, null)
+    await insertAudit(tx, { actor, action: 'ratecard.disable', businessId, subject: before.name ?? business.rateCardId, before, after: { rate_card_id: null } })
+    return true
+  })
+}
+
 /** Enables a card for a business (replacing any earlier one); idempotent. */
 export function enableRateCardAs(sql: Sql, actor: string, businessId: string, rateCardId: string): Promise<RateCardEnabling> {
   return sql.begin(async (tx) => {

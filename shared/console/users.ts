@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { findBusiness } from '../db/businesses.js'
+import { insertAudit } from '../db/audit.js'
+import { deleteUserSessions } from '../db/console-sessions.js'
 import {
-  clearLoginFailures, findConsoleUserByEmail, findPasswordTokenUser, insertConsoleUser, insertPasswordToken, recordLoginFailure, setPasswordByToken,
+  claimLoginAttempt, clearLoginFailures, disableConsoleUser, findConsoleUserByEmail, findPasswordTokenUser, insertConsoleUser, insertPasswordToken, setPasswordByToken,
   type ConsoleRole, type ConsoleUser,
 } from '../db/console-users.js'
 import type { Db, Sql } from '../db/sql.js'
@@ -25,9 +27,10 @@ export type UserCreation =
 
 /**
  * Creates a console user and the one-time link that sets its password: the one step the CLI
- * (`user:create`) and the demo seed share. Only the link's hash is stored.
+ * (`user:create`), the console and the demo seed share, audited as `user.create` by `actor`.
+ * Only the link's hash is stored.
  */
-export async function createConsoleUser(sql: Sql, input: { email: string; role: ConsoleRole; businessId: string | null }, consoleUrl: string): Promise<UserCreation> {
+export async function createConsoleUser(sql: Sql, actor: string, input: { email: string; role: ConsoleRole; businessId: string | null }, consoleUrl: string): Promise<UserCreation> {
   const email = emailSchema.safeParse(input.email.trim())
   if (!email.success) return { kind: 'invalid', message: `email ${email.error.issues[0].message}` }
   if ((input.role === 'business') !== (input.businessId !== null)) {
@@ -39,12 +42,13 @@ export async function createConsoleUser(sql: Sql, input: { email: string; role: 
     }
     const user = await insertConsoleUser(tx, { id: newUuid(), email: email.data, role: input.role, businessId: input.businessId })
     if (!user) return { kind: 'invalid', message: `a console user with email ${email.data} already exists` } satisfies UserCreation
+    await insertAudit(tx, { actor, action: 'user.create', businessId: user.businessId, subject: user.email, before: null, after: { user_id: user.id, role: user.role } })
     const { link, expiresAt } = await issuePasswordLink(tx, user.id, consoleUrl)
     return { kind: 'created', user, link, expiresAt } satisfies UserCreation
   })
 }
 
-/** A fresh one-time link to set the user's password (24 h). */
+/** A fresh one-time link to set the user's password (24 h); the user's older unused links stop working. */
 export async function issuePasswordLink(sql: Db, userId: string, consoleUrl: string): Promise<{ link: string; expiresAt: Date }> {
   const token = randomBytes(32).toString('base64url')
   const expiresAt = await insertPasswordToken(sql, hashToken(token), userId, LINK_VALID_S)
@@ -63,30 +67,49 @@ export async function setPassword(sql: Sql, token: string, password: string, con
   if (password.length > 1024) return { kind: 'invalid', field: 'password', message: 'Password must be at most 1024 characters' }
   if (password !== confirm) return { kind: 'invalid', field: 'confirm', message: 'The two passwords differ' }
   const passwordHash = await hashPassword(password)
-  const userId = await sql.begin((tx) => setPasswordByToken(tx, hashToken(token), passwordHash))
+  // A new password ends every session the old one opened.
+  const userId = await sql.begin(async (tx) => {
+    const set = await setPasswordByToken(tx, hashToken(token), passwordHash)
+    if (set) await deleteUserSessions(tx, set)
+    return set
+  })
   return userId ? { kind: 'set', userId } : { kind: 'invalid', field: 'token', message: 'This link was used already or has expired; ask an operator for a new one' }
 }
 
-export type LoginOutcome =
-  | { kind: 'ok'; user: ConsoleUser }
-  | { kind: 'wrong' }
-  | { kind: 'locked'; until: Date }
+export type UserDisabling = { kind: 'disabled'; user: ConsoleUser; sessionsEnded: number } | { kind: 'no_user' }
 
 /**
- * Checks a login. A locked account is refused before its password is looked at; an unknown
- * e-mail costs the same scrypt as a known one and answers the same as a wrong password.
+ * Disables a console user: every session ends and no login, link or session works for them
+ * again; audited as `user.disable` (once: a repeat changes nothing). `businessId` narrows it to
+ * one business's users; null for any.
+ */
+export function disableConsoleUserAs(sql: Sql, actor: string, userId: string, businessId: string | null): Promise<UserDisabling> {
+  return sql.begin(async (tx) => {
+    const user = await disableConsoleUser(tx, userId, businessId)
+    if (!user) return { kind: 'no_user' } satisfies UserDisabling
+    const sessionsEnded = await deleteUserSessions(tx, user.id)
+    if (user.newly) await insertAudit(tx, { actor, action: 'user.disable', businessId: user.businessId, subject: user.email, before: { disabled: false }, after: { disabled_at: user.disabledAt, sessions_ended: sessionsEnded } })
+    return { kind: 'disabled', user, sessionsEnded } satisfies UserDisabling
+  })
+}
+
+/** "Log out everywhere": ends every session of the user, this one included. */
+export function endSessionsOf(sql: Sql, userId: string): Promise<number> {
+  return deleteUserSessions(sql, userId)
+}
+
+export type LoginOutcome = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused' }
+
+/**
+ * Checks a login. The attempt is claimed (and counted) before the password is looked at, so
+ * parallel guesses cannot outrun the lock. A wrong password, an unknown e-mail, a disabled or a
+ * locked account are one outcome, at the cost of one scrypt each: the answer tells nobody which
+ * e-mails exist.
  */
 export async function logIn(sql: Sql, email: string, password: string): Promise<LoginOutcome> {
-  const user = await findConsoleUserByEmail(sql, email.trim())
-  if (user?.lockedUntil && user.lockedUntil > new Date()) {
-    return { kind: 'locked', until: user.lockedUntil }
-  }
+  const user = await claimLoginAttempt(sql, email.trim(), LOGIN_RULE)
   const matches = await verifyPassword(password, user?.passwordHash ?? null)
-  if (!user) return { kind: 'wrong' }
-  if (!matches) {
-    const lockedUntil = await recordLoginFailure(sql, user.id, LOGIN_RULE)
-    return lockedUntil ? { kind: 'locked', until: lockedUntil } : { kind: 'wrong' }
-  }
+  if (!user || !matches) return { kind: 'refused' }
   await clearLoginFailures(sql, user.id)
   return { kind: 'ok', user }
 }
@@ -105,7 +128,7 @@ export async function demoConsoleUsers(sql: Sql, businessId: string, consoleUrl:
   for (const demo of DEMO_USERS) {
     const existing = await findConsoleUserByEmail(sql, demo.email)
     if (!existing) {
-      const created = await createConsoleUser(sql, { email: demo.email, role: demo.role, businessId: demo.role === 'business' ? businessId : null }, consoleUrl)
+      const created = await createConsoleUser(sql, 'demo:seed', { email: demo.email, role: demo.role, businessId: demo.role === 'business' ? businessId : null }, consoleUrl)
       users.push({ email: demo.email, role: demo.role, link: created.kind === 'created' ? created.link : null })
     } else {
       users.push({ email: demo.email, role: demo.role, link: existing.passwordHash ? null : (await issuePasswordLink(sql, existing.id, consoleUrl)).link })

@@ -17,6 +17,12 @@ export async function deleteSession(db: Db, id: string): Promise<void> {
   await db`delete from console_sessions where id = ${id}`
 }
 
+/** Ends every session of one user (disabled, a new password, or "log out everywhere"); returns how many. */
+export async function deleteUserSessions(db: Db, userId: string): Promise<number> {
+  const rows = await db`delete from console_sessions where data ->> 'userId' = ${userId} returning id`
+  return rows.length
+}
+
 export async function deleteExpiredSessions(db: Db): Promise<number> {
   const rows = await db`delete from console_sessions where expires_at <= now() returning id`
   return rows.length

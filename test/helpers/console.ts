@@ -59,7 +59,7 @@ export async function seedOrder(sql: Sql, businessId: string, livemode = true): 
 
 /** A console user with a password already set through the one-time link, as a person would. */
 export async function consoleUser(sql: Sql, consoleUrl: string, input: { email: string; role: ConsoleRole; businessId?: string }): Promise<{ email: string; link: string }> {
-  const created = await createConsoleUser(sql, { email: input.email, role: input.role, businessId: input.businessId ?? null }, consoleUrl)
+  const created = await createConsoleUser(sql, 'test', { email: input.email, role: input.role, businessId: input.businessId ?? null }, consoleUrl)
   if (created.kind !== 'created') throw new Error(created.message)
   return { email: created.user.email, link: created.link }
 }
@@ -69,7 +69,8 @@ export async function consoleUser(sql: Sql, consoleUrl: string, input: { email: 
  * page's CSRF token, and posts forms the way the console's pages do.
  */
 export class ConsoleClient {
-  cookie: string | null = null
+  /** The cookies the console has set, by name (its session and its CSRF secret). */
+  readonly cookies = new Map<string, string>()
   csrf = ''
 
   constructor(private readonly app: FastifyInstance) {}
@@ -93,15 +94,19 @@ export class ConsoleClient {
     return response
   }
 
-  /** Posts a multipart form with one file, as the rate-card upload form does; `_csrf` is this client's last token. */
-  async postFile(url: string, file: { field: string; name: string; content: string }) {
+  /**
+   * Posts a multipart form with one file, as the rate-card upload form does: `_csrf` is this
+   * client's last token, in the action's query string as the page's form has it.
+   */
+  async postFile(url: string, file: { field: string; name: string; content: string }, csrf: string | null = this.csrf) {
     const boundary = `----console-test-${Math.random().toString(36).slice(2)}`
     const parts = [
       `--${boundary}\r\ncontent-disposition: form-data; name="_csrf"\r\n\r\n${this.csrf}\r\n`,
       `--${boundary}\r\ncontent-disposition: form-data; name="${file.field}"; filename="${file.name}"\r\ncontent-type: application/json\r\n\r\n${file.content}\r\n`,
       `--${boundary}--\r\n`,
     ]
-    const response = await this.app.inject({ method: 'POST', url, payload: parts.join(''), headers: { ...this.headers(), 'content-type': `multipart/form-data; boundary=${boundary}` } })
+    const target = csrf === null ? url : `${url}?_csrf=${encodeURIComponent(csrf)}`
+    const response = await this.app.inject({ method: 'POST', url: target, payload: parts.join(''), headers: { ...this.headers(), 'content-type': `multipart/form-data; boundary=${boundary}` } })
     this.keep(response)
     return response
   }
@@ -123,14 +128,35 @@ export class ConsoleClient {
     return login
   }
 
+  /** The `cookie` header a browser would send: every cookie kept, or the one a test set by hand. */
+  get cookie(): string | null {
+    return this.cookies.size ? [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') : null
+  }
+
+  set cookie(header: string | null) {
+    this.cookies.clear()
+    for (const pair of header ? header.split('; ') : []) {
+      const at = pair.indexOf('=')
+      this.cookies.set(pair.slice(0, at), pair.slice(at + 1))
+    }
+  }
+
   private headers(): Record<string, string> {
-    return this.cookie ? { cookie: this.cookie } : {}
+    const cookie = this.cookie
+    return cookie ? { cookie } : {}
   }
 
   private keep(response: { headers: Record<string, unknown>; body: string }) {
     const setCookie = response.headers['set-cookie']
-    const first = Array.isArray(setCookie) ? setCookie[0] : setCookie
-    if (typeof first === 'string') this.cookie = first.split(';')[0]
+    for (const line of Array.isArray(setCookie) ? setCookie : typeof setCookie === 'string' ? [setCookie] : []) {
+      const pair = String(line).split(';')[0]
+      const at = pair.indexOf('=')
+      const name = pair.slice(0, at)
+      const value = pair.slice(at + 1)
+      // An expiring cookie (logout) is dropped, as a browser drops it.
+      if (value === '' || /;\s*expires=Thu, 01 Jan 1970/i.test(String(line))) this.cookies.delete(name)
+      else this.cookies.set(name, value)
+    }
     const token = /name="_csrf" value="([^"]+)"/.exec(response.body)
     if (token) this.csrf = token[1]
   }

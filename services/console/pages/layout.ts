@@ -31,7 +31,9 @@ const OPERATOR_NAV = [
 
 /** A form that posts with the CSRF token; every state change goes through one. */
 export function form(frame: Frame, action: string, body: Html, extra: { multipart?: boolean; label?: string } = {}): Html {
-  return html`<form method="post" action="${action}"${extra.multipart ? html` enctype="multipart/form-data"` : ''}${extra.label ? html` aria-label="${extra.label}"` : ''}>
+  // A multipart body is read only after the CSRF check, so its token rides in the query string.
+  const target = extra.multipart ? `${action}?_csrf=${encodeURIComponent(frame.csrf)}` : action
+  return html`<form method="post" action="${target}"${extra.multipart ? html` enctype="multipart/form-data"` : ''}${extra.label ? html` aria-label="${extra.label}"` : ''}>
 <input type="hidden" name="_csrf" value="${frame.csrf}">${body}</form>`
 }
 
@@ -62,7 +64,7 @@ function nav(frame: Frame, current: string): Html {
   const links = frame.user.role === 'operator' ? OPERATOR_NAV : BUSINESS_NAV
   const mode = frame.user.role === 'business' && frame.livemode === false ? '?mode=test' : ''
   return html`<nav aria-label="Main"><ul>${links.map(([href, text]) => html`<li><a href="${href}${mode}"${href === current ? html` aria-current="page"` : ''}>${text}</a></li>`)}</ul></nav>
-<div class="who"><span>${frame.user.email} (${frame.user.role})</span>${form(frame, '/console/logout', html`<button type="submit">Log out</button>`)}</div>`
+<div class="who"><span>${frame.user.email} (${frame.user.role})</span>${form(frame, '/console/logout', html`<button type="submit">Log out</button>`)}${form(frame, '/console/logout/everywhere', html`<button type="submit">Log out everywhere</button>`)}</div>`
 }
 
 function modeSwitch(frame: Frame, current: string): Html {

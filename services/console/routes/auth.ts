@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { MIN_PASSWORD_LENGTH } from '../../../shared/console/passwords.js'
-import { logIn, passwordLinkUser, setPassword } from '../../../shared/console/users.js'
+import { endSessionsOf, logIn, passwordLinkUser, setPassword } from '../../../shared/console/users.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { frameOf, sendPage } from '../reply.js'
 import { readForm } from '../forms.js'
@@ -10,6 +10,9 @@ import { field, form, type Frame } from '../pages/layout.js'
 
 const loginSchema = z.object({ email: z.string().max(254).default(''), password: z.string().max(1024).default(''), next: z.string().optional() })
 const setPasswordSchema = z.object({ token: z.string().max(200).default(''), password: z.string().max(2048).default(''), confirm: z.string().max(2048).default('') })
+
+export const CSRF_COOKIE = 'console_csrf'
+export const LOGIN_REFUSED = 'The email or password is wrong, or the account is locked for 15 minutes after 5 failed logins.'
 
 /** Only a path inside the console: a login link must not send anyone elsewhere. */
 function safeNext(next: string | undefined): string {
@@ -41,20 +44,27 @@ export default async function authRoutes(app: FastifyInstance, { sql, loginLimit
     const input = readForm(loginSchema, request.body)
     const outcome = await logIn(sql, input.email, input.password)
     if (outcome.kind === 'ok') {
-      // A new session id at login: a session planted before it is worth nothing after.
+      // A new session id and a new CSRF secret at login: neither planted before it is worth
+      // anything after.
       await request.session.regenerate()
       request.session.userId = outcome.user.id
+      reply.clearCookie(CSRF_COOKIE, { path: '/console' })
       return reply.code(303).redirect(safeNext(input.next))
     }
+    // One answer for a wrong password, an unknown e-mail, a locked or a disabled account.
     const frame = frameOf(request, reply)
-    const error = outcome.kind === 'locked'
-      ? `Too many failed logins: this account is locked until ${outcome.until.toISOString().slice(11, 16)} UTC. Try again then.`
-      : 'The email or password is wrong.'
-    if (outcome.kind === 'locked') reply.header('retry-after', Math.max(1, Math.ceil((outcome.until.getTime() - Date.now()) / 1000)))
-    return sendPage(reply, outcome.kind === 'locked' ? 429 : 401, frame, { title: 'Log in', path: '/console/login', body: loginForm(frame, { email: input.email, next: input.next, error }) })
+    return sendPage(reply, 401, frame, { title: 'Log in', path: '/console/login', body: loginForm(frame, { email: input.email, next: input.next, error: LOGIN_REFUSED }) })
   })
 
   app.post('/console/logout', async (request, reply) => {
+    await request.session.destroy()
+    return reply.code(303).redirect('/console/login?logged_out')
+  })
+
+  // Ends every session of the user: a lost laptop, a shared computer left logged in.
+  app.post('/console/logout/everywhere', async (request, reply) => {
+    const userId = request.session.userId
+    if (userId) await endSessionsOf(sql, userId)
     await request.session.destroy()
     return reply.code(303).redirect('/console/login?logged_out')
   })

@@ -47,7 +47,7 @@ ${select({ name: 'mode', label: 'Mode', options: [['live', 'Live'], ['test', 'Te
     const input = readForm(keySchema, request.body)
     const scopes = input.scopes.filter(isApiKeyScope)
     if (scopes.length === 0) return keysPage(request, reply, 400, null, 'Choose at least one scope.')
-    const created = await issueApiKey(sql, { businessId: businessIdOf(request), scopes, livemode: input.mode === 'live' }, toMinor(config.SANDBOX_WALLET_START))
+    const created = await issueApiKey(sql, actorOf(request), { businessId: businessIdOf(request), scopes, livemode: input.mode === 'live' }, toMinor(config.SANDBOX_WALLET_START))
     if (!created) return reply.callNotFound()
     await announce({ kind: 'api-key', keyHash: created.keyHash })
     return keysPage(request, reply, 201, created, null)

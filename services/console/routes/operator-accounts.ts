@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { creditWalletAs, enableRateCardAs, openBusiness, revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
-import { createConsoleUser } from '../../../shared/console/users.js'
+import { createConsoleUser, disableConsoleUserAs } from '../../../shared/console/users.js'
 import { listAudit } from '../../../shared/db/audit.js'
 import { listApiKeys } from '../../../shared/db/api-keys.js'
 import { findBusiness, searchBusinesses } from '../../../shared/db/businesses.js'
@@ -70,7 +70,7 @@ ${select({ name: 'mode', label: 'Wallet', options: [['live', 'Live'], ['test', '
 <h2>Latest live ledger entries</h2>${ledgerTable(ledger, business.currency, '/console/ops/orders/')}
 <h2>API keys</h2>${keyTable(keys, (key) => actionButton(frame, `${base}/keys/${key.keyId}/revoke`, `Revoke ${key.displayPrefix}`))}
 <h2>Rate card</h2>${cards.length === 0 ? html`<p>No rate cards yet: <a href="/console/ops/rate-cards">import one</a>.</p>` : form(frame, `${base}/rate-card`, html`${select({ name: 'rate_card', label: 'Card to price with', options: cards.map((card) => [card.id, card.name] as const), value: business.rateCardId ?? undefined })}<button type="submit">Enable rate card</button>`, { label: 'Enable a rate card' })}
-<h2>Console users</h2><ul>${users.map((user) => html`<li>${user.email}${user.passwordHash ? '' : ' (password not set yet)'}</li>`)}</ul>
+<h2>Console users</h2><ul>${users.map((user) => html`<li>${user.email}${user.disabledAt ? ' (disabled)' : html`${user.passwordHash ? '' : ' (password not set yet)'} ${actionButton(frame, `${base}/users/${user.id}/disable`, `Disable ${user.email}`)}`}</li>`)}</ul>
 ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a new user for this business', type: 'email', required: true })}<button type="submit">Create user</button>`, { label: 'Create a console user' })}
 <p><a href="/console/ops/audit?business=${business.id}">Audit trail of this business</a> · <a href="/console/ops/orders?business=${business.id}">Its orders</a></p>`
     return sendPage(reply, 200, frame, { title: business.name, path: '/console/ops/businesses', body })
@@ -115,11 +115,19 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
   app.post<{ Params: { id: string } }>('/console/ops/businesses/:id/users', async (request, reply) => {
     const input = readForm(userSchema, request.body)
     if (!isUuid(request.params.id)) return reply.callNotFound()
-    const created = await createConsoleUser(sql, { email: input.email, role: 'business', businessId: request.params.id }, config.CONSOLE_PUBLIC_URL)
+    const created = await createConsoleUser(sql, actorOf(request), { email: input.email, role: 'business', businessId: request.params.id }, config.CONSOLE_PUBLIC_URL)
     if (created.kind === 'invalid') return redirectWith(request, reply, `/console/ops/businesses/${request.params.id}`, { kind: 'error', text: created.message })
     const body = html`<p role="status">Send this one-time link to ${created.user.email}; it sets their password and expires ${when(created.expiresAt)}.</p>
 <p class="secret" id="set-password-link">${created.link}</p><p><a href="/console/ops/businesses/${request.params.id}">Back to the business</a></p>`
     return sendPage(reply, 201, frameOf(request, reply), { title: 'User created', path: '/console/ops/businesses', body })
+  })
+
+  // Every session of the user ends now; their logins, links and sessions stop working.
+  app.post<{ Params: { id: string; userId: string } }>('/console/ops/businesses/:id/users/:userId/disable', async (request, reply) => {
+    if (!isUuid(request.params.id) || !isUuid(request.params.userId)) return reply.callNotFound()
+    const disabled = await disableConsoleUserAs(sql, actorOf(request), request.params.userId, request.params.id)
+    if (disabled.kind === 'no_user') return reply.callNotFound()
+    return redirectWith(request, reply, `/console/ops/businesses/${request.params.id}`, { kind: 'ok', text: `${disabled.user.email} is disabled; ${disabled.sessionsEnded} session(s) ended.` })
   })
 
   app.get('/console/ops/audit', async (request, reply) => {

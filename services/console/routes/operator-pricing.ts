@@ -10,14 +10,13 @@ import { changePlatformRates, type PlatformRatesChange } from '../../../shared/p
 import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
-import { readForm } from '../forms.js'
+import { FormError, readForm } from '../forms.js'
 import { html, type Html } from '../html.js'
 import { fileWithProblems } from '../pages/json-listing.js'
 import { field, form } from '../pages/layout.js'
 
 const rateText = z.string().max(32)
 const ratesSchema = z.object({ _csrf: z.string(), baseFare: rateText, perKm: rateText, perKg: rateText, minFare: rateText, roadFactor: rateText, maxDistanceKm: rateText, cancelFreeWindowS: rateText, cancellationFeePercent: rateText })
-const importSchema = z.object({ _csrf: z.string(), file: z.instanceof(Buffer, { error: 'choose a rate-card file' }) })
 
 /** Rate cards (import, versions) and the platform's distance rates. */
 export default async function operatorPricingRoutes(app: FastifyInstance, { sql, config, announce }: ConsoleDeps) {
@@ -37,10 +36,13 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
   app.get('/console/ops/rate-cards', (request, reply) => cardsPage(request, reply, 200, null))
 
   app.post('/console/ops/rate-cards', async (request, reply) => {
-    const input = readForm(importSchema, request.body)
+    // Read here, after the login and CSRF checks: nothing of an anonymous upload is parsed.
+    const upload = request.isMultipart() ? await request.file() : undefined
+    if (!upload || upload.fieldname !== 'file') throw new FormError('file: choose a rate-card file')
+    const content = await upload.toBuffer()
     let file: unknown
     try {
-      file = JSON.parse(input.file.toString('utf8'))
+      file = JSON.parse(content.toString('utf8'))
     } catch (err) {
       return cardsPage(request, reply, 400, html`<div role="alert" class="flash error"><p>The file is not valid JSON: ${(err as Error).message}</p></div>`)
     }

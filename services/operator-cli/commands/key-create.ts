@@ -29,8 +29,8 @@ export const keyCreate = defineCommand({
     }
     return { businessId, scopes: scopes.filter(isApiKeyScope), livemode: livemodeFlag(flags) }
   },
-  async run({ sql, announce, config }, input) {
-    const key = await issueApiKey(sql, input, toMinor(config.SANDBOX_WALLET_START))
+  async run({ sql, announce, config, actor }, input) {
+    const key = await issueApiKey(sql, actor, input, toMinor(config.SANDBOX_WALLET_START))
     if (!key) throw new OperatorInputError(`business ${input.businessId} does not exist`)
     // A gateway that cached this hash as unknown must look again.
     await announce({ kind: 'api-key', keyHash: key.keyHash })

@@ -1,4 +1,4 @@
-import { setBusinessRateCard } from '../../../shared/db/businesses.js'
+import { disableRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -11,8 +11,8 @@ export const ratecardDisable = defineCommand({
   prepare(flags) {
     return { businessId: requiredUuid(flags, 'business') }
   },
-  async run({ sql, announce }, input) {
-    if (!(await setBusinessRateCard(sql, input.businessId, null))) {
+  async run({ sql, announce, actor }, input) {
+    if (!(await disableRateCardAs(sql, actor, input.businessId))) {
       throw new OperatorInputError(`business ${input.businessId} does not exist`)
     }
     await announce({ kind: 'business', businessId: input.businessId })

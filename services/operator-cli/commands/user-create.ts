@@ -17,8 +17,8 @@ export const userCreate = defineCommand({
     const businessId = flags.business === undefined ? null : requiredUuid(flags, 'business')
     return { email: requiredText(flags, 'email'), role: requiredChoice(flags, 'role', ['operator', 'business'] as const), businessId }
   },
-  async run({ sql, config }, input) {
-    const created = await createConsoleUser(sql, input, config.CONSOLE_PUBLIC_URL)
+  async run({ sql, config, actor }, input) {
+    const created = await createConsoleUser(sql, actor, input, config.CONSOLE_PUBLIC_URL)
     if (created.kind === 'invalid') throw new OperatorInputError(created.message)
     return { user_id: created.user.id, email: created.user.email, role: created.user.role, set_password_url: created.link, expires_at: created.expiresAt.toISOString() }
   },

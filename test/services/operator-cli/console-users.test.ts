@@ -59,11 +59,49 @@ t.test('the CLI\'s operator actions are on the audit trail too, as cli:<os user>
   const [key] = await sql<{ id: string; displayPrefix: string }[]>`select id, display_prefix from api_keys where business_id = ${account.businessId}`
   t.equal((await runOperatorCli(db, ['key:revoke', '--key-id', key.id])).code, 0)
   t.equal((await runOperatorCli(db, ['key:revoke', '--key-id', key.id])).code, 0, 'a repeat revoke succeeds')
-  const rows = await sql`select actor, action, subject, before, after from audit_log where business_id = ${account.businessId} order by id`
+  const rows = await sql`select actor, action, subject, before, after from audit_log where business_id = ${account.businessId} and action in ('wallet.credit', 'key.revoke') order by id`
   const actor = `cli:${userInfo().username}`
   t.same(rows, [
     { actor, action: 'wallet.credit', subject: 'live wallet', before: { balance: 100 }, after: { balance: 350.75, amount: 250.75, reference: 'bank-42' } },
     { actor, action: 'key.revoke', subject: key.displayPrefix, before: { revoked: false }, after: { revoked_at: rows[1]?.after?.revoked_at } },
   ], 'one credit (the repeat credited nothing) and one revocation (the repeat changed nothing)')
   t.match(rows[1]?.after?.revoked_at, /^\d{4}-\d\d-\d\dT/)
+})
+
+t.test('user:create and key:create are audited; the key itself never is', async (t) => {
+  const created = await runOperatorCli(db, ['key:create', '--business', account.businessId, '--scopes', 'orders:write'], env)
+  t.equal(created.code, 0, created.stderr)
+  const rows = await sql`select action, subject, after from audit_log where action in ('key.create', 'user.create') and business_id = ${account.businessId} order by id`
+  t.same(rows.map((row) => row.action), ['user.create', 'key.create'])
+  t.equal(rows[0].subject, 'owner@ada.example')
+  t.same(rows[1].after, { key_id: created.json.key_id, scopes: ['orders:write'], livemode: true })
+  t.notMatch(JSON.stringify(rows), created.json.api_key, 'no secret on the trail')
+})
+
+t.test('user:link issues a new one-time link and the older one stops working; user:disable ends every session and every way in', async (t) => {
+  const created = await runOperatorCli(db, ['user:create', '--email', 'relink@ada.example', '--role', 'business', '--business', account.businessId], env)
+  const first = new URL(created.json.set_password_url).searchParams.get('token')
+  const linked = await runOperatorCli(db, ['user:link', '--email', 'RELINK@ada.example'], env)
+  t.equal(linked.code, 0, linked.stderr)
+  t.same(Object.keys(linked.json), ['user_id', 'email', 'set_password_url', 'expires_at'])
+  const usable = await sql`select token_hash from console_password_tokens where user_id = ${created.json.user_id} and used_at is null`
+  t.equal(usable.length, 1, 'only the newest link is usable')
+  t.not(new URL(linked.json.set_password_url).searchParams.get('token'), first)
+
+  await sql`insert into console_sessions (id, data, expires_at) values ('s-1', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour'), ('s-2', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour')`
+  const disabled = await runOperatorCli(db, ['user:disable', '--email', 'relink@ada.example'], env)
+  t.equal(disabled.code, 0, disabled.stderr)
+  t.match(disabled.json, { user_id: created.json.user_id, email: 'relink@ada.example', sessions_ended: 2 })
+  t.match(disabled.json.disabled_at, /^\d{4}-/)
+  t.same(await sql`select id from console_sessions where data ->> 'userId' = ${created.json.user_id}`, [], 'every session is gone')
+  const again = await runOperatorCli(db, ['user:disable', '--email', 'relink@ada.example'], env)
+  t.equal(again.code, 0, 'a repeat succeeds')
+  t.equal(again.json.disabled_at, disabled.json.disabled_at, 'and keeps the first time')
+  const audit = await sql`select action, subject from audit_log where action = 'user.disable'`
+  t.same(audit, [{ action: 'user.disable', subject: 'relink@ada.example' }], 'audited once')
+  const refused = await runOperatorCli(db, ['user:link', '--email', 'relink@ada.example'], env)
+  t.not(refused.code, 0)
+  t.match(refused.stderr, /console user relink@ada.example is disabled/)
+  const unknown = await runOperatorCli(db, ['user:disable', '--email', 'nobody@ada.example'], env)
+  t.match(unknown.stderr, /no console user has email nobody@ada.example/)
 })

@@ -83,6 +83,9 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     const disabled = await runOperatorCli(db, ['ratecard:disable', '--business', business.id])
     t.same(disabled.json, { business_id: business.id, rate_card_id: null })
     t.equal(await cardOf(), null)
+    t.same((await runOperatorCli(db, ['ratecard:disable', '--business', business.id])).json, disabled.json, 'a repeat disable succeeds')
+    const audited = await sql`select action, before, after from audit_log where business_id = ${business.id} and action = 'ratecard.disable'`
+    t.same(audited, [{ action: 'ratecard.disable', before: { rate_card_id: rateCardId, name: audited[0]?.before?.name }, after: { rate_card_id: null } }], 'audited once, with the card it took away')
   })
 
   t.test('platform-rates:set changes only the rates named', async (t) => {
