@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import type { ConsoleConfig } from '../../shared/config.js'
 import { findConsoleUser, type ConsoleUser } from '../../shared/db/console-users.js'
 import { deleteExpiredSessions } from '../../shared/db/console-sessions.js'
-import { createSql } from '../../shared/db/sql.js'
+import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
@@ -146,12 +146,16 @@ function installErrorPages(app: FastifyInstance) {
     title: 'Not found', path: request.url, body: html`<p>There is nothing at this address${request.user ? '' : ', or you are not logged in'}. <a href="/console">Back to the console</a></p>`,
   }))
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
+    // A wait that ran out (the handler's, or the database's) is a 503 to retry, not a bug.
+    const waitedTooLong = err.code === 'FST_ERR_HANDLER_TIMEOUT' || isConnectionError(err) || isTimeoutError(err)
+    const status = waitedTooLong ? 503 : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
     if (status === 500) request.log.error({ err }, 'console request failed')
+    else if (status === 503) request.log.warn({ err }, 'console request waited too long')
     const text = err.code?.startsWith('FST_CSRF')
       ? 'This form has expired or did not come from the console. Go back, reload the page and try again.'
       : err.code === 'CONSOLE_LOGIN_LIMIT' ? err.message
-        : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
+        : status === 503 ? 'The console is slow to answer right now. Try again in a moment.'
+          : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
     const frame: Frame = { user: request.user, csrf: csrfTokenFor(request, reply), flash: null }
     return sendPage(reply, status, frame, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
   })

@@ -25,3 +25,12 @@ export function when(at: Date | string): string {
 export function modeName(livemode: boolean): string {
   return livemode ? 'live' : 'test'
 }
+
+/**
+ * Text for a spreadsheet cell: a value a spreadsheet would run as a formula (starting with `=`,
+ * `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, so a reference typed by anyone
+ * stays text in the statement a business opens (OWASP's CSV injection advice).
+ */
+export function spreadsheetText(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text
+}

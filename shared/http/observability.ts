@@ -1,8 +1,9 @@
-import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
 import fp from 'fastify-plugin'
 import { requestDurations } from '../telemetry/metrics.js'
 import { activeTraceId } from '../telemetry/tracing.js'
+import { REDACTED_LOG_PATHS, redactUrl } from './redact.js'
 
 /**
  * Logger options shared by the services: structured pino lines with the trace id, and
@@ -15,11 +16,18 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       const traceId = activeTraceId()
       return traceId ? { trace_id: traceId } : {}
     },
-    redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'api_key', '*.api_key', 'recipient_phone', '*.recipient_phone', '*.alternate_phone', '*.sender_phone', '*[*].recipient_phone', '*[*].alternate_phone'],
-      censor: '[redacted]',
-    },
+    redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    serializers: { req: serializeRequest },
   }
+}
+
+/**
+ * Fastify's own request serializer, with the URL's secret query parameters redacted. Whatever
+ * else a line logs as `req` keeps only these fields.
+ */
+function serializeRequest(request: FastifyRequest) {
+  const url: unknown = request.url
+  return { method: request.method, url: typeof url === 'string' ? redactUrl(url) : undefined, host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort }
 }
 
 // pino's numeric levels: a line is written when its level is at least the logger's.
@@ -102,9 +110,9 @@ export const requestLog = fp(async (app: FastifyInstance, { slowMs }: { slowMs: 
     const slow = ms >= slowMs
     if (status < 400 && !slow) {
       // Checked first: the line's object is not worth making for a level that is off.
-      if (writesAt(request.log, 'debug')) request.log.debug({ method: request.method, url: request.url, statusCode: status, responseTime: ms }, 'request completed')
+      if (writesAt(request.log, 'debug')) request.log.debug({ method: request.method, url: redactUrl(request.url), statusCode: status, responseTime: ms }, 'request completed')
     } else {
-      const line = { method: request.method, url: request.url, route: request.routeOptions.url, statusCode: status, responseTime: ms, slow }
+      const line = { method: request.method, url: redactUrl(request.url), route: request.routeOptions.url, statusCode: status, responseTime: ms, slow }
       if (status >= 500) request.log.warn(line, 'request failed')
       else request.log.info(line, status >= 400 ? 'request refused' : 'slow request')
     }

@@ -1,5 +1,6 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { ProxyTracerProvider, trace } from '@opentelemetry/api'
+import { redactSpanUrls } from './redact-span.js'
 
 /**
  * One instrumentation for the process: the SDK enables it, and every app registers its plugin
@@ -7,6 +8,8 @@ import { ProxyTracerProvider, trace } from '@opentelemetry/api'
  */
 export const fastifyOtel = new FastifyOtelInstrumentation({
   ignorePaths: (options: { url: string }) => ['/healthz', '/readyz'].includes(options.url),
+  // The span's `url.path` is the raw URL: a set-password or tracking token must not ride in it.
+  requestHook: redactSpanUrls,
 })
 
 // What the API hands out while no SDK has registered a tracer provider.

@@ -14,10 +14,11 @@ export async function startTelemetry(): Promise<void> {
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http')
   const { IORedisInstrumentation } = await import('@opentelemetry/instrumentation-ioredis')
   const { fastifyOtel } = await import('./fastify.js')
+  const { redactSpanUrls } = await import('./redact-span.js')
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? serviceFromEntry(),
     traceExporter: new OTLPTraceExporter(),
-    instrumentations: [new HttpInstrumentation(), new IORedisInstrumentation({ requireParentSpan: true }), fastifyOtel],
+    instrumentations: [new HttpInstrumentation({ requestHook: redactSpanUrls }), new IORedisInstrumentation({ requireParentSpan: true }), fastifyOtel],
     // Without these the SDK exports metrics and logs to localhost:4318 and hangs on shutdown.
     metricReaders: [],
     logRecordProcessors: [],

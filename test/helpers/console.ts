@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import consoleApp from '../../services/console/app.js'
 import { consoleEnv, loadConfig } from '../../shared/config.js'
+import { requestTimeouts } from '../../shared/http/run-service.js'
 import { createConsoleUser } from '../../shared/console/users.js'
 import type { ConsoleRole } from '../../shared/db/console-users.js'
 import { insertOrders } from '../../shared/db/orders.js'
@@ -27,7 +28,7 @@ export async function startConsole(t: Test, env: Record<string, string>, extra: 
     CONSOLE_LOGIN_LIMIT: '0',
     WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', ...env, ...extra,
   })
-  const app = Fastify({ logger: false, trustProxy: extra.TRUST_PROXY === 'true' })
+  const app = Fastify({ logger: false, trustProxy: extra.TRUST_PROXY === 'true', ...requestTimeouts(config) })
   await app.register(consoleApp, { config })
   await app.listen({ port, host: '127.0.0.1' })
   t.teardown(() => app.close())

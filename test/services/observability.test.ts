@@ -1,8 +1,12 @@
 import { Writable } from 'node:stream'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import Fastify from 'fastify'
 import t from 'tap'
+import { loggerOptions, requestLog } from '../../shared/http/observability.js'
 import { startMetrics } from '../../shared/telemetry/metrics.js'
+import { redactSpanUrls } from '../../shared/telemetry/redact-span.js'
+import { startConsole } from '../helpers/console.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor, waitForValue } from '../helpers/processes.js'
 import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
@@ -170,4 +174,36 @@ t.test('a webhook delivery continues the trace of the transaction that wrote its
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   t.match(text, /courier_webhook_attempts_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
   t.match(text, /courier_webhook_attempt_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
+})
+
+t.test('a set-password token, a CSRF token or a key in a URL reaches neither a span nor a log line', async (t) => {
+  const { db } = await startStack(t, { worker: false })
+  const { app } = await startConsole(t, db.env)
+  const token = 'SeCrEt-set-password-token-0123456789'
+  spans.reset()
+  t.equal((await app.inject({ method: 'GET', url: `/console/set-password?token=${token}&lang=en` })).statusCode, 404)
+  await provider.forceFlush()
+  const paths = spans.getFinishedSpans().map((span) => span.attributes['url.path'])
+  t.ok(paths.includes('/console/set-password?token=[redacted]&lang=en'), `the console's span has the path without the token: ${paths.join(', ')}`)
+  t.notOk(JSON.stringify(spans.getFinishedSpans().map((span) => span.attributes)).includes(token), 'no span attribute holds it')
+
+  // The HTTP instrumentation's attributes (webhook URLs carry keys too), through the same hook.
+  const span = provider.getTracer('test').startSpan('outgoing', { attributes: { 'url.full': 'https://hooks.example.com/in?api_key=k-123&shop=7', 'http.target': '/in?sig=abc', 'url.query': 'X-Signature=s1&shop=7' } })
+  redactSpanUrls(span)
+  span.end()
+  await provider.forceFlush()
+  const outgoing = spans.getFinishedSpans().find((finished) => finished.name === 'outgoing')
+  t.same(outgoing?.attributes, { 'url.full': 'https://hooks.example.com/in?api_key=[redacted]&shop=7', 'http.target': '/in?sig=[redacted]', 'url.query': 'X-Signature=[redacted]&shop=7' })
+
+  let captured = ''
+  const options = loggerOptions('info')
+  const stream = new Writable({ write(chunk, _encoding, done) { captured += chunk; done() } })
+  const logged = Fastify({ logger: typeof options === 'object' ? { ...options, stream } : false })
+  await logged.register(requestLog, { slowMs: 1000 })
+  logged.get('/console/set-password', async (_request, reply) => reply.code(404).send())
+  t.teardown(() => logged.close())
+  await logged.inject({ method: 'GET', url: `/console/set-password?token=${token}`, headers: { cookie: 'console_session=sess-secret' } })
+  logged.log.info({ req: { headers: { cookie: 'console_session=sess-secret', authorization: 'Bearer x' } }, password: 'hunter2 hunter2', _csrf: 'csrf-secret' }, 'careless log line')
+  t.match(captured, /"url":"\/console\/set-password\?token=\[redacted\]"/, 'the refused request is logged without its token')
+  for (const secret of [token, 'sess-secret', 'hunter2', 'csrf-secret']) t.notOk(captured.includes(secret), `${secret.slice(0, 6)}… is in no log line`)
 })

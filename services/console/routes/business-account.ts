@@ -10,7 +10,7 @@ import { toMajor } from '../../../shared/money.js'
 import { buildCatalog } from '../../../shared/pricing/catalog.js'
 import { businessIdOf, frameOf, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
-import { money, when } from '../format.js'
+import { money, spreadsheetText, when } from '../format.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'
 import { html } from '../html.js'
 import { spendChart } from '../pages/chart.js'
@@ -84,7 +84,7 @@ ${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wa
     entries.reverse()
     const csv = stringify(entries.map((entry) => [
       transactionId(entry.id), entry.createdAt.toISOString(), entry.kind, toMajor(signedAmount(entry)).toFixed(2), toMajor(entry.balanceAfter).toFixed(2),
-      wallet.currency, entry.reference ?? '', entry.placementId ?? '', entry.orderId ?? '',
+      wallet.currency, spreadsheetText(entry.reference ?? ''), entry.placementId ?? '', entry.orderId ?? '',
     ]), { header: true, columns: ['transaction_id', 'created_at', 'kind', 'amount', 'balance_after', 'currency', 'reference', 'placement_id', 'order_id'] })
     return reply
       .type('text/csv; charset=utf-8')

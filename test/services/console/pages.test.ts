@@ -11,6 +11,7 @@ import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, seedOrder, startConsole } from '../../helpers/console.js'
 import { waitFor } from '../../helpers/processes.js'
+import { creditWalletAs } from '../../../shared/accounts/operator-actions.js'
 import { demoCardFile } from '../../helpers/accounts.js'
 import { fileWithProblems, parentOf } from '../../../services/console/pages/json-listing.js'
 
@@ -163,4 +164,19 @@ t.test('a rate card without zones is refused with a page listing the problem, an
   const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from rate_cards where name = 'No Zones Card'`
   t.equal(count, 0, 'nothing was imported')
   t.equal((await client.get('/console/ops/rate-cards')).statusCode, 200, 'the console still answers')
+})
+
+t.test('the statement CSV keeps a reference that looks like a formula as text', async (t) => {
+  const formula = '=HYPERLINK("https://evil.example","refund")'
+  t.ok(await creditWalletAs(sql, 'test', { businessId: ada.businessId, amount: 100, reference: formula, livemode: true }))
+  t.ok(await creditWalletAs(sql, 'test', { businessId: ada.businessId, amount: 100, reference: '-2+3', livemode: true }))
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  const csv = await client.get('/console/wallet.csv')
+  t.equal(csv.statusCode, 200)
+  const lines = csv.body.trim().split('\n')
+  t.match(lines.at(-2), /,"'=HYPERLINK\(""https:\/\/evil\.example"",""refund""\)",/, 'a quote before the formula, so no spreadsheet runs it')
+  t.match(lines.at(-1), /,'-2\+3,/)
+  t.notOk(lines.some((line) => /,[=+@]/.test(line)), 'no cell starts a formula')
+  t.match(lines.at(-1), /,credit,1\.00,/, 'amounts stay numbers')
 })

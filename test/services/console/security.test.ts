@@ -2,6 +2,7 @@ import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
 import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import t from 'tap'
 import { useTestDb } from '../../helpers/db.js'
+import { startSilentServer } from '../../helpers/processes.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, seedOrder, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
 import { findWallet } from '../../../shared/db/wallets.js'
@@ -205,4 +206,16 @@ t.test('operator actions land on the audit trail with who, what, before and afte
   t.same(rows, [{ actor: 'ops@example.com', action: 'wallet.credit', before: { balance: 1000 }, after: { balance: 3500.5, amount: 2500.5, reference: 'audit-1' } }], 'one row: the repeated reference credited nothing')
   const page = await client.get(`/console/ops/audit?business=${bola.businessId}`)
   t.match(page.body, /ops@example\.com<\/td><td>wallet\.credit/)
+})
+
+t.test('a page that waits past REQUEST_TIMEOUT_MS (a database that stopped answering) is a 503 page to retry', async (t) => {
+  const silent = await startSilentServer(t)
+  const { app: stuck } = await startConsole(t, db.env, { DATABASE_URL: silent.url.replace('http:', 'postgres:') + '/console', REQUEST_TIMEOUT_MS: '500' })
+  const client = new ConsoleClient(stuck)
+  t.equal((await client.get('/console/login')).statusCode, 200, 'a page that needs no database still opens')
+  const login = await client.post('/console/login', { email: operator.email, password: TEST_PASSWORD })
+  t.equal(login.statusCode, 503)
+  t.match(login.body, /The console is slow to answer right now\. Try again in a moment\./)
+  t.equal((await client.get('/console/login')).statusCode, 200, 'and the console keeps serving')
+  silent.hangUp()
 })
