@@ -20,7 +20,7 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'courier_app') THEN
     CREATE ROLE courier_app NOLOGIN;
   END IF;
-  FOREACH login_role IN ARRAY ARRAY['courier_gateway', 'courier_pricing', 'courier_worker', 'courier_webhook_sender', 'courier_console'] LOOP
+  FOREACH login_role IN ARRAY ARRAY['courier_gateway', 'courier_pricing', 'courier_worker', 'courier_webhook_sender', 'courier_console', 'courier_dispatcher'] LOOP
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = login_role) THEN
       EXECUTE format('CREATE ROLE %I LOGIN IN ROLE courier_app', login_role);
     END IF;
