@@ -179,6 +179,24 @@ export const workerEnv = commonEnv.extend({
   SANDBOX_STEP_S: z.coerce.number().min(0.01).max(86400).default(30),
 })
 
+/** Dispatch (DESIGN 14): who is offered an order, for how long, and when a round starts again. */
+const dispatching = {
+  DISPATCH_RADIUS_KM: z.coerce.number().positive().max(500).default(10),
+  DISPATCH_OFFER_S: z.coerce.number().positive().max(3600).default(30),
+  DISPATCH_MAX_OFFERS: positiveInt(5),
+  DISPATCH_RETRY_S: z.coerce.number().positive().max(86400).default(60),
+  COURIER_CAPACITY: positiveInt(1),
+  COURIER_STALE_S: z.coerce.number().positive().max(86400).default(120),
+}
+
+export const dispatcherEnv = commonEnv.extend({
+  ...serving,
+  ...dispatching,
+  DISPATCHER_PORT: port(3005),
+  DISPATCHER_OPS_PORT: port(9469),
+  DISPATCHER_CONCURRENCY: positiveInt(10),
+})
+
 export const webhookSenderEnv = commonEnv.extend({
   ...serving,
   ...webhookUrls,
@@ -240,6 +258,7 @@ export type WorkerConfig = z.infer<typeof workerEnv>
 export type LauncherConfig = z.infer<typeof launcherEnv>
 export type WebhookSenderConfig = z.infer<typeof webhookSenderEnv>
 export type ConsoleConfig = z.infer<typeof consoleEnv>
+export type DispatcherConfig = z.infer<typeof dispatcherEnv>
 /** The settings every long-running service has (where it listens, its Postgres session bounds). */
 export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 

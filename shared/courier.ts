@@ -113,10 +113,35 @@ export type SandboxScenario = (typeof SANDBOX_SCENARIOS)[number]
 /** Who may ask for a move: the courier side (the operator's dispatch, the sandbox courier), the business, or the operator. */
 export type OrderActor = 'dispatch' | 'business' | 'operator'
 
+export type CourierShift = 'available' | 'offline'
+
+/** What a registered courier rides: a car carries what a bike cannot, and is never a rate card's option. */
+export const COURIER_VEHICLE_TYPES = ['bike', 'car', 'bus_van', 'truck'] as const
+export type CourierVehicleType = (typeof COURIER_VEHICLE_TYPES)[number]
+
+/** DESIGN 14: what a courier carries unless `courier:create` says otherwise. */
+export const DEFAULT_MAX_WEIGHT_KG: Record<CourierVehicleType, number> = { bike: 20, car: 100, bus_van: 1000, truck: 5000 }
+
+/** DESIGN 14: the speed an ETA assumes, per vehicle, in km/h. */
+export const VEHICLE_SPEED_KMH: Record<CourierVehicleType, number> = { bike: 25, car: 30, bus_van: 25, truck: 20 }
+
+/**
+ * Who holds an order, as the order keeps it. `id` and `vehicle_type` are set for a registered
+ * courier; an operator's free-text courier (someone outside the system) has neither.
+ */
 export interface Courier {
+  id?: string
   name: string
   phone: string
   vehicle_plate: string | null
+  vehicle_type?: CourierVehicleType
+}
+
+/** A courier's last reported position. */
+export interface CourierFix {
+  latitude: number
+  longitude: number
+  at: string
 }
 
 /** One step of an order's history, as stored and shown. */

@@ -74,11 +74,32 @@ export function newUuid(): string {
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
-/** `ck_live_` (or the sandbox's `ck_test_`) + 32 base62 characters; randomInt avoids the modulo bias of bytes % 62. */
-export function newApiKey(livemode = true): string {
+/** 32 base62 characters (190 random bits); randomInt avoids the modulo bias of bytes % 62. */
+function base62Secret(): string {
   let secret = ''
   for (let i = 0; i < 32; i++) secret += BASE62[randomInt(BASE62.length)]
-  return `${livemode ? 'ck_live_' : 'ck_test_'}${secret}`
+  return secret
+}
+
+/** `ck_live_` (or the sandbox's `ck_test_`) + 32 base62 characters. */
+export function newApiKey(livemode = true): string {
+  return `${livemode ? 'ck_live_' : 'ck_test_'}${base62Secret()}`
+}
+
+/** A courier's Bearer token (DESIGN 14): `cc_live_` + 32 base62 characters. */
+export function newCourierToken(): string {
+  return `cc_live_${base62Secret()}`
+}
+
+const OFFER_ID = /^off_[0-9A-HJKMNP-TV-Z]{16}$/
+
+/** `off_` and 16 Crockford base32 characters (80 random bits). */
+export function newOfferId(): string {
+  return `off_${crockfordRandom(16)}`
+}
+
+export function isOfferId(value: string): boolean {
+  return OFFER_ID.test(value)
 }
 
 const WEBHOOK_ENDPOINT_ID = /^we_[0-9A-HJKMNP-TV-Z]{16}$/

@@ -10,6 +10,7 @@ export type Invalidation =
   | { kind: 'business'; businessId: string }
   | { kind: 'rate-card'; rateCardId: string }
   | { kind: 'platform-rates' }
+  | { kind: 'courier-token'; tokenHashes: string[] }
 
 export function invalidationChannel(queuePrefix: string): string {
   return `${queuePrefix}:invalidate`

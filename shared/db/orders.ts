@@ -25,6 +25,13 @@ export interface Order {
   toZoneName: string | null
   shipment: StoredShipment
   courier: Courier | null
+  /** The registered courier holding the order (null: none, or one typed in by an operator). */
+  courierId: string | null
+  /** Where placement located the ends; null once erased (and for orders made before dispatch). */
+  pickupLat: number | null
+  pickupLng: number | null
+  dropoffLat: number | null
+  dropoffLng: number | null
   history: HistoryEntry[]
   /** The latest assignment: a business's free cancellation window runs from it. */
   assignedAt: Date | null
@@ -34,7 +41,7 @@ export interface Order {
 }
 
 /** An order to insert: the placement's transaction has priced it and fixed its times. */
-export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'assignedAt' | 'refundedAmount'>
+export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'courierId' | 'assignedAt' | 'refundedAmount'>
 
 /**
  * What the orders of one insert share: their placement, business and mode, currency, first
@@ -49,7 +56,7 @@ export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
 // distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
 const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
-  shipment, courier, history, assigned_at, refunded_amount, created_at, updated_at`
+  shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, history, assigned_at, refunded_amount, created_at, updated_at`
 
 /** Inserts orders of one placement in one statement, whatever their number. */
 export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[]): Promise<void> {
@@ -66,17 +73,22 @@ export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[
     from_zone_name: order.fromZoneName,
     to_zone_name: order.toZoneName,
     shipment: order.shipment,
+    pickup_lat: order.pickupLat,
+    pickup_lng: order.pickupLng,
+    dropoff_lat: order.dropoffLat,
+    dropoff_lng: order.dropoffLng,
   }))
   // One JSON text parameter, cast once: a parameter typed jsonb would be encoded twice.
   await tx`
     insert into orders (id, placement_id, business_id, livemode, position, price, currency, pricing_model, vehicle_type, option_id,
-      option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, history, created_at, updated_at)
+      option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,
+      history, created_at, updated_at)
     select r.id, ${batch.placementId}, ${batch.businessId}, ${batch.livemode}, r.position, r.price, ${batch.currency}, r.pricing_model,
       r.vehicle_type, r.option_id, r.option_label, r.delivery_mode, r.distance_km, r.from_zone_name, r.to_zone_name, r.shipment,
-      ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
+      r.pickup_lat, r.pickup_lng, r.dropoff_lat, r.dropoff_lng, ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
     from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, position integer, price bigint, pricing_model text,
       vehicle_type text, option_id text, option_label text, delivery_mode text, distance_km numeric, from_zone_name text,
-      to_zone_name text, shipment jsonb)`
+      to_zone_name text, shipment jsonb, pickup_lat float8, pickup_lng float8, dropoff_lat float8, dropoff_lng float8)`
 }
 
 /** Who may see an order: one business in one mode, or, for the operator, anyone (null). */
@@ -91,12 +103,17 @@ export async function findOrder(db: Db, id: string, scope: OrderScope): Promise<
   return row ?? null
 }
 
+/** Who may change an order: its business in its mode, the courier holding it, or the operator (null). */
+export type OrderAccess = OrderScope | { courierId: string } | null
+
 /** Locks one order until the transaction ends: every change of an order starts here. */
-export async function lockOrder(tx: Tx, id: string, scope: OrderScope | null): Promise<Order | null> {
-  const [row] = scope
-    ? await tx<Order[]>`
-        select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} for update`
-    : await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} for update`
+export async function lockOrder(tx: Tx, id: string, access: OrderAccess): Promise<Order | null> {
+  const [row] = access === null
+    ? await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} for update`
+    : 'courierId' in access
+      ? await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and courier_id = ${access.courierId} for update`
+      : await tx<Order[]>`
+          select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${access.businessId} and livemode = ${access.livemode} for update`
   return row ?? null
 }
 
@@ -104,7 +121,7 @@ export async function lockOrder(tx: Tx, id: string, scope: OrderScope | null): P
 export async function updateOrder(tx: Tx, order: Order): Promise<void> {
   await tx`
     update orders set status = ${order.status}, version = ${order.version},
-      courier = ${order.courier === null ? null : JSON.stringify(order.courier)}::text::jsonb,
+      courier = ${order.courier === null ? null : JSON.stringify(order.courier)}::text::jsonb, courier_id = ${order.courierId},
       history = ${JSON.stringify(order.history)}::text::jsonb, assigned_at = ${order.assignedAt},
       refunded_amount = ${order.refundedAmount}, updated_at = ${order.updatedAt}
     where id = ${order.id}`

@@ -59,7 +59,7 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
   await tx`
     update orders set
       shipment = shipment - ${fields}::text[],
-      courier = null,
+      courier = null, pickup_lat = null, pickup_lng = null, dropoff_lat = null, dropoff_lng = null,
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
   // The events keep the order as it was shown: the same fields become null there (their data is

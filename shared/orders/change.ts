@@ -1,8 +1,10 @@
 import { z } from 'zod'
-import type { Courier, OrderStatus, PlatformRates } from '../courier.js'
+import type { Courier, CourierFix, OrderStatus, PlatformRates } from '../courier.js'
+import type { CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
-import { lockOrder, updateOrder, type Order, type OrderScope } from '../db/orders.js'
+import { closeOffer, lockOffer, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
+import { lockOrder, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
 import { transactionNow, type Sql } from '../db/sql.js'
 import { refundWallet } from '../db/wallets.js'
@@ -14,10 +16,12 @@ import { cancellationTerms, cancelRefusalMessage } from './cancellation.js'
 import { orderAsShown } from './resource.js'
 import { findMove, illegalMoveMessage, type Move } from './state-machine.js'
 
-/** What is asked of an order: a dispatch move (operator CLI, sandbox courier) or a cancel. */
+/** What is asked of an order: a dispatch move (a courier, the operator CLI, the sandbox courier) or a cancel. */
 export type OrderChange =
   // `expectedVersion`: move only if the order is still at that version (the sandbox courier's steps).
-  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number }
+  // `offer`: the courier's accepted offer, closed in the same transaction as the assignment.
+  // `location`: the moving courier's last fix, for the event's `courier.location` and `eta`.
+  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null }
   | { kind: 'cancel'; by: 'business' | 'operator'; reason: string | null }
 
 const resource = z.record(z.string(), z.unknown())
@@ -26,8 +30,11 @@ const resource = z.record(z.string(), z.unknown())
  * How a change ended: the one value the gateway (services/gateway/order-answer.ts) and the CLI
  * map to their answers. `order` is the resource as it stands after the change.
  */
+const courierNotice = z.object({ courierId: z.string(), event: z.enum(['offer', 'offer_withdrawn', 'order_cancelled']), data: resource })
+
 export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('changed'), order: resource }),
+  // `notices`: what couriers must hear once this has committed (an offer withdrawn, an order cancelled).
+  z.object({ kind: z.literal('changed'), order: resource, notices: z.array(courierNotice) }),
   // A cancelled order cancelled again: the same answer, no money moved.
   z.object({ kind: z.literal('unchanged'), order: resource }),
   z.object({ kind: z.literal('not_found'), orderId: z.string() }),
@@ -55,10 +62,11 @@ type Decision = Decided | { kind: 'already_cancelled' } | Extract<OrderChangeOut
  * Changes one order, the only way any order changes. In one transaction: the order row is
  * locked, the move is checked against the state machine, and the new row, its event (with the
  * next sequence of the business) and any refund are written, in the lock order of
- * docs/contracts.md section 6. `scope` null is the operator, who may reach any order; `audit`
- * names the operator whose change goes on the audit trail.
+ * docs/contracts.md section 6. `scope` null is the operator, who may reach any order, and
+ * `{ courierId }` the courier holding it; `audit` names the operator whose change goes on the
+ * audit trail. A change that takes an order from `created` withdraws its pending offer.
  */
-export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderScope | null }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
+export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
   return inSpan('order.change', attributes, (span) => sql.begin(async (tx) => {
     const [order, rates, now] = await Promise.all([
@@ -67,13 +75,14 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderSco
       transactionNow(tx),
     ])
     if (!order) return { kind: 'not_found', orderId: target.orderId } satisfies OrderChangeOutcome
-    const decision = decide(order, change, rates, now)
+    const offer = change.kind === 'advance' && change.offer ? await lockOffer(tx, change.offer.id, change.offer.courierId) : null
+    const decision = change.kind === 'advance' && change.offer ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now) : decide(order, change, rates, now)
     span.setAttribute('courier.outcome', decision.kind)
     if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
     if (decision.kind !== 'move') return decision
 
     const { next, move, refund } = decision
-    const shown = orderAsShown(next, rates, now)
+    const shown = orderAsShown(next, rates, now, change.kind === 'advance' ? change.location ?? null : null)
     const scope = { businessId: next.businessId, livemode: next.livemode }
     const event = { id: newEventId(), type: move.event, orderId: next.id, orderVersion: next.version, data: { order: shown }, createdAt: now }
     // One round trip, in the lock order: the order (held), the event counter, the wallet.
@@ -86,10 +95,28 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderSco
         actor: audit.actor, action: `order.${change.kind}`, businessId: next.businessId, subject: next.id,
         before: { status: order.status }, after: { status: next.status, refund: toMajor(refund) },
       }),
+      offer && sqlSpan('accept offer', () => closeOffer(tx, offer.id, 'accepted', null)),
     ])
+    // Leaving `created` otherwise than by this offer: whatever offer is pending is taken back.
+    const withdrawn = order.status === 'created' && !offer ? await sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : []
     countChange(move, next, refund)
-    return { kind: 'changed', order: shown } satisfies OrderChangeOutcome
+    return { kind: 'changed', order: shown, notices: noticesOf(order, next, withdrawn) } satisfies OrderChangeOutcome
   }))
+}
+
+/** Why an accepted offer cannot assign the order: it is not pending, or its time is up. Null: it can. */
+function offerRefusal(offer: Offer | null, order: Order, now: Date): Extract<OrderChangeOutcome, { kind: 'refused' }> | null {
+  if (!offer || offer.orderId !== order.id) return { kind: 'refused', message: `Offer was not found for ${order.id}` }
+  if (offer.status === 'expired' || (offer.status === 'pending' && offer.expiresAt <= now)) return { kind: 'refused', message: `Offer ${offer.id} has expired` }
+  if (offer.status !== 'pending' || order.status !== 'created') return { kind: 'refused', message: `Offer ${offer.id} was withdrawn` }
+  return null
+}
+
+/** What couriers hear of this change: offers withdrawn, and a cancel of an order one of them holds. */
+function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNotice[] {
+  const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId } }))
+  if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
+  return notices
 }
 
 /** The change applied to `order` at `now`, or why it cannot be. Pure: the transaction does the rest. */
@@ -112,10 +139,10 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   const next = moved(order, move, change.reason, now)
   if (move.to === 'assigned') {
     if (!change.courier) return { kind: 'invalid', message: `a courier is required to move ${order.id} to assigned` }
-    return { kind: 'move', move, refund: 0, next: { ...next, courier: change.courier, assignedAt: now } }
+    return { kind: 'move', move, refund: 0, next: { ...next, courier: change.courier, courierId: change.courier.id ?? null, assignedAt: now } }
   }
   // Unassigned: no courier holds it, and the next assignment opens a new free window.
-  if (move.to === 'created') return { kind: 'move', move, refund: 0, next: { ...next, courier: null, assignedAt: null } }
+  if (move.to === 'created') return { kind: 'move', move, refund: 0, next: { ...next, courier: null, courierId: null, assignedAt: null } }
   return { kind: 'move', move, refund: 0, next }
 }
 

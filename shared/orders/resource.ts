@@ -2,7 +2,8 @@ import type { StoredEvent } from '../db/events.js'
 import type { Order } from '../db/orders.js'
 import { toMajor } from '../money.js'
 import { shipmentSchema } from '../schemas/shipment.js'
-import { SANDBOX_SCENARIOS, type PlatformRates, type SandboxScenario } from '../courier.js'
+import { SANDBOX_SCENARIOS, VEHICLE_SPEED_KMH, type CourierFix, type PlatformRates, type SandboxScenario } from '../courier.js'
+import { roadDistanceKm } from '../pricing/distance.js'
 import { cancellationTerms, type CancellationTerms } from './cancellation.js'
 
 // Every field a shipment can be sent with, in the schema's order. `vehicle_type` and
@@ -15,7 +16,7 @@ const SHIPMENT_FIELDS = Object.keys(shipmentSchema.shape).filter((field) => fiel
  * amounts in major units, every shipment field present (null when not sent or erased), and
  * the `cancellation` block the caller computed for this moment.
  */
-export function toOrderResource(order: Order, terms: CancellationTerms): Record<string, unknown> {
+export function toOrderResource(order: Order, terms: CancellationTerms, live: LiveView = NOT_LIVE): Record<string, unknown> {
   // Built by assignment in the shown order, not by spreading objects into a literal, which V8
   // makes slower (docs/performance.md); a placement builds 100.
   const resource: Record<string, unknown> = {
@@ -37,7 +38,15 @@ export function toOrderResource(order: Order, terms: CancellationTerms): Record<
   }
   for (const field of SHIPMENT_FIELDS) resource[field] = order.shipment[field] ?? null
   if (!order.livemode) resource.sandbox_scenario = sandboxScenarioOf(order)
-  resource.courier = order.courier
+  resource.courier = order.courier && {
+    id: order.courier.id ?? null,
+    name: order.courier.name,
+    phone: order.courier.phone,
+    vehicle_type: order.courier.vehicle_type ?? null,
+    vehicle_plate: order.courier.vehicle_plate,
+    location: live.location,
+  }
+  resource.eta = etaOf(order, live)
   resource.cancellation = {
     cancellable: terms.cancellable,
     fee: terms.fee === null ? null : toMajor(terms.fee),
@@ -56,9 +65,38 @@ export function sandboxScenarioOf(order: Pick<Order, 'shipment'>): SandboxScenar
   return SANDBOX_SCENARIOS.find((scenario) => scenario === sent) ?? 'deliver'
 }
 
-/** An order as a business sees it at `now`: its `cancellation` previews a business cancel at that moment. */
-export function orderAsShown(order: Order, rates: PlatformRates, now: Date): Record<string, unknown> {
-  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'))
+/** What the order resource shows beyond the row: where its courier is, and how to turn that into an ETA. */
+export interface LiveView {
+  location: CourierFix | null
+  roadFactor: number
+  now: Date
+}
+
+const NOT_LIVE: LiveView = { location: null, roadFactor: 1, now: new Date(0) }
+
+/**
+ * DESIGN 14: while `assigned`, when the courier reaches the pickup; while `picked_up`, the
+ * dropoff: straight line × road factor ÷ the vehicle's speed, from the courier's last fix.
+ * Null without a fix, a registered courier's vehicle or the order's located ends.
+ */
+export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropoff'; at: string } | null {
+  const vehicle = order.courier?.vehicle_type
+  if (!live.location || !vehicle || (order.status !== 'assigned' && order.status !== 'picked_up')) return null
+  const stage = order.status === 'assigned' ? 'pickup' : 'dropoff'
+  const lat = stage === 'pickup' ? order.pickupLat : order.dropoffLat
+  const lng = stage === 'pickup' ? order.pickupLng : order.dropoffLng
+  if (lat === null || lng === null) return null
+  const km = roadDistanceKm({ lat: live.location.latitude, lng: live.location.longitude }, { lat, lng }, live.roadFactor)
+  const at = new Date(live.now.getTime() + (km / VEHICLE_SPEED_KMH[vehicle]) * 3_600_000)
+  return { stage, at: at.toISOString() }
+}
+
+/**
+ * An order as a business sees it at `now`: its `cancellation` previews a business cancel at that
+ * moment; `location` is its courier's last fix, when the caller has it (a read, a courier's move).
+ */
+export function orderAsShown(order: Order, rates: PlatformRates, now: Date, location: CourierFix | null = null): Record<string, unknown> {
+  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'), { location, roadFactor: rates.roadFactor, now })
 }
 
 /** An event as `GET /v2/business/events` and webhooks show it. */

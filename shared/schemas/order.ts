@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ORDER_EVENT_TYPES, ORDER_STATUSES, SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
+import { COURIER_VEHICLE_TYPES, ORDER_EVENT_TYPES, ORDER_STATUSES, SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
 import { optionalText } from './fields.js'
 import { shipmentSchema } from './shipment.js'
 
@@ -36,7 +36,15 @@ export const orderSchema = z.object({
   to_zone_name: z.string().nullable(),
   ...shipmentFields,
   sandbox_scenario: z.enum(SANDBOX_SCENARIOS).optional().describe('Test orders only: the sandbox courier\'s path'),
-  courier: z.object({ name: z.string(), phone: z.string(), vehicle_plate: z.string().nullable() }).nullable(),
+  courier: z.object({
+    id: z.string().nullable().describe('The registered courier; null for one an operator typed in'),
+    name: z.string(),
+    phone: z.string(),
+    vehicle_type: z.enum(COURIER_VEHICLE_TYPES).nullable(),
+    vehicle_plate: z.string().nullable(),
+    location: z.object({ latitude: z.number(), longitude: z.number(), at: iso }).nullable().describe("The courier's last reported position while the order is active"),
+  }).nullable(),
+  eta: z.object({ stage: z.enum(['pickup', 'dropoff']), at: iso }).nullable().describe('When the courier reaches the pickup (assigned) or the dropoff (picked_up)'),
   cancellation: z.object({
     cancellable: z.boolean(),
     fee: z.number().nullable().describe('What a cancel would cost now; null when the order cannot be cancelled'),

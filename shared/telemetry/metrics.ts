@@ -25,6 +25,9 @@ export interface Instruments {
   refunds: Counter
   refunded: Counter
   jobDuration: Histogram
+  dispatchOffers: Counter
+  timeToAssign: Histogram
+  locationUpdates: Counter
   webhookDeliveries: Counter
   webhookAttemptDuration: Histogram
 }
@@ -54,6 +57,10 @@ export function instruments(): Instruments {
     refunds: meter.createCounter('courier_refunds', { description: 'Cancellations that refunded money, by currency' }),
     refunded: meter.createCounter('courier_money_refunded', { unit: '{currency_major_unit}', description: 'Money refunded to wallets by cancellations, by currency' }),
     jobDuration: meter.createHistogram('courier_placement_job_duration_seconds', { description: 'Time a worker spent on one placement job, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+    // DESIGN 14's dispatch metrics, in the `courier_` namespace of every other metric.
+    dispatchOffers: meter.createCounter('courier_dispatch_offers', { description: 'Offers of orders to couriers, by outcome (offered, accepted, declined, expired, withdrawn, nobody)' }),
+    timeToAssign: meter.createHistogram('courier_dispatch_time_to_assign_seconds', { description: 'From an order becoming created to a courier accepting it', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+    locationUpdates: meter.createCounter('courier_location_updates', { description: 'Location pings accepted from couriers' }),
     webhookDeliveries: meter.createCounter('courier_webhook_attempts', { description: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)' }),
     webhookAttemptDuration: meter.createHistogram('courier_webhook_attempt_duration_seconds', { description: 'Time one webhook attempt took, from sending to the answer or the error, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
   }

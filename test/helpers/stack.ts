@@ -1,7 +1,8 @@
 import type { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
+import { dispatcherEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
+import { startDispatcher } from '../../services/dispatcher/dispatcher.js'
 import { loggerOptions } from '../../shared/http/observability.js'
 import gatewayApp from '../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../services/gateway/server-options.js'
@@ -28,6 +29,8 @@ export interface StackOptions {
   worker?: boolean
   /** The webhook sender (relay, sweep and deliveries), off unless asked for. */
   webhookSender?: boolean
+  /** The dispatcher (offers to couriers, expiry, sweep), off unless asked for. */
+  dispatcher?: boolean
   env?: Record<string, string>
   /** Where the gateway writes its log lines, at trace level and with production's redaction; silent without it. */
   gatewayLog?: Writable
@@ -56,6 +59,13 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
     await webhookSender.ready()
   }
 
+  let dispatcher: FastifyInstance | null = null
+  if (options.dispatcher) {
+    dispatcher = Fastify({ logger: false })
+    await dispatcher.register(startDispatcher, { config: loadConfig(dispatcherEnv, env) })
+    await dispatcher.ready()
+  }
+
   const gatewayConfig = loadConfig(gatewayEnv, { PRICING_URL: pricingUrl, RATE_LIMIT_MAX: '0', ...LOCAL_WEBHOOKS, ...env })
   const logger = loggerOptions('trace')
   const gatewayLog = options.gatewayLog && typeof logger === 'object' ? { ...logger, stream: options.gatewayLog } : false
@@ -68,6 +78,7 @@ export async function startStack(t: Test, options: StackOptions = {}): Promise<S
   t.teardown(async () => {
     await gateway.close()
     await webhookSender?.close()
+    await dispatcher?.close()
     await worker?.close()
     await pricing.close()
   })

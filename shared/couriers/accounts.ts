@@ -1,0 +1,68 @@
+import { hashApiKey } from '../db/api-keys.js'
+import { insertAudit } from '../db/audit.js'
+import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
+import type { Db, Sql } from '../db/sql.js'
+import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
+import { newCourierToken, newUuid } from '../ids.js'
+import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
+
+// Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
+// on request, disabled with every token and every order not yet picked up handed back.
+
+const DISPLAY_PREFIX_LENGTH = 12
+
+/** Issues a token for the courier; only its SHA-256 is stored, as for API keys. */
+export async function issueCourierToken(db: Db, courierId: string): Promise<{ token: string; tokenHash: string }> {
+  const token = newCourierToken()
+  const tokenHash = hashApiKey(token)
+  await insertCourierToken(db, { id: newUuid(), courierId, tokenHash, displayPrefix: token.slice(0, DISPLAY_PREFIX_LENGTH) })
+  return { token, tokenHash }
+}
+
+export interface NewCourier {
+  name: string
+  phone: string
+  vehicleType: CourierVehicleType
+  vehiclePlate: string | null
+  maxWeightKg: number | null
+}
+
+/** A courier and their first token, audited as `courier.create`. */
+export function createCourier(sql: Sql, actor: string, input: NewCourier): Promise<{ courier: CourierRow; token: string }> {
+  return sql.begin(async (tx) => {
+    const courier = await insertCourier(tx, {
+      id: newUuid(), name: input.name, phone: input.phone, vehicleType: input.vehicleType, vehiclePlate: input.vehiclePlate,
+      maxWeightKg: input.maxWeightKg ?? DEFAULT_MAX_WEIGHT_KG[input.vehicleType],
+    })
+    const { token } = await issueCourierToken(tx, courier.id)
+    await insertAudit(tx, { actor, action: 'courier.create', businessId: null, subject: courier.id, before: null, after: { vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg } })
+    return { courier, token }
+  })
+}
+
+export type CourierDisabling =
+  | { kind: 'disabled'; courier: CourierRow; tokenHashes: string[]; handedBack: OrderChangeOutcome[]; keptOrderIds: string[] }
+  | { kind: 'no_courier' }
+
+/**
+ * Disables a courier: every token revoked at once; each `assigned` order goes back to `created`
+ * (reason `courier disabled`) through the state machine; an order already picked up stays with
+ * them and is listed for the operator. The caller tells the gateways (token hashes) and the
+ * dispatcher (orders handed back).
+ */
+export async function disableCourier(sql: Sql, actor: string, courierId: string): Promise<CourierDisabling> {
+  if (!(await findCourier(sql, courierId))) return { kind: 'no_courier' }
+  const disabled = await sql.begin(async (tx) => {
+    const row = await disableCourierRow(tx, courierId)
+    if (row) await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length } })
+    return row
+  })
+  if (!disabled) return { kind: 'no_courier' }
+  const active = await findActiveOrderIdsOfCourier(sql, courierId)
+  const handedBack: OrderChangeOutcome[] = []
+  for (const order of active.filter((order) => order.status === 'assigned')) {
+    handedBack.push(await changeOrder(sql, { orderId: order.id, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: 'courier disabled' }, { actor }))
+  }
+  const keptOrderIds = active.filter((order) => order.status !== 'assigned').map((order) => order.id)
+  return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, handedBack, keptOrderIds }
+}

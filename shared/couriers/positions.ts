@@ -1,0 +1,84 @@
+import type { CourierFix, CourierShift, Point } from '../courier.js'
+import type { RedisClient } from '../redis.js'
+
+// Where couriers are, in Redis only (DESIGN 14): a location ping is a few Redis commands, never a
+// Postgres write. Every key carries the deployment's prefix (its hash tag), so a Redis Cluster
+// keeps them in one slot with the queues.
+
+const FIX_TTL_S = 24 * 3600
+
+function keys(prefix: string) {
+  return {
+    /** GEO set of the couriers on shift: dispatch searches it around a pickup. */
+    available: `${prefix}:couriers:available`,
+    /** Sorted set: each courier's last ping, in ms; a courier silent for COURIER_STALE_S is skipped. */
+    seen: `${prefix}:couriers:seen`,
+    fix: (courierId: string) => `${prefix}:courier:${courierId}:fix`,
+    shift: (courierId: string) => `${prefix}:courier:${courierId}:shift`,
+    gate: (courierId: string) => `${prefix}:courier:${courierId}:ping`,
+  }
+}
+
+/** One ping per courier per `windowMs`: false when the courier pinged within it. */
+export async function pingAllowed(redis: RedisClient, prefix: string, courierId: string, windowMs = 1000): Promise<boolean> {
+  return (await redis.set(keys(prefix).gate(courierId), '1', 'PX', windowMs, 'NX')) === 'OK'
+}
+
+/** Records a fix; an available courier's position in the dispatch set moves with it. */
+export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<void> {
+  const k = keys(prefix)
+  const shift = await redis.get(k.shift(courierId))
+  const batch = redis.multi()
+    .set(k.fix(courierId), JSON.stringify(fix), 'EX', FIX_TTL_S)
+    .zadd(k.seen, Date.parse(fix.at), courierId)
+  if (shift === 'available') batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
+  await batch.exec()
+}
+
+/** On or off shift: off shift, the courier leaves the dispatch set at once. */
+export async function setShift(redis: RedisClient, prefix: string, courierId: string, shift: CourierShift): Promise<void> {
+  const k = keys(prefix)
+  if (shift === 'offline') {
+    await redis.multi().del(k.shift(courierId)).zrem(k.available, courierId).exec()
+    return
+  }
+  const fix = await lastFix(redis, prefix, courierId)
+  const batch = redis.multi().set(k.shift(courierId), 'available')
+  if (fix) batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
+  await batch.exec()
+}
+
+export async function shiftOf(redis: RedisClient, prefix: string, courierId: string): Promise<CourierShift> {
+  return (await redis.get(keys(prefix).shift(courierId))) === 'available' ? 'available' : 'offline'
+}
+
+export async function lastFix(redis: RedisClient, prefix: string, courierId: string): Promise<CourierFix | null> {
+  const stored = await redis.get(keys(prefix).fix(courierId))
+  return stored ? parseFix(stored) : null
+}
+
+function parseFix(stored: string): CourierFix | null {
+  const value: unknown = JSON.parse(stored)
+  if (typeof value !== 'object' || value === null || !('latitude' in value) || !('longitude' in value) || !('at' in value)) return null
+  const { latitude, longitude, at } = value
+  return typeof latitude === 'number' && typeof longitude === 'number' && typeof at === 'string' ? { latitude, longitude, at } : null
+}
+
+/**
+ * The couriers on shift within `radiusKm` of `point`, nearest first, leaving out any not heard
+ * from for `staleS` seconds.
+ */
+export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, now = Date.now()): Promise<{ courierId: string; km: number }[]> {
+  const k = keys(prefix)
+  const found = await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', 100, 'WITHDIST')
+  const near = found.flatMap((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' ? [{ courierId: entry[0], km: Number(entry[1]) }] : []))
+  if (near.length === 0) return []
+  const seen = await redis.zmscore(k.seen, ...near.map((courier) => courier.courierId))
+  return near.filter((_courier, index) => Number(seen[index] ?? 0) >= now - staleS * 1000)
+}
+
+/** A disabled courier leaves every set. */
+export async function forgetCourier(redis: RedisClient, prefix: string, courierId: string): Promise<void> {
+  const k = keys(prefix)
+  await redis.multi().del(k.shift(courierId), k.fix(courierId)).zrem(k.available, courierId).zrem(k.seen, courierId).exec()
+}

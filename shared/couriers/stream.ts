@@ -1,0 +1,25 @@
+import type { RedisClient } from '../redis.js'
+
+/** What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled. */
+export type CourierNoticeEvent = 'offer' | 'offer_withdrawn' | 'order_cancelled'
+
+export interface CourierNotice {
+  courierId: string
+  event: CourierNoticeEvent
+  data: Record<string, unknown>
+}
+
+/** The Redis pub/sub channel of one courier's stream: any gateway replica serves any courier. */
+export function courierChannel(prefix: string, courierId: string): string {
+  return `${prefix}:courier-stream:${courierId}`
+}
+
+/** Tells the courier, if connected; a notice nobody hears is lost, and `GET /v2/courier/offers` still shows the truth. */
+export async function tellCourier(redis: RedisClient, prefix: string, notice: CourierNotice): Promise<void> {
+  await redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify({ event: notice.event, data: notice.data }))
+}
+
+/** Tells each courier what a change means for them; a Redis hiccup costs a notice, never the change. */
+export async function tellCouriers(redis: RedisClient, prefix: string, notices: CourierNotice[], onError: (err: unknown) => void): Promise<void> {
+  await Promise.all(notices.map((notice) => tellCourier(redis, prefix, notice).catch(onError)))
+}

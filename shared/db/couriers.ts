@@ -1,0 +1,77 @@
+import type { CourierVehicleType } from '../courier.js'
+import type { Db, Tx } from './sql.js'
+
+/** A courier as stored; `maxWeightKg` bounds what dispatch offers them. */
+export interface CourierRow {
+  id: string
+  name: string
+  phone: string
+  vehicleType: CourierVehicleType
+  vehiclePlate: string | null
+  maxWeightKg: number
+  disabledAt: Date | null
+  createdAt: Date
+}
+
+const COLUMNS = 'id, name, phone, vehicle_type, vehicle_plate, max_weight_kg::float8 as max_weight_kg, disabled_at, created_at'
+
+export async function insertCourier(db: Db, courier: Omit<CourierRow, 'disabledAt' | 'createdAt'>): Promise<CourierRow> {
+  const [row] = await db<CourierRow[]>`
+    insert into couriers (id, name, phone, vehicle_type, vehicle_plate, max_weight_kg)
+    values (${courier.id}, ${courier.name}, ${courier.phone}, ${courier.vehicleType}, ${courier.vehiclePlate}, ${courier.maxWeightKg})
+    returning ${db.unsafe(COLUMNS)}`
+  return row
+}
+
+export async function findCourier(db: Db, id: string): Promise<CourierRow | null> {
+  const [row] = await db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where id = ${id}`
+  return row ?? null
+}
+
+/** Several couriers at once: dispatch's candidates. Disabled ones are left out. */
+export async function findActiveCouriers(db: Db, ids: string[]): Promise<CourierRow[]> {
+  return db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where id = any(${ids}::uuid[]) and disabled_at is null`
+}
+
+export async function listCouriers(db: Db, limit: number): Promise<CourierRow[]> {
+  return db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers order by created_at desc limit ${limit}`
+}
+
+export async function insertCourierToken(db: Db, token: { id: string; courierId: string; tokenHash: string; displayPrefix: string }): Promise<void> {
+  await db`
+    insert into courier_tokens (id, courier_id, token_hash, display_prefix)
+    values (${token.id}, ${token.courierId}, ${token.tokenHash}, ${token.displayPrefix})`
+}
+
+/** The courier a live token belongs to, unless the token is revoked or the courier disabled. */
+export async function findCourierByTokenHash(db: Db, tokenHash: string): Promise<CourierRow | null> {
+  const [row] = await db<CourierRow[]>`
+    select ${db.unsafe(COLUMNS.split(', ').map((column) => `c.${column}`).join(', '))}
+    from courier_tokens t join couriers c on c.id = t.courier_id
+    where t.token_hash = ${tokenHash} and t.revoked_at is null and c.disabled_at is null`
+  return row ?? null
+}
+
+/** Disables the courier and revokes every token of theirs; returns the token hashes revoked (for the gateways' caches). Null: no such courier. */
+export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: CourierRow; tokenHashes: string[] } | null> {
+  const [courier] = await tx<CourierRow[]>`
+    update couriers set disabled_at = coalesce(disabled_at, now()) where id = ${id} returning ${tx.unsafe(COLUMNS)}`
+  if (!courier) return null
+  const tokens = await tx<{ tokenHash: string }[]>`
+    update courier_tokens set revoked_at = coalesce(revoked_at, now()) where courier_id = ${id} returning token_hash`
+  return { courier, tokenHashes: tokens.map((token) => token.tokenHash) }
+}
+
+/** The courier's orders not yet at rest, oldest first. */
+export async function findActiveOrderIdsOfCourier(db: Db, courierId: string): Promise<{ id: string; status: string }[]> {
+  return db<{ id: string; status: string }[]>`
+    select id, status from orders where courier_id = ${courierId} and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+}
+
+/** How many orders each courier holds now: dispatch leaves out those at `COURIER_CAPACITY`. */
+export async function countActiveOrders(db: Db, courierIds: string[]): Promise<Map<string, number>> {
+  const rows = await db<{ courierId: string; count: number }[]>`
+    select courier_id, count(*)::int as count from orders
+    where courier_id = any(${courierIds}::uuid[]) and status in ('assigned', 'picked_up', 'failed') group by courier_id`
+  return new Map(rows.map((row) => [row.courierId, row.count]))
+}

@@ -1,0 +1,85 @@
+import type { Db, Tx } from './sql.js'
+
+export type OfferStatus = 'pending' | 'accepted' | 'declined' | 'expired' | 'withdrawn'
+
+export interface Offer {
+  id: string
+  orderId: string
+  courierId: string
+  status: OfferStatus
+  createdAt: Date
+  expiresAt: Date
+  decidedAt: Date | null
+  reason: string | null
+}
+
+const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason'
+
+/**
+ * A pending offer, unless the order or the courier already has one: the partial unique indexes
+ * decide, whatever runs at once. Null: one of them was taken.
+ */
+export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number }): Promise<Offer | null> {
+  const [row] = await db<Offer[]>`
+    insert into dispatch_offers (id, order_id, courier_id, expires_at)
+    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}))
+    on conflict do nothing
+    returning ${db.unsafe(COLUMNS)}`
+  return row ?? null
+}
+
+/** Locks the offer for its decision; null when it is not the courier's (or does not exist). */
+export async function lockOffer(tx: Tx, id: string, courierId: string): Promise<Offer | null> {
+  const [row] = await tx<Offer[]>`select ${tx.unsafe(COLUMNS)} from dispatch_offers where id = ${id} and courier_id = ${courierId} for update`
+  return row ?? null
+}
+
+export async function findOffer(db: Db, id: string): Promise<Offer | null> {
+  const [row] = await db<Offer[]>`select ${db.unsafe(COLUMNS)} from dispatch_offers where id = ${id}`
+  return row ?? null
+}
+
+/** Closes a pending offer; null when it was no longer pending (someone else decided first). */
+export async function closeOffer(db: Db, id: string, status: Exclude<OfferStatus, 'pending'>, reason: string | null): Promise<Offer | null> {
+  const [row] = await db<Offer[]>`
+    update dispatch_offers set status = ${status}, decided_at = now(), reason = ${reason}
+    where id = ${id} and status = 'pending'
+    returning ${db.unsafe(COLUMNS)}`
+  return row ?? null
+}
+
+/** Withdraws the order's pending offer (a cancel, an operator's assignment); the one withdrawn, if any. */
+export async function withdrawOffersOfOrder(db: Db, orderId: string, reason: string): Promise<Offer[]> {
+  return db<Offer[]>`
+    update dispatch_offers set status = 'withdrawn', decided_at = now(), reason = ${reason}
+    where order_id = ${orderId} and status = 'pending'
+    returning ${db.unsafe(COLUMNS)}`
+}
+
+/** Expires every pending offer past its time, returning them (the dispatcher's sweep). */
+export async function expireDueOffers(db: Db, limit: number): Promise<Offer[]> {
+  return db<Offer[]>`
+    update dispatch_offers set status = 'expired', decided_at = now()
+    where id in (select id from dispatch_offers where status = 'pending' and expires_at <= now() order by expires_at limit ${limit} for update skip locked)
+    returning ${db.unsafe(COLUMNS)}`
+}
+
+/** The courier's pending offers that have not run out. */
+export async function findPendingOffersOfCourier(db: Db, courierId: string): Promise<Offer[]> {
+  return db<Offer[]>`
+    select ${db.unsafe(COLUMNS)} from dispatch_offers where courier_id = ${courierId} and status = 'pending' and expires_at > now()`
+}
+
+/** Which of these couriers hold a pending offer now. */
+export async function couriersWithPendingOffers(db: Db, courierIds: string[]): Promise<Set<string>> {
+  const rows = await db<{ courierId: string }[]>`
+    select courier_id from dispatch_offers where courier_id = any(${courierIds}::uuid[]) and status = 'pending'`
+  return new Set(rows.map((row) => row.courierId))
+}
+
+/** The couriers this order has been offered to since it last became `created`, and how many offers that makes. */
+export async function offeredSince(db: Db, orderId: string, since: Date): Promise<string[]> {
+  const rows = await db<{ courierId: string }[]>`
+    select courier_id from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`
+  return rows.map((row) => row.courierId)
+}

@@ -1,0 +1,74 @@
+import type { Order } from '../db/orders.js'
+import { countActiveOrders, findActiveCouriers, type CourierRow } from '../db/couriers.js'
+import { couriersWithPendingOffers, insertOffer, offeredSince, type Offer } from '../db/offers.js'
+import { findOrderById, lockOrder } from '../db/orders.js'
+import type { Sql } from '../db/sql.js'
+import { nearbyCouriers } from '../couriers/positions.js'
+import type { RedisClient } from '../redis.js'
+import { newOfferId } from '../ids.js'
+import { offerView } from './views.js'
+
+/** DESIGN 14's dispatch settings. */
+export interface DispatchSettings {
+  radiusKm: number
+  offerS: number
+  maxOffers: number
+  retryS: number
+  capacity: number
+  staleS: number
+}
+
+/** What one look for a courier came to: an offer made, nothing to do, or nobody now (look again later). */
+export type DispatchStep =
+  | { kind: 'offered'; offer: Offer; courierId: string; view: Record<string, unknown> }
+  | { kind: 'not_needed'; why: 'not_found' | 'not_created' | 'test_mode' | 'not_located' | 'offer_pending' }
+  | { kind: 'nobody'; roundOver: boolean }
+
+/**
+ * DESIGN 14: whether a courier may carry the order. A rate-card order needs the vehicle it was
+ * priced for; any order needs a vehicle that carries its weight × quantity.
+ */
+export function canCarry(courier: Pick<CourierRow, 'vehicleType' | 'maxWeightKg'>, order: Pick<Order, 'pricingModel' | 'vehicleType' | 'shipment'>): boolean {
+  const load = Number(order.shipment.weight ?? 0) * Number(order.shipment.quantity ?? 1)
+  if (courier.maxWeightKg < load) return false
+  return order.pricingModel !== 'rate_card' || courier.vehicleType === order.vehicleType
+}
+
+/**
+ * Offers a live `created` order to the nearest eligible courier: on shift and heard from lately,
+ * within the radius, able to carry it, holding no pending offer and fewer than `capacity` active
+ * orders, and not offered this order yet in this round (which began at `round`, or when the order
+ * last became `created`). The offer is inserted under the order's lock, so a cancel in between
+ * cannot leave it pending; the database's unique indexes turn away a second pending offer for the
+ * order or the courier, and the next candidate is tried.
+ */
+export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, settings: DispatchSettings, orderId: string, round: Date | null): Promise<DispatchStep> {
+  const order = await findOrderById(sql, orderId)
+  if (!order) return { kind: 'not_needed', why: 'not_found' }
+  if (!order.livemode) return { kind: 'not_needed', why: 'test_mode' }
+  if (order.status !== 'created') return { kind: 'not_needed', why: 'not_created' }
+  if (order.pickupLat === null || order.pickupLng === null) return { kind: 'not_needed', why: 'not_located' }
+
+  const since = round ?? new Date(order.history.at(-1)?.at ?? order.createdAt)
+  const offered = new Set(await offeredSince(sql, order.id, since))
+  if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
+  const near = (await nearbyCouriers(redis, prefix, { lat: order.pickupLat, lng: order.pickupLng }, settings.radiusKm, settings.staleS)).filter((courier) => !offered.has(courier.courierId))
+  if (near.length === 0) return { kind: 'nobody', roundOver: true }
+
+  const ids = near.map((courier) => courier.courierId)
+  const [couriers, busy, load] = await Promise.all([findActiveCouriers(sql, ids), couriersWithPendingOffers(sql, ids), countActiveOrders(sql, ids)])
+  const byId = new Map(couriers.map((courier) => [courier.id, courier]))
+  for (const { courierId, km } of near) {
+    const courier = byId.get(courierId)
+    if (!courier || busy.has(courierId) || (load.get(courierId) ?? 0) >= settings.capacity || !canCarry(courier, order)) continue
+    const offer = await sql.begin(async (tx) => {
+      const locked = await lockOrder(tx, order.id, null)
+      if (!locked || locked.status !== 'created') return 'gone' as const
+      return insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS })
+    })
+    if (offer === 'gone') return { kind: 'not_needed', why: 'not_created' }
+    // Null: the order got an offer from another dispatcher, or the courier one for another order.
+    if (offer) return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
+  }
+  return { kind: 'nobody', roundOver: false }
+}

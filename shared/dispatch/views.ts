@@ -1,0 +1,38 @@
+import type { Offer } from '../db/offers.js'
+import type { Order } from '../db/orders.js'
+
+// What a courier is shown (DESIGN 14, 17.4): never the price, the business's wallet or the PIN;
+// the recipient only once the order is theirs.
+
+/** An offer: where to pick up, roughly where it goes, what it is, until when. */
+export function offerView(offer: Offer, order: Order, kmToPickup: number | null): Record<string, unknown> {
+  return {
+    offer_id: offer.id,
+    order_id: order.id,
+    pickup: { address: order.shipment.pickup_address ?? null, state: order.shipment.pickup_state ?? null, latitude: order.pickupLat, longitude: order.pickupLng },
+    dropoff: { area: order.toZoneName ?? order.shipment.dropoff_state ?? null, distance_km: order.distanceKm },
+    distance_to_pickup_km: kmToPickup === null ? null : Math.round(kmToPickup * 100) / 100,
+    item: itemOf(order),
+    vehicle_type: order.vehicleType,
+    expires_at: offer.expiresAt.toISOString(),
+  }
+}
+
+/** An order the courier holds: both ends in full, with who to meet at each. */
+export function courierOrderView(order: Order): Record<string, unknown> {
+  const s = order.shipment
+  return {
+    order_id: order.id,
+    status: order.status,
+    version: order.version,
+    pickup: { address: s.pickup_address ?? null, state: s.pickup_state ?? null, latitude: order.pickupLat, longitude: order.pickupLng, contact_name: s.sender_name ?? null, contact_phone: s.sender_phone ?? null },
+    dropoff: { address: s.dropoff_address ?? null, state: s.dropoff_state ?? null, latitude: order.dropoffLat, longitude: order.dropoffLng, recipient_name: s.recipient_name ?? null, recipient_phone: s.recipient_phone ?? null, alternate_phone: s.alternate_phone ?? null },
+    item: itemOf(order),
+    history: order.history,
+  }
+}
+
+function itemOf(order: Order): Record<string, unknown> {
+  const s = order.shipment
+  return { name: s.item_name ?? null, category: s.item_category ?? null, weight: s.weight ?? null, quantity: s.quantity ?? null, is_fragile: s.is_fragile ?? null }
+}

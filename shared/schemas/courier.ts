@@ -1,0 +1,55 @@
+import { z } from 'zod'
+import { optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
+
+// The bodies of `/v2/courier/*` (DESIGN 14). Every refusal is the spec's 400 body, field by field.
+
+const object = { error: 'body must be a JSON object' }
+
+export const shiftRequestSchema = z.object({
+  status: optionalEnum('status', ['available', 'offline'] as const).refine((value) => value !== undefined, { message: 'status is required: available or offline' }),
+}, object)
+
+export const locationRequestSchema = z.object({
+  latitude: requiredNumber('latitude', { min: -90, max: 90 }),
+  longitude: requiredNumber('longitude', { min: -180, max: 180 }),
+  accuracy_m: optionalNumber('accuracy_m', { min: 0, max: 100_000 }),
+  at: optionalText('at', { max: 40 }).refine((value) => value === undefined || !Number.isNaN(Date.parse(value)), { message: 'at must be an ISO 8601 time' }),
+}, object)
+
+export const declineRequestSchema = z.object({ reason: optionalText('reason', { max: 255 }) }, object)
+
+/** `fail` and `unassign` say why: the business reads it in the order's history. */
+export const reasonRequestSchema = z.object({ reason: requiredText('reason', { max: 255 }) }, object)
+
+/** `deliver` as JSON; the PIN is checked when the order asks for one (proof of delivery). */
+export const deliverRequestSchema = z.object({ pin: optionalText('pin', { max: 8 }) }, object)
+
+// The answers of `/v2/courier/*`, as the routes build them: the OpenAPI document and the tests'
+// response checks read these.
+const point = { latitude: z.number().nullable(), longitude: z.number().nullable() }
+const fix = z.object({ latitude: z.number(), longitude: z.number(), at: z.string() })
+const item = z.object({ name: z.unknown(), category: z.unknown(), weight: z.unknown(), quantity: z.unknown(), is_fragile: z.unknown() })
+const history = z.array(z.object({ status: z.string(), at: z.string(), reason: z.string().optional() }))
+
+export const courierProfileSchema = z.object({
+  courier_id: z.string(), name: z.string(), phone: z.string(), vehicle_type: z.string(), vehicle_plate: z.string().nullable(), max_weight_kg: z.number(),
+  shift: z.enum(['available', 'offline']), location: fix.nullable(), active_orders: z.array(z.string()),
+})
+
+export const shiftSchema = z.object({ shift: z.enum(['available', 'offline']) })
+
+export const courierOfferSchema = z.object({
+  offer_id: z.string(), order_id: z.string(),
+  pickup: z.object({ address: z.unknown(), state: z.unknown(), ...point }),
+  dropoff: z.object({ area: z.unknown(), distance_km: z.number() }),
+  distance_to_pickup_km: z.number().nullable(), item, vehicle_type: z.string(), expires_at: z.string(),
+}).describe('An offer: never the recipient, the price or the PIN')
+
+export const courierOfferListSchema = z.object({ data: z.array(courierOfferSchema) })
+
+export const courierOrderSchema = z.object({
+  order_id: z.string(), status: z.string(), version: z.number(),
+  pickup: z.object({ address: z.unknown(), state: z.unknown(), ...point, contact_name: z.unknown(), contact_phone: z.unknown() }),
+  dropoff: z.object({ address: z.unknown(), state: z.unknown(), ...point, recipient_name: z.unknown(), recipient_phone: z.unknown(), alternate_phone: z.unknown() }),
+  item, history,
+}).describe("An order the courier holds: both ends in full; never the price, the business's wallet or the PIN")
