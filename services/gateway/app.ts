@@ -9,6 +9,10 @@ import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { createAuthFailureLimit } from './auth-failures.js'
 import { createKeyCache, requireScope } from './auth.js'
+import { createCourierTokenCache, requireCourier } from './courier-auth.js'
+import { createCourierStreams } from './courier-streams.js'
+import courierRoutes from './routes/courier.js'
+import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
 import { createPricingClient } from './pricing-client.js'
@@ -50,10 +54,19 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS, token: config.INTERNAL_TOKEN })
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
   const failures = createAuthFailureLimit(redis, { limit: config.AUTH_FAILURE_LIMIT, prefix: config.QUEUE_PREFIX })
+  const courierTokens = createCourierTokenCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
   const invalidations = listenForInvalidations(config, {
-    onMessage: (message) => { if (message.kind === 'api-key') keys.clear() },
-    onReset: () => keys.clear(),
+    onMessage: (message) => {
+      if (message.kind === 'api-key') keys.clear()
+      if (message.kind === 'courier-token') courierTokens.clear()
+    },
+    onReset: () => {
+      keys.clear()
+      courierTokens.clear()
+    },
   })
+  const dispatch = createDispatchQueue(config, app.log)
+  const streams = createCourierStreams(config, app.log)
 
   const placements = createPlacementQueue(config, sql, app.log)
   const webhooks = createWebhookQueue(config, app.log)
@@ -62,6 +75,8 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   app.addHook('onClose', async () => {
     await placements.close()
     await webhooks.close()
+    await dispatch.close()
+    streams.close()
     await invalidations.close()
     await pricing.close()
     redis.disconnect()
@@ -87,12 +102,17 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
-    await v2.register(orderRoutes, { sql })
+    await v2.register(orderRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX })
     await v2.register(sandboxRoutes, { sql })
     await v2.register(walletRoutes, { sql })
     await v2.register(eventRoutes, { sql, webhooks: webhooks.queue })
     await v2.register(webhookEndpointRoutes, { sql, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS) })
   }, { prefix: '/v2' })
+  // The courier API: courier tokens only, never a business key (DESIGN 14, 17.1).
+  await app.register(async (couriers) => {
+    couriers.addHook('onRequest', requireCourier({ tokens: courierTokens, failures }))
+    await couriers.register(courierRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX, dispatch, streams })
+  }, { prefix: '/v2/courier' })
 }
 
 export default fp(gatewayApp, { name: 'gateway' })

@@ -24,6 +24,8 @@ export interface PlaceDeps extends LocateTools {
   cards: CardVersions
   /** Hands new test orders to the sandbox courier, after the commit; its sweep covers a failure. */
   startSandboxOrders: (orders: Order[]) => Promise<void>
+  /** Asks the dispatcher to offer new live orders, after the commit; its sweep covers a failure. */
+  offerOrders: (orderIds: string[]) => Promise<void>
 }
 
 /** What one transaction settled: the outcome stored, and the orders it created (none unless placed). */
@@ -51,7 +53,10 @@ export function place(deps: PlaceDeps, job: PlacementJob): Promise<PlacementOutc
     span.setAttribute('courier.shipments', work.shipments.length)
     const settled = await settle(deps, work)
     span.setAttribute('courier.outcome', settled?.outcome.kind ?? 'none')
-    if (settled && !work.livemode && settled.orders.length > 0) await deps.startSandboxOrders(settled.orders)
+    if (settled && settled.orders.length > 0) {
+      if (work.livemode) await deps.offerOrders(settled.orders.map((order) => order.id))
+      else await deps.startSandboxOrders(settled.orders)
+    }
     return settled?.outcome ?? null
   })
 }
@@ -116,7 +121,7 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
 
     // What the orders share is written once: the batch, beside each order's own line.
     const batch: OrderBatch = { placementId, businessId, livemode: work.livemode, currency: deps.currency, history: [{ status: 'created', at: now.toISOString() }], createdAt: now }
-    const orders = quotes.map((quote, position) => newOrder(work, batch, position, located[position]!.input, quote))
+    const orders = quotes.map((quote, position) => newOrder(work, batch, position, located[position]!, quote))
     const outcome: PlacementOutcome = {
       kind: 'placed',
       currency: deps.currency,
@@ -146,8 +151,11 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
  * The order a priced shipment becomes: `created`, version 1, the shipment as sent with its
  * pickup and sender resolved from the business, and what the quote decided.
  */
-function newOrder(work: Work, batch: OrderBatch, position: number, input: QuoteInput, quote: Quote): Order {
+function newOrder(work: Work, batch: OrderBatch, position: number, located: LocatedShipment, quote: Quote): Order {
   const sent = work.shipments[position]!
+  const { input } = located
+  // Priced, so located: the ends dispatch searches around and the ETA runs to.
+  const ends = 'located' in located ? located.located : null
   // The spec's defaults, resolved once here: the pickup and the sender are the business's own.
   // A live order keeps no sandbox scenario. Copied, then completed: V8 builds
   // `{ ...sent, <more fields> }` through a slow path, much dearer (docs/performance.md).
@@ -179,6 +187,11 @@ function newOrder(work: Work, batch: OrderBatch, position: number, input: QuoteI
     toZoneName: quote.toZoneName,
     shipment,
     courier: null,
+    courierId: null,
+    pickupLat: ends?.pickup.lat ?? null,
+    pickupLng: ends?.pickup.lng ?? null,
+    dropoffLat: ends?.dropoff.lat ?? null,
+    dropoffLng: ends?.dropoff.lng ?? null,
     history: batch.history,
     assignedAt: null,
     refundedAmount: 0,

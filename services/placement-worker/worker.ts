@@ -19,6 +19,7 @@ import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createCardVersions } from '../../shared/pricing/card-versions.js'
 import { OPEN_STATUSES } from '../../shared/orders/state-machine.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
+import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
 import { settleOrphans } from './sweeps.js'
@@ -43,13 +44,14 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   // Held quotes are read with plain commands: a Redis that does not answer fails the job, to be retried.
   const quoteRedis = createRedis(config, { maxRetriesPerRequest: 1, commandTimeout: 2000 })
   quoteRedis.on('error', (err) => app.log.debug({ err: err.message }, 'redis connection error (quotes)'))
+  const dispatch = createDispatchQueue(config, app.log)
   const sandbox = startSandboxCourier(app, {
     sql, connection, prefix: config.QUEUE_PREFIX, stepS: config.SANDBOX_STEP_S, lockMs: config.WORKER_LOCK_MS, stalledIntervalMs: config.WORKER_STALLED_INTERVAL_MS,
   })
   const deps = {
     sql, quotes: createQuoteStore(quoteRedis, config.QUEUE_PREFIX, config.QUOTE_SIGNING_KEY), geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)),
     distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY, startSandboxOrders: sandbox.start,
-    cards: createCardVersions(sql),
+    cards: createCardVersions(sql), offerOrders: dispatch.offer,
   }
 
   // The job's return value is nothing: its outcome is on the placement row.
@@ -118,6 +120,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     clearInterval(sweep)
     await worker.close()
     await sandbox.close()
+    await dispatch.close()
     await queue.close()
     connection.disconnect()
     quoteRedis.disconnect()

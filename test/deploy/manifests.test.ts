@@ -31,15 +31,6 @@ const K8S_DIR = 'deploy/k8s'
 
 const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
 
-/**
- * The dispatcher's deployment was written alongside its code, before package.json had its start
- * script: until `start:dispatcher` is there, the manifests must run this line. Once the script
- * exists, it alone decides (and this line can go).
- */
-const PENDING_SCRIPTS: Record<string, string> = {
-  'start:dispatcher': 'node --import ./dist/shared/telemetry/register.js dist/services/dispatcher/main.js',
-}
-
 interface Role {
   script: string
   schema: z.ZodObject
@@ -70,7 +61,7 @@ const ROLES: Record<string, Role> = {
 }
 
 const scriptTokens = (script: string) => {
-  const line = scripts[script] ?? PENDING_SCRIPTS[script]
+  const line = scripts[script]
   if (line === undefined) throw new Error(`package.json has no script ${script}`)
   return line.trim().split(/\s+/)
 }

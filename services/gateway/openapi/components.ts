@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { catalogSchema } from '../../../shared/schemas/catalog.js'
+import { courierOfferListSchema, courierOrderSchema, courierProfileSchema, declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema, shiftSchema } from '../../../shared/schemas/courier.js'
 import { errorBodySchema } from '../../../shared/schemas/error.js'
 import { cancelRequestSchema, eventListSchema, eventSchema, orderListSchema, orderSchema, sandboxAdvanceSchema, transactionListSchema, transactionSchema, walletSchema } from '../../../shared/schemas/order.js'
 import { placementPendingSchema, placementResultSchema } from '../../../shared/schemas/placement.js'
@@ -22,6 +23,11 @@ const requests = {
   SandboxAdvanceRequest: sandboxAdvanceSchema,
   WebhookEndpointRequest: endpointRequestSchema,
   RotateSecretRequest: rotateSecretRequestSchema,
+  ShiftRequest: shiftRequestSchema,
+  LocationRequest: locationRequestSchema,
+  DeclineRequest: declineRequestSchema,
+  ReasonRequest: reasonRequestSchema,
+  DeliverRequest: deliverRequestSchema,
 } satisfies Record<string, z.ZodType>
 
 const answers = {
@@ -43,6 +49,10 @@ const answers = {
   RotatedSecret: rotatedSecretSchema,
   DeliveryLog: deliveryLogSchema,
   Redelivery: redeliverySchema,
+  CourierProfile: courierProfileSchema,
+  Shift: shiftSchema,
+  CourierOfferList: courierOfferListSchema,
+  CourierOrder: courierOrderSchema,
 } satisfies Record<string, z.ZodType>
 
 export type SchemaName = keyof typeof requests | keyof typeof answers

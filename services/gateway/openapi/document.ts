@@ -1,6 +1,7 @@
 import { componentSchemas, ref } from './components.js'
 import * as example from './examples.js'
 import { operations } from './operations.js'
+import { courierOperations } from './courier-operations.js'
 import { headers, refusalResponses } from './responses.js'
 
 const WALK_THROUGH = `
@@ -39,6 +40,7 @@ const TAGS = [
   ['Events', 'Every order change, in order, for polling'],
   ['Webhooks', 'Signed deliveries of every event to your endpoints'],
   ['Sandbox', 'Test keys, a test wallet and a courier that moves test orders'],
+  ['Couriers', "The riders' side: shift, location, offers, and moving the orders they hold (courier tokens only)"],
 ] as const
 
 /** The signed POST this API makes to a webhook endpoint (OpenAPI 3.1 `webhooks`). */
@@ -75,10 +77,11 @@ export function openApiDocument(publicBaseUrl: string) {
     servers: [{ url: `${publicBaseUrl}/v2`, description: 'This deployment' }],
     tags: TAGS.map(([name, description]) => ({ name, description })),
     security: [{ apiKey: [] }],
-    paths: operations,
+    paths: { ...operations, ...courierOperations },
     webhooks,
     components: {
       securitySchemes: {
+        courierToken: { type: 'http', scheme: 'bearer', description: 'A courier token, cc_live_…, from `courier:create` or `courier:token`. Only /courier routes take it.' },
         apiKey: {
           type: 'http', scheme: 'bearer',
           description: 'An API key: ck_live_… for real orders, ck_test_… for the sandbox. Reads take orders:read or orders:write; webhook endpoints and redelivery take webhooks:write; the rest orders:write.',

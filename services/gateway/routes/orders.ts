@@ -8,6 +8,9 @@ import { ApiError } from '../../../shared/errors/api-error.js'
 import { isOrderId, isUuid } from '../../../shared/ids.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { orderAsShown } from '../../../shared/orders/resource.js'
+import { lastFix } from '../../../shared/couriers/positions.js'
+import { tellCouriers } from '../../../shared/couriers/stream.js'
+import type { RedisClient } from '../../../shared/redis.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { orderNotFound, sendOrderChange } from '../order-answer.js'
@@ -20,10 +23,13 @@ const orderCursor = z.object({ t: z.iso.datetime(), id: z.string().max(64) }).st
 
 interface OrderRouteOptions {
   sql: Sql
+  redis: RedisClient
+  /** Not `prefix`: fastify would take that for the routes' URL prefix. */
+  queuePrefix: string
 }
 
 /** The caller's orders: read, list, cancel (docs/contracts.md section 6). */
-export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRouteOptions) {
+export default async function orderRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix }: OrderRouteOptions) {
   // A cancel needs no body: `Content-Type: application/json` with an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
@@ -60,7 +66,10 @@ export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRo
       getPlatformRates(sql),
     ])
     if (!order) throw orderNotFound(orderId)
-    return orderAsShown(order, rates, new Date())
+    // Its courier's last fix while the order is on its way: `courier.location` and `eta`.
+    const active = order.courierId !== null && (order.status === 'assigned' || order.status === 'picked_up')
+    const location = active && order.courierId ? await lastFix(redis, prefix, order.courierId).catch(() => null) : null
+    return orderAsShown(order, rates, new Date(), location)
   })
 
   app.post<{ Params: { order_id: string } }>('/business/orders/:order_id/cancel', async (request, reply) => {
@@ -68,6 +77,7 @@ export default async function orderRoutes(app: FastifyInstance, { sql }: OrderRo
     const body = request.body === undefined ? {} : parseBody(cancelRequestSchema, request.body)
     if (!isOrderId(orderId)) throw orderNotFound(orderId)
     const outcome = await changeOrder(sql, { orderId, scope: request.caller }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
+    if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
     return sendOrderChange(reply, outcome)
   })
 }

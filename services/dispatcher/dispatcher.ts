@@ -1,0 +1,111 @@
+import { DelayedError, Queue, Worker } from 'bullmq'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { DispatcherConfig } from '../../shared/config.js'
+import { tellCourier } from '../../shared/couriers/stream.js'
+import { countOrdersWaitingForCourier, findOrdersWithoutOffer } from '../../shared/db/dispatch-sweep.js'
+import { closeOffer, expireDueOffers } from '../../shared/db/offers.js'
+import { createSql } from '../../shared/db/sql.js'
+import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
+import { DISPATCH_QUEUE, expireJob, offerJob, type DispatchJob } from '../../shared/dispatch/queue.js'
+import healthRoutes from '../../shared/http/health.js'
+import { requestLog, requestMetrics } from '../../shared/http/observability.js'
+import { createRedis } from '../../shared/redis.js'
+import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { instruments } from '../../shared/telemetry/metrics.js'
+
+// The sweep: how often it looks for orders whose job was lost, and offers whose expiry job was.
+const SWEEP_MS = 5000
+
+/**
+ * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
+ * queue. An `offer` job offers one order to its next courier; an `expire` job closes an offer
+ * whose time is up and moves on to the next. Rows are the truth: a lost job is found by the sweep.
+ */
+async function dispatcher(app: FastifyInstance, { config }: { config: DispatcherConfig }) {
+  await app.register(requestMetrics)
+  await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+  const sql = createSql(config, { max: Math.max(config.DATABASE_POOL_MAX, config.DISPATCHER_CONCURRENCY + 2), timeouts: config })
+  const connection = createRedis(config, { maxRetriesPerRequest: null })
+  connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
+  const redis = createRedis(config, { maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
+  redis.on('error', (err) => app.log.debug({ err: err.message }, 'redis connection error (positions)'))
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
+  const prefix = config.QUEUE_PREFIX
+  const settings: DispatchSettings = {
+    radiusKm: config.DISPATCH_RADIUS_KM, offerS: config.DISPATCH_OFFER_S, maxOffers: config.DISPATCH_MAX_OFFERS,
+    retryS: config.DISPATCH_RETRY_S, capacity: config.COURIER_CAPACITY, staleS: config.COURIER_STALE_S,
+  }
+  const metrics = instruments()
+
+  /** Offers the order to its next courier; when nobody can take it now, when to look again and from which round. */
+  async function offer(orderId: string, round: Date | null): Promise<{ retryAt: number; round: string | undefined } | null> {
+    const step = await offerNext(sql, redis, prefix, settings, orderId, round)
+    if (step.kind === 'offered') {
+      metrics.dispatchOffers.add(1, { outcome: 'offered' })
+      await queue.add(...spread(expireJob(step.offer.id, orderId, step.offer.expiresAt.getTime() - Date.now())))
+      await tellCourier(redis, prefix, { courierId: step.courierId, event: 'offer', data: step.view })
+      return null
+    }
+    if (step.kind === 'not_needed') return null
+    metrics.dispatchOffers.add(1, { outcome: 'nobody' })
+    // A round over (every courier in range asked, or the cap reached) starts afresh then.
+    const retryAt = Date.now() + settings.retryS * 1000
+    return { retryAt, round: step.roundOver ? new Date(retryAt).toISOString() : round?.toISOString() }
+  }
+
+  const worker = new Worker<DispatchJob, void>(DISPATCH_QUEUE, async (job, token) => {
+    const data = job.data
+    if (data.kind === 'offer') {
+      const retry = await offer(data.order_id, data.round ? new Date(data.round) : null)
+      if (!retry || !token) return
+      // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.
+      await job.updateData(retry.round ? { kind: 'offer', order_id: data.order_id, round: retry.round } : { kind: 'offer', order_id: data.order_id })
+      await job.moveToDelayed(retry.retryAt, token)
+      throw new DelayedError()
+    }
+    const expired = await closeOffer(sql, data.offer_id, 'expired', null)
+    if (!expired) return
+    metrics.dispatchOffers.add(1, { outcome: 'expired' })
+    await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
+    const retry = await offer(data.order_id, null)
+    if (retry) await queue.add(...spread(offerJob(data.order_id, retry.retryAt - Date.now(), retry.round)))
+  }, { connection, prefix, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3 })
+  worker.on('error', (err) => app.log.error({ err }, 'dispatcher error'))
+  worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
+
+  // Offers whose expiry job was lost, and orders whose offer job was: the rows say what to do.
+  const sweep = repeatWithoutOverlap(SWEEP_MS, async () => {
+    for (const expired of await expireDueOffers(sql, 100)) {
+      await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
+      await queue.add(...spread(offerJob(expired.orderId)))
+    }
+    const waiting = await findOrdersWithoutOffer(sql, Math.max(2, settings.offerS), settings.retryS, 200)
+    if (waiting.length > 0) await queue.addBulk(waiting.map((orderId) => offerJob(orderId)))
+  }, (err) => app.log.warn({ err }, 'dispatch sweep failed'))
+
+  metrics.meter.createObservableGauge('courier_orders_waiting_for_courier', { description: 'Live orders created and not yet assigned' }).addCallback(async (result) => {
+    const count = await countOrdersWaitingForCourier(sql).catch(() => null)
+    if (count !== null) result.observe(count)
+  })
+  metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift' }).addCallback(async (result) => {
+    const count = await redis.zcard(`${prefix}:couriers:available`).catch(() => null)
+    if (count !== null) result.observe(count)
+  })
+
+  app.addHook('onClose', async () => {
+    clearInterval(sweep)
+    await worker.close()
+    await queue.close()
+    connection.disconnect()
+    redis.disconnect()
+    await sql.end({ timeout: 5 })
+  })
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
+}
+
+function spread(job: ReturnType<typeof offerJob>): [string, DispatchJob, ReturnType<typeof offerJob>['opts']] {
+  return [job.name, job.data, job.opts]
+}
+
+export const startDispatcher = fp(dispatcher, { name: 'dispatcher' })

@@ -1,0 +1,59 @@
+import type { FastifyRequest, HookHandlerDoneFunction, FastifyReply } from 'fastify'
+import type { Sql } from '../../shared/db/sql.js'
+import { findCourierByTokenHash, type CourierRow } from '../../shared/db/couriers.js'
+import { hashApiKey } from '../../shared/db/api-keys.js'
+import { ApiError } from '../../shared/errors/api-error.js'
+import { LoadCache } from '../../shared/cache.js'
+import type { AuthFailureLimit } from './auth-failures.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    courier: CourierRow
+  }
+}
+
+// `courier:create` issues `cc_live_` + 32 base62: anything else is refused before any lookup.
+const TOKEN_SHAPE = /^cc_live_[0-9A-Za-z]{32}$/
+const TOKEN_LENGTH = 40
+
+/** The courier token of an `Authorization: Bearer …` header, or null unless it has the issued shape. */
+export function bearerCourierToken(header: string | undefined): string | null {
+  if (typeof header !== 'string') return null
+  const value = header.trim()
+  if (value.slice(0, 6).toLowerCase() !== 'bearer') return null
+  const token = value.slice(6).trimStart()
+  return token.length === TOKEN_LENGTH && TOKEN_SHAPE.test(token) ? token : null
+}
+
+/**
+ * Courier tokens by hash, held like API keys (DESIGN 14): a request in steady state costs no
+ * query; `courier:disable` announces the revoked hashes and every gateway drops them at once.
+ */
+export function createCourierTokenCache(sql: Sql, ttlMs: number) {
+  const couriers = new LoadCache<string, CourierRow | null>({ max: 50_000, ttlMs, keep: (courier) => courier !== null })
+  return {
+    find: (hash: string) => couriers.getOrLoad(hash, () => findCourierByTokenHash(sql, hash)),
+    clear: () => couriers.clear(),
+  }
+}
+
+export type CourierTokenCache = ReturnType<typeof createCourierTokenCache>
+
+/** The courier routes' `onRequest` hook: a courier token or 401 (a business key is no courier token); failures count per address as for API keys. */
+export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache; failures: AuthFailureLimit }) {
+  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
+    const wait = await failures.count(request.ip)
+    if (wait === null) return new ApiError(401, 'Invalid courier token')
+    reply.header('retry-after', String(wait))
+    return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+  }
+  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const token = bearerCourierToken(request.headers.authorization)
+    const found = token === null ? null : tokens.find(hashApiKey(token))
+    Promise.resolve(found).then(async (courier) => {
+      if (!courier) return done(await refuse(request, reply))
+      request.courier = courier
+      done()
+    }, done)
+  }
+}

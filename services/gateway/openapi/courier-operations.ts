@@ -1,0 +1,92 @@
+import { ref, type SchemaName } from './components.js'
+import { answer, commonHeaders, refusalsOf } from './responses.js'
+
+/*
+ * The courier API (DESIGN 14) under /v2/courier: a courier token (`cc_live_…`), never an API key.
+ * Path keys are relative to the server URL, which ends in /v2.
+ */
+
+const courier = { security: [{ courierToken: [] }], tags: ['Couriers'], 'x-scopes': [] }
+const OFFER_ID = { name: 'offer_id', in: 'path', required: true, description: 'The offer id, off_…', schema: { type: 'string', pattern: '^off_[0-9A-HJKMNP-TV-Z]{16}$' } }
+const ORDER_ID = { name: 'order_id', in: 'path', required: true, description: 'The order id, ORD-…', schema: { type: 'string', pattern: '^ORD-[0-9A-HJKMNP-TV-Z]{10}$' } }
+const noContent = (description: string) => ({ description, headers: commonHeaders })
+
+/** Every courier operation's description ends by saying what it takes: a courier token, no API key scope. */
+const TOKEN_NOTE = '\n\nAPI key scope: none; a courier token (cc_live_…) only.'
+
+function body(schema: SchemaName, description: string, required = true) {
+  return { required, description, content: { 'application/json': { schema: ref(schema) } } }
+}
+
+const order = { latitude: 6.45, longitude: 3.4 }
+const courierOrder = {
+  order_id: 'ORD-7K2M9QXH4T', status: 'assigned', version: 2,
+  pickup: { address: '12 Admiralty Way, Lekki', state: 'Lagos', ...order, contact_name: 'Ada Stores', contact_phone: '+2348010000000' },
+  dropoff: { address: '5 Allen Avenue, Ikeja', state: 'Lagos', latitude: 6.6, longitude: 3.35, recipient_name: 'Chidi Okafor', recipient_phone: '+2348020000000', alternate_phone: null },
+  item: { name: 'Phone case', category: null, weight: 2, quantity: 1, is_fragile: null },
+  history: [{ status: 'created', at: '2026-11-25T10:00:00.000Z' }, { status: 'assigned', at: '2026-11-25T10:00:09.000Z' }],
+}
+
+function move(operationId: string, summary: string, description: string, request: SchemaName | null) {
+  return {
+    post: {
+      operationId, summary, description: description + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
+      ...(request ? { requestBody: body(request, 'What the move needs', request === 'ReasonRequest') } : {}),
+      responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409) },
+    },
+  }
+}
+
+export const courierOperations = {
+  '/courier/me': {
+    get: {
+      operationId: 'getCourier', summary: 'Who I am, my shift and my orders', description: 'The courier, their shift status, last reported position and the orders they hold.' + TOKEN_NOTE, ...courier,
+      responses: { 200: answer('The courier', 'CourierProfile', { courier_id: '6f1c…', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, max_weight_kg: 20, shift: 'available', location: { latitude: 6.45, longitude: 3.4, at: '2026-11-25T10:00:00.000Z' }, active_orders: [] }), ...refusalsOf(401) },
+    },
+  },
+  '/courier/shift': {
+    post: {
+      operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders.' + TOKEN_NOTE, ...courier,
+      requestBody: body('ShiftRequest', '`available` or `offline`'),
+      responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400, 401) },
+    },
+  },
+  '/courier/location': {
+    post: {
+      operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA.' + TOKEN_NOTE, ...courier,
+      requestBody: body('LocationRequest', 'The position'),
+      responses: { 204: noContent('Recorded'), ...refusalsOf(400, 401) },
+    },
+  },
+  '/courier/offers': {
+    get: {
+      operationId: 'listOffers', summary: 'My pending offers', description: 'Offers that have not expired. No recipient, price or PIN until the order is accepted.' + TOKEN_NOTE, ...courier,
+      responses: { 200: answer('The pending offers', 'CourierOfferList', { data: [] }), ...refusalsOf(401) },
+    },
+  },
+  '/courier/stream': {
+    get: {
+      operationId: 'streamOffers', summary: 'Offers as they happen (Server-Sent Events)', ...courier,
+      description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn` and `order_cancelled` events, and a comment every 15 s.' + TOKEN_NOTE,
+      responses: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...refusalsOf(401) },
+    },
+  },
+  '/courier/offers/{offer_id}/accept': {
+    post: {
+      operationId: 'acceptOffer', summary: 'Accept an offer', description: 'The order is assigned to the courier; 409 when the offer has expired or was withdrawn.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
+      responses: { 200: answer('The order, now assigned', 'CourierOrder', courierOrder), ...refusalsOf(401, 404, 409) },
+    },
+  },
+  '/courier/offers/{offer_id}/decline': {
+    post: {
+      operationId: 'declineOffer', summary: 'Decline an offer', description: 'The order is offered to the next courier.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
+      requestBody: body('DeclineRequest', 'Why, optionally', false),
+      responses: { 204: noContent('Declined'), ...refusalsOf(400, 401, 404, 409) },
+    },
+  },
+  '/courier/orders/{order_id}/pickup': move('pickUpOrder', 'Picked up', 'assigned → picked_up.', null),
+  '/courier/orders/{order_id}/deliver': move('deliverOrder', 'Delivered', 'picked_up → delivered.', 'DeliverRequest'),
+  '/courier/orders/{order_id}/fail': move('failOrder', 'Could not deliver', 'picked_up → failed, with a reason.', 'ReasonRequest'),
+  '/courier/orders/{order_id}/unassign': move('unassignOrder', 'Give the order back', 'assigned → created, with a reason; it is offered to the next courier.', 'ReasonRequest'),
+  '/courier/orders/{order_id}/return': move('returnOrder', 'Returned to the sender', 'failed → returned.', null),
+}

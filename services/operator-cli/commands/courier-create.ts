@@ -1,0 +1,28 @@
+import { COURIER_VEHICLE_TYPES } from '../../../shared/courier.js'
+import { createCourier } from '../../../shared/couriers/accounts.js'
+import { defineCommand } from '../command.js'
+import { optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
+
+/** `courier:create`: a courier and their Bearer token for `/v2/courier/*`, shown once (DESIGN 14). */
+export const courierCreate = defineCommand({
+  options: {
+    name: { type: 'string' },
+    phone: { type: 'string' },
+    'vehicle-type': { type: 'string' },
+    'vehicle-plate': { type: 'string' },
+    'max-weight-kg': { type: 'string' },
+  },
+  prepare(flags) {
+    return {
+      name: requiredText(flags, 'name'),
+      phone: requiredText(flags, 'phone', 32),
+      vehicleType: requiredChoice(flags, 'vehicle-type', COURIER_VEHICLE_TYPES),
+      vehiclePlate: optionalText(flags, 'vehicle-plate', 32),
+      maxWeightKg: optionalNumber(flags, 'max-weight-kg', 0.1, 100_000),
+    }
+  },
+  async run({ sql, actor }, input) {
+    const { courier, token } = await createCourier(sql, actor, input)
+    return { courier_id: courier.id, courier_token: token, vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg }
+  },
+})

@@ -1,0 +1,107 @@
+import t from 'tap'
+import { createCourier } from '../../../shared/couriers/accounts.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { waitForValue } from '../../helpers/processes.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// Couriers and dispatch end to end (DESIGN 14): real Postgres, Redis, BullMQ, the gateway's
+// courier API and the dispatcher, with short offers so expiry is seen within a test.
+const WAIT_MS = 15_000
+const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1' } })
+const account = await seedAccount(db.sql, { balance: 100000 })
+
+async function courier(name: string, at: { lat: number; lng: number }, vehicleType: 'bike' | 'car' | 'bus_van' | 'truck' = 'bike') {
+  const created = await createCourier(db.sql, 'test', { name, phone: '+2348090000000', vehicleType, vehiclePlate: null, maxWeightKg: null })
+  const auth = bearer(created.token)
+  const shift = await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: auth, payload: { status: 'available' } })
+  t.equal(shift.statusCode, 200, shift.body)
+  const ping = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: auth, payload: { latitude: at.lat, longitude: at.lng } })
+  t.equal(ping.statusCode, 204, ping.body)
+  return { id: created.courier.id, auth }
+}
+
+async function place(overrides: Record<string, unknown> = {}): Promise<string> {
+  const placed = await waitForValue(
+    () => gateway.inject({ method: 'POST', url: '/v2/business/order', headers: { ...bearer(account.apiKey), 'idempotency-key': `k-${Math.random()}` }, payload: [shipment(overrides)] }),
+    (response) => response.statusCode === 201, WAIT_MS, 100)
+  t.equal(placed.value.statusCode, 201, placed.value.body)
+  return placed.value.json().orders[0].order_id
+}
+
+async function offersOf(auth: Record<string, string>, orderId: string) {
+  const seen = await waitForValue(async () => (await gateway.inject({ method: 'GET', url: '/v2/courier/offers', headers: auth })).json().data,
+    (offers: { order_id: string; offer_id: string }[] | undefined) => (offers ?? []).some((offer) => offer.order_id === orderId), WAIT_MS, 50)
+  return (seen.value ?? []).filter((offer) => offer.order_id === orderId)
+}
+
+t.test('the nearest courier is offered the order, accepts it, and moves it to delivered; the business sees each step', async (t) => {
+  const near = await courier('Near Rider', { lat: ISLAND.lat + 0.005, lng: ISLAND.lng })
+  const far = await courier('Far Rider', { lat: ISLAND.lat + 0.05, lng: ISLAND.lng })
+  const orderId = await place()
+  const [offer] = await offersOf(near.auth, orderId)
+  t.ok(offer, 'the nearest courier has the offer')
+  t.notOk(JSON.stringify(offer).includes('Chidi'), 'an offer never names the recipient')
+  t.notOk('price' in offer, 'nor shows the price')
+  t.same((await gateway.inject({ method: 'GET', url: '/v2/courier/offers', headers: far.auth })).json().data, [], 'the farther one has none')
+
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  t.match(accepted.json(), { order_id: orderId, status: 'assigned', dropoff: { recipient_name: 'Chidi Okafor' } })
+  t.notOk('price' in accepted.json(), 'the courier view has no price')
+  const again = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
+  t.equal(again.statusCode, 409, 'an offer is accepted once')
+
+  const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${orderId}`, headers: bearer(account.apiKey) })
+  t.match(read.json(), { status: 'assigned', courier: { id: near.id, name: 'Near Rider', vehicle_type: 'bike', location: { latitude: Number } }, eta: { stage: 'pickup', at: String } })
+
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: far.auth })).statusCode, 404, "another courier's order is not found")
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })).statusCode, 200)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })).statusCode, 200)
+  const events = await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`
+  t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.picked_up', 'order.delivered'], 'one event per courier move, as for operator moves')
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: far.auth, payload: { status: 'offline' } })
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: near.auth, payload: { status: 'offline' } })
+})
+
+t.test('a declined or expired offer goes to the next courier; a cancel withdraws the pending one', async (t) => {
+  const first = await courier('First', { lat: ISLAND.lat + 0.001, lng: ISLAND.lng })
+  const second = await courier('Second', { lat: ISLAND.lat + 0.02, lng: ISLAND.lng })
+  const orderId = await place()
+  const [offer] = await offersOf(first.auth, orderId)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/decline`, headers: first.auth, payload: { reason: 'flat tyre' } })).statusCode, 204)
+  const [next] = await offersOf(second.auth, orderId)
+  t.ok(next, 'the second courier is offered it after the decline')
+  // Left to expire: it comes back to nobody (the first declined this round), then a new round.
+  const expired = await waitForValue(async () => (await db.sql`select status from dispatch_offers where id = ${next.offer_id}`)[0]?.status, (status) => status === 'expired', WAIT_MS, 100)
+  t.equal(expired.value, 'expired')
+  const late = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${next.offer_id}/accept`, headers: second.auth })
+  t.equal(late.statusCode, 409)
+  t.match(late.json().message, /has expired/)
+
+  const [pending] = await waitForValue(async () => db.sql<{ id: string; courierId: string }[]>`select id, courier_id from dispatch_offers where order_id = ${orderId} and status = 'pending'`, (rows) => rows.length === 1, WAIT_MS, 100).then((seen) => seen.value)
+  t.ok(pending, 'a new round offers it again')
+  const cancelled = await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  t.equal(cancelled.statusCode, 200)
+  const [withdrawn] = await db.sql`select status from dispatch_offers where id = ${pending.id}`
+  t.equal(withdrawn.status, 'withdrawn', 'the cancel withdrew the pending offer')
+  for (const c of [first, second]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: c.auth, payload: { status: 'offline' } })
+})
+
+t.test('courier routes take courier tokens only, and bad input gets the spec error body', async (t) => {
+  const business = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(account.apiKey) })
+  t.equal(business.statusCode, 401)
+  t.match(business.json(), { statusCode: 401, message: 'Invalid courier token', path: '/v2/courier/me' })
+  const rider = await courier('Checker', { lat: 9, lng: 7 })
+  t.equal((await gateway.inject({ method: 'GET', url: '/v2/business/orders', headers: rider.auth })).statusCode, 401, 'a courier token opens no business route')
+  const bad = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 91, longitude: 'x' } })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.json(), { statusCode: 400, path: '/v2/courier/location' })
+  const shift = await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'sleeping' } })
+  t.equal(shift.statusCode, 400)
+  const flood = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 9, longitude: 7 } })
+  t.equal(flood.statusCode, 429, 'one ping a second')
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/offers/off_0000000000000000/accept', headers: rider.auth })).statusCode, 404)
+  const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })
+  t.match(me.json(), { name: 'Checker', shift: 'available', location: { latitude: 9, longitude: 7 }, active_orders: [] })
+})
