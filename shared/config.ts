@@ -243,6 +243,7 @@ export const launcherEnv = commonEnv.extend({
   WORKER_PORT: port(3002),
   WEBHOOK_SENDER_PORT: port(3003),
   CONSOLE_PORT: port(3004),
+  DISPATCHER_PORT: port(3005),
   INTERNAL_TOKEN: internalToken.optional(),
   QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
   WEBHOOK_SECRET_KEYS: z.string().optional(),

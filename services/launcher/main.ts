@@ -4,6 +4,7 @@ import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
 import { demoConsoleUsers } from '../../shared/console/users.js'
+import { demoCourier } from '../../shared/couriers/demo-courier.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
@@ -39,19 +40,21 @@ const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
 let demo
 let consoleUsers
+let courier
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
   const reachable = redis.status === 'ready'
   // A lost message costs a cache TTL, never the start-up.
   demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
   consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
+  courier = await demoCourier(sql)
 } finally {
   redis.disconnect()
   await sql.end()
 }
 
 // One token per run unless the operator set one: only the gateway (and the worker, later) may
-// call pricing. Pricing's, the worker's and the webhook sender's ports serve this machine only;
+// call pricing. Pricing's, the worker's, the webhook sender's and the dispatcher's ports serve this machine only;
 // the gateway is the public door.
 const shared = {
   INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url'),
@@ -68,6 +71,7 @@ const SERVICES: ServiceSpec[] = [
   { name: 'worker', args: nodeArgsOf('start:worker'), env: internal, healthUrl: health(config.WORKER_PORT) },
   { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks }, healthUrl: health(config.WEBHOOK_SENDER_PORT) },
   { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks }, healthUrl: health(config.CONSOLE_PORT) },
+  { name: 'dispatcher', args: nodeArgsOf('start:dispatcher'), env: internal, healthUrl: health(config.DISPATCHER_PORT) },
   { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks }, healthUrl: health(config.GATEWAY_PORT) },
 ]
 
@@ -99,6 +103,9 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
     console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
     console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
     console.log(`API reference: ${base}/docs (the OpenAPI document: ${base}/openapi.json)`)
+    console.log(courier
+      ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
+      : 'Demo courier: disabled by an operator (courier:create makes another)')
     console.log(`Console: ${config.CONSOLE_PUBLIC_URL}/console`)
     for (const user of consoleUsers) {
       console.log(user.link

@@ -14,6 +14,7 @@ export const SERVICE_ENTRIES = {
   worker: 'dist/services/placement-worker/main.js',
   'webhook-sender': 'dist/services/webhook-sender/main.js',
   console: 'dist/services/console/main.js',
+  dispatcher: 'dist/services/dispatcher/main.js',
 } as const
 export type ServiceName = keyof typeof SERVICE_ENTRIES
 
@@ -33,6 +34,8 @@ export interface Launched {
   /** http://127.0.0.1:PORT/v2, as the launcher printed it. */
   baseUrl: string
   apiKey: string
+  /** The demo courier's token, as the launcher printed it. */
+  courierToken: string
   /** The demo business the launcher seeded. */
   businessId: string
   config: CommonConfig
@@ -68,6 +71,8 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     WEBHOOK_SENDER_OPS_PORT: await freePort(),
     CONSOLE_PORT: await freePort(),
     CONSOLE_OPS_PORT: await freePort(),
+    DISPATCHER_PORT: await freePort(),
+    DISPATCHER_OPS_PORT: await freePort(),
   }
   const env: Record<string, string> = {
     DATABASE_URL: options.databaseUrl,
@@ -126,12 +131,13 @@ export async function startLauncher(t: Test, options: LauncherOptions): Promise<
   const apiKey = lines.map((line) => /^Demo API key: (ck_live_[0-9A-Za-z]{32})$/.exec(line)?.[1]).find(Boolean)
   const baseUrl = lines.map((line) => /^Courier API ready at (http:\/\/\S+\/v2)$/.exec(line)?.[1]).find(Boolean)
   const businessId = lines.map((line) => /^Demo business ([0-9a-f-]{36}),/.exec(line)?.[1]).find(Boolean)
-  if (!ready || !apiKey || !baseUrl || !businessId) throw new Error(`the launcher did not come up:\n${lines.join('\n')}`)
+  const courierToken = lines.map((line) => /^Demo courier token: (cc_live_[0-9A-Za-z]{32}) /.exec(line)?.[1]).find(Boolean)
+  if (!ready || !apiKey || !baseUrl || !businessId || !courierToken) throw new Error(`the launcher did not come up:\n${lines.join('\n')}`)
 
   const config = loadConfig(commonEnv, env)
   const sql = createSql(config, { max: 4 })
   t.teardown(() => sql.end({ timeout: 5 }))
-  return { baseUrl, apiKey, businessId, config, sql, launcherPid, pids, output: () => lines.join('\n') }
+  return { baseUrl, apiKey, courierToken, businessId, config, sql, launcherPid, pids, output: () => lines.join('\n') }
 }
 
 /**

@@ -41,8 +41,13 @@ t.test('a worker killed under npm start is restarted; the others keep serving', 
   const consoleUp = await waitFor(async () => (await fetch(links[0]?.[3] ?? 'http://localhost:1').then((response) => response.status, () => 0)) === 200, 20_000)
   t.ok(consoleUp, 'the operator link opens its set-password page')
 
-  const services = (['gateway', 'pricing', 'worker', 'webhook-sender', 'console'] as const).flatMap((service) => launched.pids(service))
-  t.equal(services.length, 5, 'five services run')
+  // The demo courier's token opens the courier API, and the dispatcher runs beside the rest.
+  const me = await fetch(`${launched.baseUrl}/courier/me`, { headers: { authorization: `Bearer ${launched.courierToken}` } })
+  t.equal(me.status, 200, 'the printed courier token is accepted')
+  t.match(await me.json(), { name: 'Demo Rider', vehicle_type: 'bike', shift: 'offline' })
+
+  const services = (['gateway', 'pricing', 'worker', 'webhook-sender', 'console', 'dispatcher'] as const).flatMap((service) => launched.pids(service))
+  t.equal(services.length, 6, 'six services run')
   process.kill(launched.launcherPid, 'SIGTERM')
   t.ok(await waitFor(() => !alive(launched.launcherPid) && services.every((pid) => !alive(pid)), 10_000), 'SIGTERM stops the launcher and every service')
 })
