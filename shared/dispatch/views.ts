@@ -1,8 +1,15 @@
+import type { Courier } from '../courier.js'
+import type { CourierRow } from '../db/couriers.js'
 import type { Offer } from '../db/offers.js'
 import type { Order } from '../db/orders.js'
 
 // What a courier is shown (DESIGN 14, 17.4): never the price, the business's wallet or the PIN;
-// the recipient only once the order is theirs.
+// the recipient only once the order is theirs. And how a courier is shown on an order.
+
+/** A registered courier as an order carries them (accepted offer or operator assignment): what the business, its events and the ETA see. */
+export function courierOnOrder(courier: CourierRow): Courier {
+  return { id: courier.id, name: courier.name, phone: courier.phone, vehicle_plate: courier.vehiclePlate, vehicle_type: courier.vehicleType }
+}
 
 /** An offer: where to pick up, roughly where it goes, what it is, until when. */
 export function offerView(offer: Offer, order: Order, kmToPickup: number | null): Record<string, unknown> {

@@ -33,7 +33,7 @@ const history = z.array(z.object({ status: z.string(), at: z.string(), reason: z
 
 export const courierProfileSchema = z.object({
   courier_id: z.string(), name: z.string(), phone: z.string(), vehicle_type: z.string(), vehicle_plate: z.string().nullable(), max_weight_kg: z.number(),
-  shift: z.enum(['available', 'offline']), location: fix.nullable(), active_orders: z.array(z.string()),
+  shift: z.enum(['available', 'offline']), location: fix.nullable(), active_orders: z.array(z.object({ order_id: z.string(), status: z.string() })),
 })
 
 export const shiftSchema = z.object({ shift: z.enum(['available', 'offline']) })

@@ -41,7 +41,7 @@ export const courierOperations = {
   '/courier/me': {
     get: {
       operationId: 'getCourier', summary: 'Who I am, my shift and my orders', description: 'The courier, their shift status, last reported position and the orders they hold.' + TOKEN_NOTE, ...courier,
-      responses: { 200: answer('The courier', 'CourierProfile', { courier_id: '6f1c…', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, max_weight_kg: 20, shift: 'available', location: { latitude: 6.45, longitude: 3.4, at: '2026-11-25T10:00:00.000Z' }, active_orders: [] }), ...refusalsOf(401) },
+      responses: { 200: answer('The courier', 'CourierProfile', { courier_id: '6f1c2a4e-8b3d-4c7a-9e21-5d0b7f3a9c12', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, max_weight_kg: 20, shift: 'available', location: { latitude: 6.45, longitude: 3.4, at: '2026-11-25T10:00:00.000Z' }, active_orders: [{ order_id: 'ORD-7K2M9QXH4T', status: 'assigned' }] }), ...refusalsOf(401) },
     },
   },
   '/courier/shift': {

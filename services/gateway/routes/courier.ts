@@ -7,7 +7,7 @@ import { closeOffer, findOffer, findPendingOffersOfCourier } from '../../../shar
 import { findOrderById } from '../../../shared/db/orders.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
-import { courierOrderView, offerView } from '../../../shared/dispatch/views.js'
+import { courierOnOrder, courierOrderView, offerView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isOfferId, isOrderId } from '../../../shared/ids.js'
 import { changeOrder, type OrderChangeOutcome } from '../../../shared/orders/change.js'
@@ -35,7 +35,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
 
   app.get('/me', async (request) => {
     const [shift, fix, active] = await Promise.all([shiftOf(redis, prefix, request.courier.id), lastFix(redis, prefix, request.courier.id), findActiveOrderIdsOfCourier(sql, request.courier.id)])
-    return { ...profile(request.courier), shift, location: fix, active_orders: active.map((order) => order.id) }
+    return { ...profile(request.courier), shift, location: fix, active_orders: active.map((order) => ({ order_id: order.id, status: order.status })) }
   })
 
   app.post('/shift', async (request) => {
@@ -73,7 +73,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     const courier = request.courier
     const outcome = await changeOrder(sql, { orderId: offer.orderId, scope: null }, {
       kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location: await lastFix(redis, prefix, courier.id),
-      courier: { id: courier.id, name: courier.name, phone: courier.phone, vehicle_plate: courier.vehiclePlate, vehicle_type: courier.vehicleType },
+      courier: courierOnOrder(courier),
     })
     if (outcome.kind === 'changed') {
       const metrics = instruments()

@@ -1,6 +1,7 @@
 import { changeOrder } from '../../../shared/orders/change.js'
 import { defineCommand } from '../command.js'
 import { optionalText, requiredOrderId } from '../flags.js'
+import { tellCouriersOf } from '../notices.js'
 import { orderChangeAnswer } from '../order-answer.js'
 
 /** `order:cancel`: the operator cancels, free (a full refund), until the order is picked up. */
@@ -12,7 +13,9 @@ export const orderCancel = defineCommand({
   prepare(flags) {
     return { orderId: requiredOrderId(flags, 'order'), reason: optionalText(flags, 'reason') }
   },
-  async run({ sql, actor }, input) {
-    return orderChangeAnswer(await changeOrder(sql, { orderId: input.orderId, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }, { actor }))
+  async run(context, input) {
+    const outcome = await changeOrder(context.sql, { orderId: input.orderId, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }, { actor: context.actor })
+    await tellCouriersOf(context, outcome)
+    return orderChangeAnswer(outcome)
   },
 })

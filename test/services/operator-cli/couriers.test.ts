@@ -1,0 +1,62 @@
+import t from 'tap'
+import { seedAccount } from '../../helpers/accounts.js'
+import { PLACE } from '../../helpers/gateway.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// The operator's couriers (DESIGN 14): `courier:create`, `courier:token`, `courier:disable`, and
+// `order:advance --to assigned --courier ID` handing an order to a registered courier, run as the
+// built CLI. The free-text form (a courier outside the system) is covered by orders.test.ts.
+
+t.test('operator CLI: couriers and assigning a registered one', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const cli = (args: string[]) => runOperatorCli(db, args)
+  const placed = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(account.apiKey), payload: [shipment(), shipment({ recipient_name: 'Second' })] })
+  t.equal(placed.statusCode, 201, placed.body)
+  const [first, second] = placed.json().orders.map((order: { order_id: string }) => order.order_id) as string[]
+
+  const created = await cli(['courier:create', '--name', 'Bola Ade', '--phone', '+2348095555555', '--vehicle-type', 'bike', '--vehicle-plate', 'KJA-1'])
+  t.equal(created.code, 0, created.stderr)
+  t.match(created.json, { courier_id: /^[0-9a-f-]{36}$/, courier_token: /^cc_live_[0-9A-Za-z]{32}$/ })
+  const courierId: string = created.json.courier_id
+  const token: string = created.json.courier_token
+  const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(token) })
+  t.match(me.json(), { courier_id: courierId, name: 'Bola Ade', vehicle_type: 'bike', max_weight_kg: 20 }, 'the token opens the courier API; the bike carries 20 kg by default')
+
+  const another = await cli(['courier:token', '--courier', courierId])
+  t.equal(another.code, 0, another.stderr)
+  t.not(another.json.courier_token, token, 'another token, different from the first')
+
+  const assigned = await cli(['order:advance', '--order', first, '--to', 'assigned', '--courier', courierId])
+  t.equal(assigned.code, 0, assigned.stderr)
+  t.same(assigned.json.courier, { id: courierId, name: 'Bola Ade', phone: '+2348095555555', vehicle_type: 'bike', vehicle_plate: 'KJA-1', location: null }, 'the registered courier, by id, with their vehicle')
+  const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
+  t.same(read.json().courier, assigned.json.courier, 'the business reads the same courier')
+  const mine = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(token) })
+  t.same(mine.json().active_orders.map((order: { order_id: string }) => order.order_id), [first], 'the order is now the courier\'s')
+  const pickup = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${first}/pickup`, headers: bearer(token) })
+  t.equal(pickup.statusCode, 200, 'and the courier moves it through their own API')
+
+  const refusals: [string[], RegExp][] = [
+    [['order:advance', '--order', second, '--to', 'assigned', '--courier', '00000000-0000-4000-8000-000000000000'], /^courier 00000000-0000-4000-8000-000000000000 does not exist\n$/],
+    [['order:advance', '--order', second, '--to', 'assigned', '--courier', 'rider-7'], /--courier must be/],
+    [['order:advance', '--order', second, '--to', 'assigned', '--courier', courierId, '--courier-name', 'X'], /not both/],
+    [['order:advance', '--order', second, '--to', 'picked_up', '--courier', courierId], /--courier is only for --to assigned/],
+  ]
+  for (const [args, message] of refusals) {
+    const run = await cli(args)
+    t.equal(run.code, 1, `${args.slice(4).join(' ')} exits 1`)
+    t.match(run.stderr, message)
+  }
+
+  const disabled = await cli(['courier:disable', '--courier', courierId])
+  t.equal(disabled.code, 0, disabled.stderr)
+  t.same(disabled.json.still_with_courier, [first], 'the picked-up order stays with the courier and is listed')
+  const refused = await cli(['order:advance', '--order', second, '--to', 'assigned', '--courier', courierId])
+  t.equal(refused.code, 1)
+  t.equal(refused.stderr, `courier ${courierId} is disabled\n`, 'a disabled courier cannot be handed an order')
+  const untouched = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${second}`, headers: bearer(account.apiKey) })
+  t.match(untouched.json(), { status: 'created', version: 1, courier: null }, 'the refused assignments changed nothing')
+})
