@@ -4,6 +4,7 @@ import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, insertCour
 import type { Db, Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
+import type { Invalidation } from '../invalidation.js'
 import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
@@ -65,4 +66,32 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   }
   const keptOrderIds = active.filter((order) => order.status !== 'assigned').map((order) => order.id)
   return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, handedBack, keptOrderIds }
+}
+
+/** What disabling did, as `courier:disable` prints it and the console shows it. */
+export interface CourierDisabled {
+  courierId: string
+  disabledAt: Date | null
+  tokensRevoked: number
+  /** Orders back at `created`, for dispatch to offer again. */
+  handedBack: string[]
+  /** Orders already picked up: still the courier's, for the operator to see finished. */
+  stillWithCourier: string[]
+}
+
+/**
+ * `disableCourier`, then the gateways told to drop the courier's tokens from their caches: the
+ * one step the CLI and the console both take. Null: no such courier.
+ */
+export async function disableCourierAndAnnounce(sql: Sql, actor: string, courierId: string, announce: (message: Invalidation) => Promise<void>): Promise<CourierDisabled | null> {
+  const disabled = await disableCourier(sql, actor, courierId)
+  if (disabled.kind === 'no_courier') return null
+  await announce({ kind: 'courier-token', tokenHashes: disabled.tokenHashes })
+  return {
+    courierId: disabled.courier.id,
+    disabledAt: disabled.courier.disabledAt,
+    tokensRevoked: disabled.tokenHashes.length,
+    handedBack: disabled.handedBack.flatMap((outcome) => (outcome.kind === 'changed' ? [String(outcome.order.order_id)] : [])),
+    stillWithCourier: disabled.keptOrderIds,
+  }
 }

@@ -1,4 +1,4 @@
-import { disableCourier } from '../../../shared/couriers/accounts.js'
+import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -15,14 +15,13 @@ export const courierDisable = defineCommand({
     return { courierId: requiredUuid(flags, 'courier') }
   },
   async run({ sql, announce, actor }, input) {
-    const disabled = await disableCourier(sql, actor, input.courierId)
-    if (disabled.kind === 'no_courier') throw new OperatorInputError(`courier ${input.courierId} does not exist`)
-    await announce({ kind: 'courier-token', tokenHashes: disabled.tokenHashes })
+    const disabled = await disableCourierAndAnnounce(sql, actor, input.courierId, announce)
+    if (!disabled) throw new OperatorInputError(`courier ${input.courierId} does not exist`)
     return {
-      courier_id: disabled.courier.id,
-      disabled_at: disabled.courier.disabledAt?.toISOString() ?? null,
-      handed_back: disabled.handedBack.flatMap((outcome) => (outcome.kind === 'changed' ? [outcome.order.order_id] : [])),
-      still_with_courier: disabled.keptOrderIds,
+      courier_id: disabled.courierId,
+      disabled_at: disabled.disabledAt?.toISOString() ?? null,
+      handed_back: disabled.handedBack,
+      still_with_courier: disabled.stillWithCourier,
     }
   },
 })
