@@ -62,7 +62,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   const announce = async (message: Invalidation) => {
     await publishInvalidation(redis, config.QUEUE_PREFIX, message).catch((err) => app.log.warn({ err, message }, 'invalidation not announced'))
   }
-  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue }
+  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue, redis }
 
   const sessionTtlMs = config.CONSOLE_SESSION_TTL_H * 3600 * 1000
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq'
 import type { ConsoleConfig } from '../../shared/config.js'
 import type { Sql } from '../../shared/db/sql.js'
 import type { Invalidation } from '../../shared/invalidation.js'
+import type { RedisClient } from '../../shared/redis.js'
 import type { WebhookJob } from '../../shared/webhooks/queue.js'
 
 /** What the console's route plugins are given. */
@@ -12,4 +13,6 @@ export interface ConsoleDeps {
   announce(message: Invalidation): Promise<void>
   /** Redeliveries go straight to the webhook sender's queue. */
   webhooks: Queue<WebhookJob>
+  /** Where couriers are and whether they are on shift (read only); without an offline queue, so a down Redis fails fast. */
+  redis: RedisClient
 }

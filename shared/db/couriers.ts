@@ -75,3 +75,13 @@ export async function countActiveOrders(db: Db, courierIds: string[]): Promise<M
     where courier_id = any(${courierIds}::uuid[]) and status in ('assigned', 'picked_up', 'failed') group by courier_id`
   return new Map(rows.map((row) => [row.courierId, row.count]))
 }
+
+/** Each courier's orders not yet at rest, oldest first: the operator's couriers page. */
+export async function findActiveOrdersOfCouriers(db: Db, courierIds: string[]): Promise<Map<string, { id: string; status: string }[]>> {
+  const rows = await db<{ courierId: string; id: string; status: string }[]>`
+    select courier_id, id, status from orders
+    where courier_id = any(${courierIds}::uuid[]) and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+  const byCourier = new Map<string, { id: string; status: string }[]>()
+  for (const row of rows) byCourier.set(row.courierId, [...(byCourier.get(row.courierId) ?? []), { id: row.id, status: row.status }])
+  return byCourier
+}

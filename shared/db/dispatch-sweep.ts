@@ -22,3 +22,25 @@ export async function countOrdersWaitingForCourier(db: Db): Promise<number> {
   const [row] = await db<{ count: number }[]>`select count(*)::int as count from orders where status = 'created' and livemode`
   return row.count
 }
+
+/** A live order no courier has taken yet, as the operator's waiting list shows it. */
+export interface WaitingOrder {
+  id: string
+  businessId: string
+  businessName: string
+  createdAt: Date
+  /** The rate card's pickup zone, else the pickup state the shipment gave; null when neither is known. */
+  pickupArea: string | null
+  offerPending: boolean
+}
+
+/** Live orders still `created` that were made more than `olderThanS` ago, oldest first. */
+export async function listOrdersWaitingForCourier(db: Db, olderThanS: number, limit: number): Promise<WaitingOrder[]> {
+  return db<WaitingOrder[]>`
+    select o.id, o.business_id, b.name as business_name, o.created_at,
+      coalesce(o.from_zone_name, o.shipment ->> 'pickup_state') as pickup_area,
+      exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending') as offer_pending
+    from orders o join businesses b on b.id = o.business_id
+    where o.status = 'created' and o.livemode and o.created_at < now() - make_interval(secs => ${olderThanS})
+    order by o.created_at, o.id limit ${limit}`
+}

@@ -26,6 +26,8 @@ const OPERATOR_NAV = [
   ['/console/ops/rate-cards', 'Rate cards'],
   ['/console/ops/platform-rates', 'Platform rates'],
   ['/console/ops/orders', 'Orders'],
+  ['/console/ops/waiting', 'Waiting for a courier'],
+  ['/console/ops/couriers', 'Couriers'],
   ['/console/ops/audit', 'Audit trail'],
 ] as const
 

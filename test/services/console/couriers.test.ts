@@ -1,0 +1,164 @@
+import t from 'tap'
+import { Redis } from 'ioredis'
+import { hashApiKey } from '../../../shared/db/api-keys.js'
+import { createCourier } from '../../../shared/couriers/accounts.js'
+import { recordFix, setShift } from '../../../shared/couriers/positions.js'
+import { findCourierByTokenHash } from '../../../shared/db/couriers.js'
+import { insertOffer } from '../../../shared/db/offers.js'
+import { newOfferId } from '../../../shared/ids.js'
+import { invalidationChannel } from '../../../shared/invalidation.js'
+import { changeOrder } from '../../../shared/orders/change.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { ConsoleClient, consoleUser, seedOrder, startConsole } from '../../helpers/console.js'
+import { useTestDb } from '../../helpers/db.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { waitFor } from '../../helpers/processes.js'
+import { ISLAND } from '../../helpers/shipments.js'
+
+/*
+ * The operator's side of dispatch (DESIGN 14): the couriers page with each courier's shift and
+ * last fix from Redis, the disable button, and the list of orders waiting for a courier.
+ */
+
+const db = await useTestDb(t)
+const { sql } = db
+const prefix = db.env.QUEUE_PREFIX
+const { app, url } = await startConsole(t, db.env)
+const ada = await seedAccount(sql, { name: 'Ada Stores' })
+const operator = await consoleUser(sql, url, { email: 'ops@example.com', role: 'operator' })
+const owner = await consoleUser(sql, url, { email: 'owner@ada.example', role: 'business', businessId: ada.businessId })
+await new ConsoleClient(app).setPassword(operator.link)
+await new ConsoleClient(app).setPassword(owner.link)
+const redis = new Redis(db.env.REDIS_URL)
+t.teardown(() => redis.disconnect())
+
+async function rider(name: string, vehiclePlate: string | null = null) {
+  return createCourier(sql, 'test', { name, phone: '+2348090000000', vehicleType: 'bike', vehiclePlate, maxWeightKg: null })
+}
+
+/** A live order of Ada's moved by dispatch to `to`, held by the courier. */
+async function orderWith(courier: { id: string; name: string; phone: string }, to: 'assigned' | 'picked_up'): Promise<string> {
+  const orderId = await seedOrder(sql, ada.businessId)
+  const steps = to === 'assigned' ? ['assigned'] as const : ['assigned', 'picked_up'] as const
+  for (const step of steps) {
+    const held = step === 'assigned' ? { id: courier.id, name: courier.name, phone: courier.phone, vehicle_plate: null, vehicle_type: 'bike' as const } : null
+    const outcome = await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: step, courier: held, reason: null }, { actor: 'test' })
+    if (outcome.kind !== 'changed') throw new Error(`${orderId} did not move to ${step}: ${outcome.kind}`)
+  }
+  return orderId
+}
+
+async function operatorClient() {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  return client
+}
+
+t.test('the couriers page shows each courier, their shift and last fix from Redis, and the orders they hold', async (t) => {
+  const { courier: musa } = await rider('Musa Bello', 'LSR-123-XY')
+  const { courier: idle } = await rider('Idle Rider')
+  await setShift(redis, prefix, musa.id, 'available')
+  await recordFix(redis, prefix, musa.id, { latitude: ISLAND.lat, longitude: ISLAND.lng, at: new Date(Date.now() - 30_000).toISOString() })
+  const orderId = await orderWith(musa, 'assigned')
+
+  const client = await operatorClient()
+  const page = await client.get('/console/ops/couriers')
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<a href="\/console\/ops\/couriers" aria-current="page">Couriers<\/a>/, 'in the operator navigation')
+  const row = new RegExp(`<tr id="courier-${musa.id}">[\\s\\S]*?</tr>`).exec(page.body)?.[0] ?? ''
+  t.match(row, 'Musa Bello')
+  t.match(row, '+2348090000000')
+  t.match(row, /bike<br>LSR-123-XY/)
+  t.match(row, /20 kg/, 'a bike carries 20 kg unless told otherwise')
+  t.match(row, /<td>enabled<\/td><td class="shift-available">available<\/td>/)
+  t.match(row, /6\.45000, 3\.40000<br><time datetime="[^"]+">3\d s ago<\/time>/, 'the fix and how old it is')
+  t.match(row, `1: <ul><li><a href="/console/ops/orders/${orderId}">${orderId}</a> (assigned)</li></ul>`)
+  t.match(row, `Disable Musa Bello`)
+  const other = new RegExp(`<tr id="courier-${idle.id}">[\\s\\S]*?</tr>`).exec(page.body)?.[0] ?? ''
+  t.match(other, /<td class="shift-offline">offline<\/td><td>none<\/td>\s*<td>none<\/td>/, 'never on shift, no fix, no orders')
+})
+
+t.test('disable needs the form token; then every token is revoked, assigned orders go back to created and picked-up ones stay', async (t) => {
+  const { courier: ngozi, token } = await rider('Ngozi Eze')
+  const assigned = await orderWith(ngozi, 'assigned')
+  const pickedUp = await orderWith(ngozi, 'picked_up')
+  const subscriber = new Redis(db.env.REDIS_URL)
+  t.teardown(() => subscriber.disconnect())
+  const heard: string[] = []
+  subscriber.on('message', (_channel, message) => heard.push(message))
+  await subscriber.subscribe(invalidationChannel(prefix))
+
+  const client = await operatorClient()
+  await client.get('/console/ops/couriers')
+  const refused = await client.post(`/console/ops/couriers/${ngozi.id}/disable`, { _csrf: null })
+  t.equal(refused.statusCode, 403, 'no token, no change')
+  const forged = await client.post(`/console/ops/couriers/${ngozi.id}/disable`, { _csrf: 'forged' })
+  t.equal(forged.statusCode, 403)
+  t.ok(await findCourierByTokenHash(sql, hashApiKey(token)), 'the courier and token still work')
+
+  await client.get('/console/ops/couriers')
+  const disabled = await client.post(`/console/ops/couriers/${ngozi.id}/disable`)
+  t.equal(disabled.statusCode, 303)
+  t.equal(disabled.headers.location, `/console/ops/couriers#courier-${ngozi.id}`)
+  const page = await client.get('/console/ops/couriers')
+  t.match(page.body, `Courier ${ngozi.id} is disabled; 1 token(s) revoked. Handed back to dispatch: ${assigned}. Still with the courier (already picked up): ${pickedUp}.`)
+  const row = new RegExp(`<tr id="courier-${ngozi.id}">[\\s\\S]*?</tr>`).exec(page.body)?.[0] ?? ''
+  t.match(row, /<td>disabled \d{4}-\d\d-\d\d [\d:]+ UTC<\/td><td>—<\/td>/)
+  t.notMatch(row, 'Disable Ngozi Eze', 'no button once disabled')
+  t.match(row, `(picked_up)`, 'the order picked up is still listed with them')
+
+  t.equal(await findCourierByTokenHash(sql, hashApiKey(token)), null, 'the token no longer authenticates')
+  t.same(await sql`select count(*)::int as live from courier_tokens where courier_id = ${ngozi.id} and revoked_at is null`, [{ live: 0 }])
+  const [back] = await sql<{ status: string; courierId: string | null; history: { status: string; reason?: string }[] }[]>`select status, courier_id, history from orders where id = ${assigned}`
+  t.match(back, { status: 'created', courierId: null })
+  t.match(back.history.at(-1), { status: 'created', reason: 'courier disabled' })
+  t.same(await sql`select status, courier_id from orders where id = ${pickedUp}`, [{ status: 'picked_up', courierId: ngozi.id }])
+  t.same(await sql`select actor, subject from audit_log where action = 'courier.disable'`, [{ actor: 'ops@example.com', subject: ngozi.id }])
+  t.ok(await waitFor(() => heard.includes(JSON.stringify({ kind: 'courier-token', tokenHashes: [hashApiKey(token)] })), 10_000), 'the gateways hear of the revoked token')
+
+  t.equal((await client.post('/console/ops/couriers/00000000-0000-4000-8000-000000000000/disable')).statusCode, 404, 'no such courier')
+})
+
+t.test('courier:disable takes the same step and prints what it handed back and what it kept', async (t) => {
+  const { courier } = await rider('Cli Rider')
+  const [assigned, pickedUp] = [await orderWith(courier, 'assigned'), await orderWith(courier, 'picked_up')]
+  const run = await runOperatorCli(db, ['courier:disable', '--courier', courier.id])
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.json, { courier_id: courier.id, disabled_at: String, handed_back: [assigned], still_with_courier: [pickedUp] })
+  const page = await (await operatorClient()).get('/console/ops/couriers')
+  t.notMatch(page.body, 'Disable Cli Rider', 'the console sees the courier disabled')
+})
+
+t.test('a business user cannot open the couriers pages or disable a courier; no one logged out can either', async (t) => {
+  const { courier } = await rider('Kept Rider')
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  for (const path of ['/console/ops/couriers', '/console/ops/waiting']) t.equal((await client.get(path)).statusCode, 403, `${path} is an operator page`)
+  t.equal((await client.post(`/console/ops/couriers/${courier.id}/disable`)).statusCode, 403)
+  const anonymous = await new ConsoleClient(app).get('/console/ops/couriers')
+  t.equal(anonymous.statusCode, 303)
+  t.match(anonymous.headers.location, /^\/console\/login\?next=/)
+  t.same(await sql`select disabled_at from couriers where id = ${courier.id}`, [{ disabledAt: null }])
+})
+
+t.test('the waiting list shows live orders created more than 2 minutes ago, oldest first, with any pending offer', async (t) => {
+  const { courier } = await rider('Offered Rider')
+  const [oldest, older, fresh, sandbox] = [await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId, false)]
+  await sql`update orders set created_at = now() - interval '10 minutes' where id in (${oldest}, ${sandbox})`
+  await sql`update orders set created_at = now() - interval '3 minutes' where id = ${older}`
+  t.ok(await insertOffer(sql, { id: newOfferId(), orderId: oldest, courierId: courier.id, offerS: 30 }))
+
+  const client = await operatorClient()
+  const page = await client.get('/console/ops/waiting')
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<a href="\/console\/ops\/waiting" aria-current="page">Waiting for a courier<\/a>/)
+  const rows = [...page.body.matchAll(/<tr><td><a href="\/console\/ops\/orders\/(ORD-[^"]+)">[\s\S]*?<\/tr>/g)]
+  t.same(rows.map((row) => row[1]), [oldest, older], 'the two old live orders, oldest first; not the fresh one, nor a test order')
+  t.match(rows[0][0], /<td>10 min<br>/)
+  t.match(rows[0][0], `<a href="/console/ops/businesses/${ada.businessId}">Ada Stores</a>`)
+  t.match(rows[0][0], /<td>Island<\/td><td>pending<\/td>/, 'the pickup zone and the offer out')
+  t.match(rows[1][0], /<td>3 min<br>/)
+  t.match(rows[1][0], /<td>none<\/td><\/tr>/)
+  t.notMatch(page.body, fresh)
+  t.notMatch(page.body, sandbox)
+})
