@@ -28,6 +28,11 @@ export async function insertOffer(db: Db, offer: { id: string; orderId: string; 
   return row ?? null
 }
 
+/** Takes back an offer inserted in the same transaction, before anyone saw it (the courier filled up meanwhile). */
+export async function dropOffer(tx: Tx, id: string): Promise<void> {
+  await tx`delete from dispatch_offers where id = ${id} and status = 'pending'`
+}
+
 /** Locks the offer for its decision; null when it is not the courier's (or does not exist). */
 export async function lockOffer(tx: Tx, id: string, courierId: string): Promise<Offer | null> {
   const [row] = await tx<Offer[]>`select ${tx.unsafe(COLUMNS)} from dispatch_offers where id = ${id} and courier_id = ${courierId} for update`

@@ -1,6 +1,6 @@
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findActiveCouriers, type CourierRow } from '../db/couriers.js'
-import { couriersWithPendingOffers, insertOffer, offeredSince, type Offer } from '../db/offers.js'
+import { couriersWithPendingOffers, dropOffer, insertOffer, offeredSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
@@ -64,10 +64,17 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
     const offer = await sql.begin(async (tx) => {
       const locked = await lockOrder(tx, order.id, null)
       if (!locked || locked.status !== 'created') return 'gone' as const
-      return insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS })
+      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS })
+      // The load read above may be stale: the courier may have accepted another order since. The
+      // insert waited for any accept of their pending offer to commit, so counting now is exact.
+      if (made && ((await countActiveOrders(tx, [courierId])).get(courierId) ?? 0) >= settings.capacity) {
+        await dropOffer(tx, made.id)
+        return null
+      }
+      return made
     })
     if (offer === 'gone') return { kind: 'not_needed', why: 'not_created' }
-    // Null: the order got an offer from another dispatcher, or the courier one for another order.
+    // Null: the order got an offer from another dispatcher, or the courier one for another order or a full load.
     if (offer) return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
   }
   return { kind: 'nobody', roundOver: false }
