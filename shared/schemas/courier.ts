@@ -1,12 +1,14 @@
 import { z } from 'zod'
-import { optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
+import { optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
 
 // The bodies of `/v2/courier/*` (DESIGN 14). Every refusal is the spec's 400 body, field by field.
 
 const object = { error: 'body must be a JSON object' }
 
 export const shiftRequestSchema = z.object({
-  status: optionalEnum('status', ['available', 'offline'] as const).refine((value) => value !== undefined, { message: 'status is required: available or offline' }),
+  // Required: a refinement of an optional field never runs when the field is missing, and a
+  // missing status would have read as `offline`.
+  status: z.enum(['available', 'offline'], { error: (issue) => (issue.input === undefined ? 'status is required: available or offline' : 'status must be one of the following values: available, offline') }),
 }, object)
 
 export const locationRequestSchema = z.object({

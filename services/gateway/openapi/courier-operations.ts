@@ -32,7 +32,7 @@ function move(operationId: string, summary: string, description: string, request
     post: {
       operationId, summary, description: description + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
       ...(request ? { requestBody: body(request, 'What the move needs', request === 'ReasonRequest') } : {}),
-      responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409) },
+      responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409, 413, 415) },
     },
   }
 }
@@ -48,14 +48,14 @@ export const courierOperations = {
     post: {
       operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders.' + TOKEN_NOTE, ...courier,
       requestBody: body('ShiftRequest', '`available` or `offline`'),
-      responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400, 401) },
+      responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400, 401, 413, 415) },
     },
   },
   '/courier/location': {
     post: {
       operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA.' + TOKEN_NOTE, ...courier,
       requestBody: body('LocationRequest', 'The position'),
-      responses: { 204: noContent('Recorded'), ...refusalsOf(400, 401) },
+      responses: { 204: noContent('Recorded'), ...refusalsOf(400, 401, 413, 415) },
     },
   },
   '/courier/offers': {
@@ -74,14 +74,14 @@ export const courierOperations = {
   '/courier/offers/{offer_id}/accept': {
     post: {
       operationId: 'acceptOffer', summary: 'Accept an offer', description: 'The order is assigned to the courier; 409 when the offer has expired or was withdrawn.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
-      responses: { 200: answer('The order, now assigned', 'CourierOrder', courierOrder), ...refusalsOf(401, 404, 409) },
+      responses: { 200: answer('The order, now assigned', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409, 413, 415) },
     },
   },
   '/courier/offers/{offer_id}/decline': {
     post: {
       operationId: 'declineOffer', summary: 'Decline an offer', description: 'The order is offered to the next courier.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
       requestBody: body('DeclineRequest', 'Why, optionally', false),
-      responses: { 204: noContent('Declined'), ...refusalsOf(400, 401, 404, 409) },
+      responses: { 204: noContent('Declined'), ...refusalsOf(400, 401, 404, 409, 413, 415) },
     },
   },
   '/courier/orders/{order_id}/pickup': move('pickUpOrder', 'Picked up', 'assigned → picked_up.', null),
