@@ -1,0 +1,169 @@
+import { Queue } from 'bullmq'
+import t, { type Test } from 'tap'
+import { disableCourier } from '../../../shared/couriers/accounts.js'
+import { insertOffer } from '../../../shared/db/offers.js'
+import { DISPATCH_QUEUE, offerJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { newOfferId } from '../../../shared/ids.js'
+import { publishInvalidation } from '../../../shared/invalidation.js'
+import { createRedis } from '../../../shared/redis.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { firstOffer, kmNorth, offersOf, onShift, pendingOffer, ping, placeOrders, type TestCourier } from '../../helpers/couriers.js'
+import { waitForValue } from '../../helpers/processes.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// Who the dispatcher offers an order to (DESIGN 14): the nearest courier who may carry it, and
+// nobody who is out of range, off shift, silent, busy with an offer or full. Each case pairs the
+// courier who must be skipped (nearer) with one who may take it (farther): the offer going to the
+// farther one shows the nearer was looked at and passed over.
+const WAIT_MS = 15_000
+const { db, gateway } = await startStack(t, {
+  dispatcher: true,
+  env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1', DISPATCH_RADIUS_KM: '5', COURIER_STALE_S: '60', COURIER_CAPACITY: '1' },
+})
+const account = await seedAccount(db.sql, { balance: 1_000_000, sandbox: 100_000 })
+const connection = createRedis(db.config, { maxRetriesPerRequest: null })
+const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+t.teardown(async () => {
+  await queue.close()
+  connection.disconnect()
+})
+
+/** Ends a case: its orders cancelled (withdrawing their offers), its couriers off shift, so the next case starts clean. */
+async function finish(orderIds: string[], couriers: TestCourier[]) {
+  for (const orderId of orderIds) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  for (const courier of couriers) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+}
+
+/** Places one live order, waits for its first offer and checks that it went to `expected` and never to `skipped`. */
+async function offeredTo(t: Test, overrides: Record<string, unknown>, expected: TestCourier, skipped: TestCourier[]): Promise<string> {
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment(overrides)])
+  const first = await firstOffer(db.sql, orderId!)
+  t.equal(first?.courierId, expected.id, 'the order is offered to the courier who may take it')
+  const offered = new Set((await offersOf(db.sql, orderId!)).map((offer) => offer.courierId))
+  for (const courier of skipped) t.notOk(offered.has(courier.id), 'and never to the one who may not')
+  return orderId!
+}
+
+t.test('the nearest of several couriers is offered the order', async (t) => {
+  const middle = await onShift(gateway, db.sql, 'Middle', kmNorth(ISLAND, 1.5))
+  const far = await onShift(gateway, db.sql, 'Far', kmNorth(ISLAND, 3))
+  const near = await onShift(gateway, db.sql, 'Near', kmNorth(ISLAND, 0.4))
+  const orderId = await offeredTo(t, {}, near, [middle, far])
+  await finish([orderId], [near, middle, far])
+})
+
+t.test('a rate-card order goes to its vehicle type only: a truck order passes over a nearer bike', async (t) => {
+  const bike = await onShift(gateway, db.sql, 'Bike', kmNorth(ISLAND, 0.3), { vehicleType: 'bike', maxWeightKg: 5000 })
+  const truck = await onShift(gateway, db.sql, 'Truck', kmNorth(ISLAND, 2), { vehicleType: 'truck' })
+  const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }, truck, [bike])
+  await finish([orderId], [bike, truck])
+})
+
+t.test('a distance-priced order goes to the nearest vehicle of any type that carries weight × quantity', async (t) => {
+  // 30 kg × 2 = 60 kg: a bike's default 20 kg is too little; a bike rated for exactly 60 kg will do.
+  const small = await onShift(gateway, db.sql, 'Small bike', kmNorth(ISLAND, 0.2), { vehicleType: 'bike' })
+  const strong = await onShift(gateway, db.sql, 'Strong bike', kmNorth(ISLAND, 1), { vehicleType: 'bike', maxWeightKg: 60 })
+  const car = await onShift(gateway, db.sql, 'Car', kmNorth(ISLAND, 2), { vehicleType: 'car' })
+  const first = await offeredTo(t, { vehicle_type: undefined, weight: 30, quantity: 2 }, strong, [small, car])
+  const [order] = await db.sql`select pricing_model, vehicle_type from orders where id = ${first}`
+  t.equal(order!.pricingModel, 'distance', 'the order was priced by distance')
+
+  // 30 kg × 3 = 90 kg is past the strong bike: the car, whose default is 100 kg, takes it.
+  await finish([first], [])
+  const second = await offeredTo(t, { vehicle_type: undefined, weight: 30, quantity: 3 }, car, [small, strong])
+  await finish([second], [small, strong, car])
+})
+
+t.test('off shift, silent past COURIER_STALE_S, holding a pending offer or at COURIER_CAPACITY: skipped', async (t) => {
+  const witness = await onShift(gateway, db.sql, 'Witness', kmNorth(ISLAND, 3))
+
+  const offline = await onShift(gateway, db.sql, 'Offline', kmNorth(ISLAND, 0.2), { offline: true })
+  // Went available and then offline again: out of the dispatch set at once.
+  const wentOff = await onShift(gateway, db.sql, 'Went off', kmNorth(ISLAND, 0.3))
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: wentOff.auth, payload: { status: 'offline' } })).statusCode, 200)
+  const o1 = await offeredTo(t, {}, witness, [offline, wentOff])
+  await finish([o1], [])
+
+  const stale = await onShift(gateway, db.sql, 'Stale', kmNorth(ISLAND, 0.2), { fixAt: new Date(Date.now() - 5 * 60_000) })
+  const o2 = await offeredTo(t, {}, witness, [stale])
+  await finish([o2], [stale])
+
+  // A courier holding an offer of another order (it lasts 10 minutes, longer than this case).
+  const busy = await onShift(gateway, db.sql, 'Busy', kmNorth(ISLAND, 0.2))
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment({ pickup_latitude: 6.6, pickup_longitude: 3.35 })])
+  t.ok(await insertOffer(db.sql, { id: newOfferId(), orderId: held!, courierId: busy.id, offerS: 600 }), 'the busy courier holds an offer')
+  const o3 = await offeredTo(t, {}, witness, [busy])
+  await finish([o3, held!], [busy])
+
+  // A courier with one assigned order is full at COURIER_CAPACITY=1.
+  const full = await onShift(gateway, db.sql, 'Full', kmNorth(ISLAND, 0.2))
+  const [carried] = await placeOrders(gateway, account.apiKey, [shipment({ pickup_latitude: 6.6, pickup_longitude: 3.35 })])
+  const offer = await insertOffer(db.sql, { id: newOfferId(), orderId: carried!, courierId: full.id, offerS: 600 })
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: full.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  const o4 = await offeredTo(t, {}, witness, [full])
+  await finish([o4, carried!], [full, witness])
+})
+
+t.test('a courier beyond DISPATCH_RADIUS_KM is not offered the order; in range, they are', async (t) => {
+  const outside = await onShift(gateway, db.sql, 'Outside', kmNorth(ISLAND, 6))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  // The job found nobody and waits for its next round: dispatch looked, and passed the courier over.
+  const waiting = await waitForValue(async () => {
+    const job = await queue.getJob(`offer-${orderId}`)
+    return job ? { state: await job.getState(), round: job.data.kind === 'offer' ? job.data.round : undefined } : null
+  }, (job) => job?.state === 'delayed' && job.round !== undefined, WAIT_MS, 50)
+  t.ok(waiting.held, `the offer job waits for a new round (${JSON.stringify(waiting.value)})`)
+  t.same(await offersOf(db.sql, orderId!), [], 'no offer was made')
+
+  await ping(gateway, outside.auth, kmNorth(ISLAND, 4))
+  const offer = await firstOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, outside.id, 'once within range, the courier is offered it')
+  await finish([orderId!], [outside])
+})
+
+t.test('test-mode orders are never offered to live couriers', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Live rider', kmNorth(ISLAND, 0.2))
+  const [sandboxOrder] = await placeOrders(gateway, account.testApiKey!, [shipment()])
+  const [row] = await db.sql`select livemode from orders where id = ${sandboxOrder}`
+  t.equal(row!.livemode, false, 'placed with the ck_test_ key: a test order')
+  // Even when a dispatch job is queued for it (as the sweep or a replay might), it is left alone.
+  const job = offerJob(sandboxOrder!)
+  await queue.add(job.name, job.data, job.opts)
+  const done = await waitForValue(() => queue.getJob(`offer-${sandboxOrder}`), (job) => job === undefined, WAIT_MS, 50)
+  t.ok(done.held, 'the dispatcher took the job and finished it')
+  const [live] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.equal((await firstOffer(db.sql, live!))?.courierId, rider.id, 'the same courier is offered a live order')
+  t.same(await offersOf(db.sql, sandboxOrder!), [], 'but never the test order')
+  await finish([live!], [rider])
+})
+
+t.test('disabling a courier hands their assigned order back, and it is offered again', async (t) => {
+  const leaving = await onShift(gateway, db.sql, 'Leaving', kmNorth(ISLAND, 0.2))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, leaving.id)
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: leaving.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  const next = await onShift(gateway, db.sql, 'Next', kmNorth(ISLAND, 2))
+
+  const disabled = await disableCourier(db.sql, 'test', leaving.id)
+  t.equal(disabled.kind, 'disabled')
+  t.match(disabled, { handedBack: [{ kind: 'changed', order: { order_id: orderId, status: 'created' } }], keptOrderIds: [] })
+  const [order] = await db.sql<{ status: string; courierId: string | null; history: { status: string; reason?: string }[] }[]>`select status, courier_id, history from orders where id = ${orderId}`
+  t.match(order, { status: 'created', courierId: null })
+  t.same(order!.history.at(-1)?.reason, 'courier disabled', 'the history says why')
+  // What courier:disable announces after the commit: the gateways drop the revoked tokens.
+  if (disabled.kind === 'disabled') await publishInvalidation(connection, db.config.QUEUE_PREFIX, { kind: 'courier-token', tokenHashes: disabled.tokenHashes })
+  const refused = await waitForValue(async () => (await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: leaving.auth })).statusCode, (status) => status === 401, WAIT_MS, 50)
+  t.equal(refused.value, 401, "the courier's token is revoked")
+
+  const again = await pendingOffer(db.sql, orderId!)
+  t.equal(again?.courierId, next.id, 'the order is offered to the next courier')
+  const taken = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${again!.id}/accept`, headers: next.auth })
+  t.equal(taken.statusCode, 200, taken.body)
+  const events = await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`
+  t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.unassigned', 'order.assigned'])
+  await finish([orderId!], [next])
+})

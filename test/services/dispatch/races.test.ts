@@ -1,0 +1,151 @@
+import t from 'tap'
+import { closeOffer, insertOffer } from '../../../shared/db/offers.js'
+import { offerNext, type DispatchSettings } from '../../../shared/dispatch/dispatch.js'
+import { newOfferId } from '../../../shared/ids.js'
+import { createRedis } from '../../../shared/redis.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { assertLedgersOf, holdLock, lockWaiters } from '../../helpers/db.js'
+import { waitForValue } from '../../helpers/processes.js'
+import { kmNorth, onShift, placeOrders, type TestCourier } from '../../helpers/couriers.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// Races of dispatch (DESIGN 14, 17.1): whatever runs at once, an order is assigned once, to one
+// courier, and a courier never holds two offers or more orders than COURIER_CAPACITY. Each race
+// runs 50 times. Accepts and cancels go through the gateway's routes; the dispatcher's step
+// (offerNext) is called directly, as its jobs would call it, with no dispatcher service running
+// so nothing but the race touches the orders.
+const ROUNDS = 50
+const { db, gateway } = await startStack(t, { env: { COURIER_CAPACITY: '1' } })
+const account = await seedAccount(db.sql, { balance: 10_000_000 })
+const redis = createRedis(db.config, { maxRetriesPerRequest: 1 })
+t.teardown(() => redis.disconnect())
+const settings: DispatchSettings = { radiusKm: 10, offerS: 600, maxOffers: 5, retryS: 1, capacity: 1, staleS: 600 }
+const dispatchStep = (orderId: string) => offerNext(db.sql, redis, db.config.QUEUE_PREFIX, settings, orderId, null)
+
+const accept = (courier: TestCourier, offerId: string) => gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offerId}/accept`, headers: courier.auth })
+const offDuty = (courier: TestCourier) => gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+const cancel = (orderId: string) => gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+
+/** `count` live orders from the Island, placed 50 to a placement. */
+async function orders(count: number): Promise<string[]> {
+  const ids: string[] = []
+  while (ids.length < count) ids.push(...(await placeOrders(gateway, account.apiKey, Array.from({ length: Math.min(50, count - ids.length) }, () => shipment()))))
+  return ids
+}
+
+async function eventTypes(orderId: string): Promise<string[]> {
+  return (await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`).map((event) => event.type)
+}
+
+t.test('two couriers accepting at once: at most one wins, the order has one courier and one order.assigned', async (t) => {
+  const first = await onShift(gateway, db.sql, 'First', kmNorth(ISLAND, 0.5))
+  const second = await onShift(gateway, db.sql, 'Second', kmNorth(ISLAND, 0.6))
+  const losses = new Map<string, number>()
+  for (const orderId of await orders(ROUNDS)) {
+    // The second courier was offered the order before, and let it expire; now it is the first's.
+    const stale = await insertOffer(db.sql, { id: newOfferId(), orderId, courierId: second.id, offerS: 600 })
+    await closeOffer(db.sql, stale!.id, 'expired', null)
+    const offer = await insertOffer(db.sql, { id: newOfferId(), orderId, courierId: first.id, offerS: 600 })
+    const answers = await Promise.all([accept(first, offer!.id), accept(second, offer!.id), accept(first, offer!.id), accept(second, stale!.id)])
+    const won = answers.filter((answer) => answer.statusCode === 200)
+    if (won.length !== 1) t.fail(`round ${orderId}: ${won.length} accepts won (${answers.map((answer) => answer.statusCode).join(', ')})`)
+    for (const answer of answers.filter((answer) => answer.statusCode !== 200)) {
+      const key = `${answer.statusCode} ${String(answer.json().message).replace(/off_\w+/, 'off_…')}`
+      losses.set(key, (losses.get(key) ?? 0) + 1)
+    }
+    const [order] = await db.sql`select status, courier_id from orders where id = ${orderId}`
+    if (order!.status !== 'assigned' || order!.courierId !== first.id) t.fail(`${orderId} is ${order!.status} with ${order!.courierId}`)
+    const types = await eventTypes(orderId)
+    if (types.filter((type) => type === 'order.assigned').length !== 1) t.fail(`${orderId} has events ${types.join(', ')}`)
+  }
+  t.same(Object.fromEntries(losses), {
+    "404 Offer off_… was not found": ROUNDS,
+    "409 Offer off_… was withdrawn": ROUNDS,
+    "409 Offer off_… has expired": ROUNDS,
+  }, 'the losers: the other courier cannot take an offer not theirs (404), a second accept (409), an expired offer (409)')
+  const [assigned] = await db.sql`select count(*)::int as count from orders where courier_id = ${first.id} and status = 'assigned'`
+  t.equal(assigned!.count, ROUNDS, 'every order went to the courier whose offer it was')
+  await Promise.all([offDuty(first), offDuty(second)])
+})
+
+t.test('two orders dispatched at once to one courier: never two pending offers, never two orders held', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Only rider', kmNorth(ISLAND, 0.5))
+  const ids = await orders(ROUNDS * 2)
+  let extraOffers = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    const pair = [ids[2 * round]!, ids[2 * round + 1]!]
+    const steps = await Promise.all(pair.map(dispatchStep))
+    const offered = steps.filter((step) => step.kind === 'offered')
+    if (offered.length !== 1) t.fail(`round ${round}: ${offered.length} offers (${steps.map((step) => step.kind).join(', ')})`)
+    const [pending] = await db.sql`select count(*)::int as count from dispatch_offers where courier_id = ${rider.id} and status = 'pending'`
+    if (pending!.count > 1) t.fail(`round ${round}: the courier holds ${pending!.count} pending offers`)
+
+    // The courier accepts while the other order is dispatched again: the one they hold fills them.
+    const step = offered[0]
+    if (step?.kind !== 'offered') continue
+    const other = pair.find((orderId) => orderId !== step.offer.orderId)!
+    const [accepted, again] = await Promise.all([accept(rider, step.offer.id), dispatchStep(other)])
+    if (accepted.statusCode !== 200) t.fail(`round ${round}: accept answered ${accepted.statusCode} ${accepted.body}`)
+    if (again.kind === 'offered') {
+      extraOffers++
+      await accept(rider, again.offer.id)
+    }
+    const [held] = await db.sql`select count(*)::int as count from orders where courier_id = ${rider.id} and status in ('assigned', 'picked_up', 'failed')`
+    if (held!.count > 1) t.fail(`round ${round}: the courier holds ${held!.count} orders with COURIER_CAPACITY=1`)
+    // Done with this pair: the courier is free for the next round.
+    for (const orderId of pair) await cancel(orderId)
+  }
+  t.equal(extraOffers, 0, 'a courier holding an order at capacity is never offered another')
+  const [twice] = await db.sql`select count(*)::int as count from (select order_id from dispatch_offers where status = 'accepted' group by order_id having count(*) > 1) twice`
+  t.equal(twice!.count, 0, 'no order accepted twice')
+  await offDuty(rider)
+})
+
+t.test('a dispatch step that saw the courier free is not let through after they accepted another order', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Quick rider', kmNorth(ISLAND, 0.5))
+  const [late, taken] = await orders(2)
+  // The step for `late` reads the courier free, then waits for the order's lock (held here, as a
+  // cancel or a slow transaction would): meanwhile the courier is offered `taken` and accepts it.
+  const held = await holdLock(db.sql, (tx) => tx`select id from orders where id = ${late!} for update`)
+  const lateStep = dispatchStep(late!)
+  const blocked = await waitForValue(() => lockWaiters(db.sql, held.pid), (waiters) => waiters.length > 0, 10_000)
+  t.ok(blocked.held, 'the step waits on the order lock')
+  const step = await dispatchStep(taken!)
+  t.equal(step.kind, 'offered')
+  if (step.kind === 'offered') t.equal((await accept(rider, step.offer.id)).statusCode, 200)
+  await held.release()
+  const after = await lateStep
+  t.not(after.kind, 'offered', `the full courier is not offered the other order (${after.kind === 'offered' ? after.offer.id : after.kind})`)
+  const [pending] = await db.sql`select count(*)::int as count from dispatch_offers where courier_id = ${rider.id} and status = 'pending'`
+  t.equal(pending!.count, 0, 'the courier holds no offer beyond their order')
+  for (const orderId of [late!, taken!]) await cancel(orderId)
+  await offDuty(rider)
+})
+
+t.test('an accept racing a cancel: the order ends cancelled, assigned at most once, refunded once', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Racer', kmNorth(ISLAND, 0.5))
+  const outcomes = new Map<string, number>()
+  for (const orderId of await orders(ROUNDS)) {
+    const offer = await insertOffer(db.sql, { id: newOfferId(), orderId, courierId: rider.id, offerS: 600 })
+    const [accepted, cancelled] = await Promise.all([accept(rider, offer!.id), cancel(orderId)])
+    const key = `accept ${accepted.statusCode}, cancel ${cancelled.statusCode}`
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
+    if (cancelled.statusCode !== 200) t.fail(`${orderId}: cancel answered ${cancelled.statusCode} ${cancelled.body}`)
+    const [row] = await db.sql`select o.status, o.courier_id, d.status as offer_status from orders o join dispatch_offers d on d.order_id = o.id where o.id = ${orderId}`
+    const types = await eventTypes(orderId)
+    const expected = accepted.statusCode === 200
+      ? { offer: 'accepted', events: ['order.created', 'order.assigned', 'order.cancelled'] }
+      : { offer: 'withdrawn', events: ['order.created', 'order.cancelled'] }
+    if (accepted.statusCode !== 200 && !(accepted.statusCode === 409 && /was withdrawn/.test(accepted.body))) t.fail(`${orderId}: accept answered ${accepted.statusCode} ${accepted.body}`)
+    if (row!.status !== 'cancelled' || row!.offerStatus !== expected.offer || JSON.stringify(types) !== JSON.stringify(expected.events)) {
+      t.fail(`${orderId}: ${row!.status}, offer ${row!.offerStatus}, events ${types.join(', ')} after ${key}`)
+    }
+    const [refunds] = await db.sql`select count(*)::int as count from ledger_entries where order_id = ${orderId} and kind = 'refund'`
+    if (refunds!.count !== 1) t.fail(`${orderId}: ${refunds!.count} refunds`)
+  }
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`)
+  t.equal([...outcomes.values()].reduce((sum, count) => sum + count, 0), ROUNDS, 'every round ended in one of the two orders of events')
+  t.ok([...outcomes.keys()].every((key) => key === 'accept 200, cancel 200' || key === 'accept 409, cancel 200'), 'and no other answers')
+  await assertLedgersOf(t, db.sql, [account.businessId])
+})

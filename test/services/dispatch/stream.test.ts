@@ -1,0 +1,113 @@
+import t from 'tap'
+import { courierChannel } from '../../../shared/couriers/stream.js'
+import { createRedis } from '../../../shared/redis.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { waitForValue } from '../../helpers/processes.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// The courier's Server-Sent Events (DESIGN 14, 17.2) through a gateway listening on a real port
+// and read by a real HTTP client: `offer` when dispatch offers an order, `offer_withdrawn` when the
+// business cancels it first, `order_cancelled` when it cancels an order the courier holds.
+const WAIT_MS = 15_000
+const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: '60' } })
+await gateway.listen({ port: 0, host: '127.0.0.1' })
+const address = gateway.server.address()
+const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
+const account = await seedAccount(db.sql, { balance: 1_000_000 })
+const redis = createRedis(db.config, { maxRetriesPerRequest: 1 })
+t.teardown(() => redis.disconnect())
+
+interface StreamEvent {
+  event: string
+  data: Record<string, unknown>
+}
+
+/** Opens the courier's stream and collects its events and comments until `close`. */
+async function openStream(token: string) {
+  const controller = new AbortController()
+  const response = await fetch(`${base}/v2/courier/stream`, { headers: { ...bearer(token), accept: 'text/event-stream' }, signal: controller.signal })
+  const events: StreamEvent[] = []
+  const comments: string[] = []
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  const pump = (async () => {
+    let buffer = ''
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return
+        buffer += value
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const lines = buffer.slice(0, end).split('\n')
+          buffer = buffer.slice(end + 2)
+          comments.push(...lines.filter((line) => line.startsWith(':')).map((line) => line.slice(1).trim()))
+          const event = lines.find((line) => line.startsWith('event: '))?.slice(7)
+          const data = lines.find((line) => line.startsWith('data: '))?.slice(6)
+          if (event) events.push({ event, data: data ? JSON.parse(data) : null })
+        }
+      }
+    } catch {
+      // Aborted by close().
+    }
+  })()
+  return {
+    response, events, comments,
+    /** Waits for an event of this name about the order. */
+    next: (event: string, orderId: string) => waitForValue(async () => events.find((seen) => seen.event === event && seen.data?.order_id === orderId), (found) => found !== undefined, WAIT_MS, 20),
+    close: async () => {
+      controller.abort()
+      await pump
+    },
+  }
+}
+
+t.test('the stream needs a courier token', async (t) => {
+  const anonymous = await fetch(`${base}/v2/courier/stream`)
+  t.equal(anonymous.status, 401)
+  t.match(await anonymous.json(), { statusCode: 401, message: 'Invalid courier token', path: '/v2/courier/stream' })
+  const business = await fetch(`${base}/v2/courier/stream`, { headers: bearer(account.apiKey) })
+  t.equal(business.status, 401, 'a business key is no courier token')
+  await business.body?.cancel()
+})
+
+t.test('offer, then offer_withdrawn when the business cancels the offered order, then order_cancelled for an order the courier holds', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Streamer', kmNorth(ISLAND, 0.3))
+  const stream = await openStream(rider.token)
+  t.teardown(stream.close)
+  t.equal(stream.response.status, 200)
+  t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
+  const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
+  t.ok(connected.held, 'the stream says it is connected')
+  // Connected means listening: a notice published from now on reaches this courier.
+  const [, subscribers] = (await redis.pubsub('NUMSUB', courierChannel(db.config.QUEUE_PREFIX, rider.id))) as [string, number]
+  t.equal(Number(subscribers), 1, 'the gateway is subscribed to the courier\'s channel once it says connected')
+
+  const [first] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await stream.next('offer', first!)
+  t.ok(offered.held, 'an offer event arrives when the order is offered')
+  const offer = await pendingOffer(db.sql, first!)
+  t.match(offered.value?.data, { offer_id: offer?.id, order_id: first, pickup: { latitude: ISLAND.lat, longitude: ISLAND.lng }, expires_at: String })
+  t.notOk(JSON.stringify(offered.value?.data).includes('Chidi'), 'an offer never names the recipient')
+  t.notOk('price' in (offered.value?.data ?? {}), 'nor shows the price')
+
+  t.equal((await fetch(`${base}/v2/business/orders/${first}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
+  const withdrawn = await stream.next('offer_withdrawn', first!)
+  t.ok(withdrawn.held, 'cancelling the offered order withdraws the offer on the stream')
+  t.match(withdrawn.value?.data, { offer_id: offer?.id, order_id: first })
+
+  const [second] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const again = await stream.next('offer', second!)
+  t.ok(again.held)
+  const accepted = await fetch(`${base}/v2/courier/offers/${String(again.value?.data.offer_id)}/accept`, { method: 'POST', headers: bearer(rider.token) })
+  t.equal(accepted.status, 200)
+  await accepted.body?.cancel()
+  t.equal((await fetch(`${base}/v2/business/orders/${second}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
+  const cancelled = await stream.next('order_cancelled', second!)
+  t.ok(cancelled.held, 'cancelling an order the courier holds tells the courier')
+  t.same(stream.events.map((event) => `${event.event} ${String(event.data.order_id)}`), [`offer ${first}`, `offer_withdrawn ${first}`, `offer ${second}`, `order_cancelled ${second}`], 'and nothing else was sent')
+  await stream.close()
+  // Closed by the courier: the gateway lets go of the channel.
+  const released = await waitForValue(async () => Number(((await redis.pubsub('NUMSUB', courierChannel(db.config.QUEUE_PREFIX, rider.id))) as [string, number])[1]), (count) => count === 0, WAIT_MS, 20)
+  t.equal(released.value, 0, 'the channel is unsubscribed when the stream ends')
+})
