@@ -1,25 +1,46 @@
 import { findCourier, insertCourier } from '../db/couriers.js'
 import { PG, type Sql } from '../db/sql.js'
-import { DEFAULT_MAX_WEIGHT_KG } from '../courier.js'
+import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { issueCourierToken } from './accounts.js'
 
-// The demo rider `npm start` prints a token for: one courier, known by a fixed id so that every
-// run (and two runs racing on a fresh database) finds the same one; a fresh token each run.
-const DEMO_COURIER = { id: '00000000-0000-4000-8000-00000000d0c0', name: 'Demo Rider', phone: '+2348000000001', vehicleType: 'bike', vehiclePlate: 'DEMO-001' } as const
+// Couriers known by a fixed id: the demo rider `npm start` prints a token for, and the
+// simulator's riders. Every run (and two runs racing on a fresh database) finds the same ones,
+// and each run gets fresh tokens.
 
-export interface DemoCourier {
+export interface FixedCourier {
   courier_id: string
   courier_token: string
 }
 
-/** Creates the demo courier if missing and issues it a token; null if an operator disabled it (it stays disabled). */
-export async function demoCourier(sql: Sql): Promise<DemoCourier | null> {
-  const existing = await findCourier(sql, DEMO_COURIER.id)
+interface Spec {
+  id: string
+  name: string
+  phone: string
+  vehicleType: CourierVehicleType
+  vehiclePlate: string | null
+}
+
+/** Creates the courier if missing and issues it a token; null if an operator disabled it (it stays disabled). */
+async function fixedCourier(sql: Sql, spec: Spec): Promise<FixedCourier | null> {
+  const existing = await findCourier(sql, spec.id)
   if (existing?.disabledAt) return null
   if (!existing) {
-    await insertCourier(sql, { ...DEMO_COURIER, maxWeightKg: DEFAULT_MAX_WEIGHT_KG[DEMO_COURIER.vehicleType] })
+    await insertCourier(sql, { ...spec, maxWeightKg: DEFAULT_MAX_WEIGHT_KG[spec.vehicleType] })
       .catch((err: { code?: string }) => { if (err.code !== PG.uniqueViolation) throw err })
   }
-  const { token } = await issueCourierToken(sql, DEMO_COURIER.id)
-  return { courier_id: DEMO_COURIER.id, courier_token: token }
+  const { token } = await issueCourierToken(sql, spec.id)
+  return { courier_id: spec.id, courier_token: token }
+}
+
+export function demoCourier(sql: Sql): Promise<FixedCourier | null> {
+  return fixedCourier(sql, { id: '00000000-0000-4000-8000-00000000d0c0', name: 'Demo Rider', phone: '+2348000000001', vehicleType: 'bike', vehiclePlate: 'DEMO-001' })
+}
+
+/** The simulator's rider number `index` (from 1), on the vehicle it is given. */
+export function simulatedCourier(sql: Sql, index: number, vehicleType: CourierVehicleType): Promise<FixedCourier | null> {
+  const n = String(index).padStart(3, '0')
+  return fixedCourier(sql, {
+    id: `00000000-0000-4000-8000-a1${String(index).padStart(10, '0')}`,
+    name: `Sim Rider ${n}`, phone: `+2348000001${n}`, vehicleType, vehiclePlate: `SIM-${n}`,
+  })
 }

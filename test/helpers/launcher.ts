@@ -39,6 +39,8 @@ export interface Launched {
   /** The demo business the launcher seeded. */
   businessId: string
   config: CommonConfig
+  /** The launcher's environment: its schema, queue prefix and ports, for a process run beside it. */
+  env: Record<string, string>
   /** A small pool on the launcher's schema, for the test's own reads and setup. */
   sql: Sql
   launcherPid: number
@@ -137,7 +139,7 @@ export async function startLauncher(t: Test, options: LauncherOptions): Promise<
   const config = loadConfig(commonEnv, env)
   const sql = createSql(config, { max: 4 })
   t.teardown(() => sql.end({ timeout: 5 }))
-  return { baseUrl, apiKey, courierToken, businessId, config, sql, launcherPid, pids, output: () => lines.join('\n') }
+  return { baseUrl, apiKey, courierToken, businessId, config, env, sql, launcherPid, pids, output: () => lines.join('\n') }
 }
 
 /**

@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { z } from 'zod'
+import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
+import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
+import type { CourierVehicleType, Point } from '../../shared/courier.js'
+import { simulatedCourier } from '../../shared/couriers/fixed-couriers.js'
+import { createSql } from '../../shared/db/sql.js'
+import { courierClient } from './courier-client.js'
+import { startRider } from './rider.js'
+
+/*
+ * `npm run simulate -- --couriers 20` (DESIGN 14): that many riders around the demo zones, each
+ * driven through the public courier API only. The riders themselves are made (or found again)
+ * in the database by fixed ids, as an operator's `courier:create` would, with fresh tokens.
+ */
+
+const flagsSchema = z.object({
+  couriers: z.coerce.number().int().min(1).max(500).default(20),
+  speed: z.coerce.number().positive().max(10_000).default(10),
+  'tick-ms': z.coerce.number().int().min(1000).max(60_000).default(5000),
+  accept: z.coerce.number().min(0).max(1).default(0.9),
+  seed: z.coerce.number().int().default(1),
+  api: z.url().optional(),
+  quiet: z.boolean().default(false),
+})
+
+const { values } = parseArgs({
+  options: {
+    couriers: { type: 'string' }, speed: { type: 'string' }, 'tick-ms': { type: 'string' }, accept: { type: 'string' },
+    seed: { type: 'string' }, api: { type: 'string' }, quiet: { type: 'boolean' },
+  },
+})
+const parsed = flagsSchema.safeParse(values)
+if (!parsed.success) {
+  console.error(`simulate: ${parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; ')}`)
+  process.exit(1)
+}
+const flags = parsed.data
+let config
+try {
+  config = loadConfig(commonEnv)
+} catch (err) {
+  console.error(err instanceof ConfigError ? err.message : err)
+  process.exit(1)
+}
+const api = flags.api ?? `http://127.0.0.1:${process.env.GATEWAY_PORT || 3000}/v2`
+
+// A small seeded generator (mulberry32): the same --seed puts the riders in the same places.
+let state = flags.seed >>> 0
+const random = () => {
+  state = (state + 0x6d2b79f5) >>> 0
+  let x = Math.imul(state ^ (state >>> 15), 1 | state)
+  x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+  return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+}
+
+/** Somewhere inside the bounding box of one of the demo card's zones. */
+const zones = (JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as { zones: { polygon: [number, number][] }[] }).zones
+function startPoint(): Point {
+  const ring = zones[Math.floor(random() * zones.length)]!.polygon
+  const lngs = ring.map(([lng]) => lng)
+  const lats = ring.map(([, lat]) => lat)
+  const between = (values: number[]) => Math.min(...values) + random() * (Math.max(...values) - Math.min(...values))
+  return { lat: between(lats), lng: between(lngs) }
+}
+/** Mostly bikes; every tenth a truck and every tenth a van, so each of the card's vehicles has riders. */
+const vehicleOf = (index: number): CourierVehicleType => (index % 10 === 0 ? 'truck' : index % 10 === 9 ? 'bus_van' : 'bike')
+
+const sql = createSql(config, { max: 2 })
+const tokens = []
+for (let index = 1; index <= flags.couriers; index++) {
+  const made = await simulatedCourier(sql, index, vehicleOf(index))
+  if (made) tokens.push({ index, ...made })
+  else console.error(`simulate: Sim Rider ${index} is disabled; left out`)
+}
+await sql.end()
+
+const started = Date.now()
+let delivered = 0
+const log = flags.quiet ? () => undefined : (line: string) => console.log(`simulate: ${line}`)
+const riders = tokens.map(({ index, courier_token }) => startRider(courierClient(api, courier_token), {
+  name: `Sim Rider ${String(index).padStart(3, '0')}`, vehicle: vehicleOf(index), start: startPoint(), speed: flags.speed,
+  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void delivered++,
+}))
+await Promise.all(riders.map((rider) => rider.ready))
+console.log(`simulate: ${riders.length} riders available around the demo zones against ${api} (speed ×${flags.speed}, a ping every ${flags['tick-ms']} ms); Ctrl-C to stop`)
+
+async function stop() {
+  await Promise.all(riders.map((rider) => rider.stop()))
+  console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${delivered} orders delivered; riders offline`)
+  process.exit(0)
+}
+process.once('SIGINT', () => void stop())
+process.once('SIGTERM', () => void stop())

@@ -1,0 +1,121 @@
+import type { CourierVehicleType, Point } from '../../shared/courier.js'
+import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
+import { haversineKm } from '../../shared/pricing/distance.js'
+import type { CourierClient, StreamEvent } from './courier-client.js'
+
+/** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff. */
+type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff'; orderId: string; target: Point; dropoff: Point }
+
+export interface RiderOptions {
+  name: string
+  vehicle: CourierVehicleType
+  start: Point
+  /** Speed-up over the vehicle's real speed. */
+  speed: number
+  tickMs: number
+  /** Share of offers accepted; the rest are declined. */
+  acceptRate: number
+  random: () => number
+  log: (line: string) => void
+  onDelivered: (orderId: string) => void
+}
+
+/**
+ * One rider: goes available, reports its position every tick, takes offers from its stream (or
+ * from `GET /offers` if a notice was missed), rides in a straight line at its vehicle's speed,
+ * picks up, delivers, and rides back towards its start while it waits for the next.
+ */
+export function startRider(client: CourierClient, options: RiderOptions) {
+  let at = options.start
+  let errand: Errand = { kind: 'idle' }
+  let busy = false
+  const stop = new AbortController()
+  const stepKm = (VEHICLE_SPEED_KMH[options.vehicle] * options.speed * options.tickMs) / 3_600_000
+
+  const consider = async (offer: { offer_id: string; order_id: string }) => {
+    if (errand.kind !== 'idle') return
+    if (options.random() >= options.acceptRate) {
+      await client.call('POST', `/offers/${offer.offer_id}/decline`, { reason: 'simulated decline' })
+      options.log(`${options.name} declined ${offer.order_id}`)
+      return
+    }
+    const accepted = await client.call('POST', `/offers/${offer.offer_id}/accept`)
+    if (accepted.status !== 200) {
+      options.log(`${options.name}: the offer of ${offer.order_id} was gone (${accepted.status} ${accepted.body?.message ?? ''})`)
+      return
+    }
+    const { pickup, dropoff } = accepted.body
+    errand = { kind: 'to_pickup', orderId: offer.order_id, target: { lat: pickup.latitude, lng: pickup.longitude }, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude } }
+    options.log(`${options.name} accepted ${offer.order_id}, ${haversineKm(at, errand.target).toFixed(1)} km to the pickup`)
+  }
+
+  const onEvent = ({ event, data }: StreamEvent) => {
+    if (event === 'offer') void guarded(() => consider(data))
+    if (event === 'order_cancelled' && errand.kind !== 'idle' && errand.orderId === data.order_id) {
+      options.log(`${options.name}: ${data.order_id} was cancelled`)
+      errand = { kind: 'idle' }
+    }
+  }
+
+  /** One step at a time: a tick and a stream event never act on the same errand at once. */
+  const guarded = async (step: () => Promise<void>) => {
+    if (busy) return
+    busy = true
+    try {
+      await step()
+    } catch (err) {
+      options.log(`${options.name}: ${err instanceof Error ? err.message : String(err)}`)
+    } finally {
+      busy = false
+    }
+  }
+
+  const tick = async () => {
+    // Between orders a rider heads back to where it started, as riders drift back to busy areas.
+    at = towards(at, errand.kind === 'idle' ? options.start : errand.target, stepKm)
+    await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
+    if (errand.kind === 'idle') {
+      const offers = await client.call('GET', '/offers')
+      const [first] = offers.body?.data ?? []
+      if (first) await consider(first)
+      return
+    }
+    if (haversineKm(at, errand.target) > 0.01) return
+    const route = errand.kind === 'to_pickup' ? 'pickup' : 'deliver'
+    const moved = await client.call('POST', `/orders/${errand.orderId}/${route}`, route === 'deliver' ? {} : undefined)
+    if (moved.status !== 200) {
+      options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${moved.body?.message ?? ''}`)
+      errand = { kind: 'idle' }
+    } else if (errand.kind === 'to_pickup') {
+      options.log(`${options.name} picked up ${errand.orderId}`)
+      errand = { ...errand, kind: 'to_dropoff', target: errand.dropoff }
+    } else {
+      options.log(`${options.name} delivered ${errand.orderId}`)
+      options.onDelivered(errand.orderId)
+      errand = { kind: 'idle' }
+    }
+  }
+
+  const timer = setInterval(() => void guarded(tick), options.tickMs)
+  const ready = (async () => {
+    await client.call('POST', '/shift', { status: 'available' })
+    await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
+    void client.follow(onEvent, stop.signal)
+  })()
+  return {
+    ready,
+    async stop() {
+      clearInterval(timer)
+      stop.abort()
+      await client.call('POST', '/shift', { status: 'offline' }).catch(() => undefined)
+    },
+  }
+}
+
+/** `km` further along the straight line from `from` to `to`, stopping at `to`. */
+function towards(from: Point, to: Point, km: number): Point {
+  const left = haversineKm(from, to)
+  if (left <= km) return to
+  const share = km / left
+  return { lat: from.lat + (to.lat - from.lat) * share, lng: from.lng + (to.lng - from.lng) * share }
+}

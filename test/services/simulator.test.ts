@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import t from 'tap'
+import { walletsAgainstLedger } from '../helpers/db.js'
+import { startLauncher } from '../helpers/launcher.js'
+import { childEnv, projectRoot, waitForValue } from '../helpers/processes.js'
+import { shipment } from '../helpers/shipments.js'
+import { startReceiver } from '../helpers/webhook-receiver.js'
+
+// The simulator against the built launcher (DESIGN 14, 17.5): 20 riders, through the public
+// courier API only, deliver 100 live orders placed in one batch, and every event of every
+// order reaches the business's webhook receiver, signed. Small dispatch settings and a fast
+// clock keep it to well under two minutes.
+const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test'
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const ORDERS = 100
+const DEADLINE_MS = 100_000
+
+t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; every event reaches the webhook receiver', async (t) => {
+  const launched = await startLauncher(t, { databaseUrl, redisUrl, env: { DISPATCH_OFFER_S: '3', DISPATCH_RETRY_S: '1' } })
+  const business = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${launched.baseUrl}/business/${route}`, { method, headers: { authorization: `Bearer ${launched.apiKey}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) })
+
+  const receiver = await startReceiver(t)
+  const endpoint = await business('POST', 'webhook-endpoints', { url: receiver.url('/hooks') })
+  t.equal(endpoint.status, 201)
+  receiver.route('/hooks', { secrets: [(await endpoint.json()).secret], respond: () => 204 })
+
+  const simulator = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '20', '--speed', '3000', '--tick-ms', '1000', '--accept', '0.9', '--api', launched.baseUrl],
+    { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  for (const stream of [simulator.stdout, simulator.stderr]) createInterface({ input: stream }).on('line', (line) => lines.push(line))
+  const exited = new Promise<number | null>((resolve) => simulator.once('exit', resolve))
+  t.teardown(() => { if (simulator.exitCode === null) simulator.kill('SIGKILL') })
+  const ready = await waitForValue(async () => lines.find((line) => line.includes('riders available')), Boolean, 30_000, 100)
+  t.match(ready.value, /^simulate: 20 riders available around the demo zones/, lines.join('\n'))
+
+  const placed = await business('POST', 'order', Array.from({ length: ORDERS }, (_, i) => shipment({ recipient_name: `Recipient ${i}` })), { 'idempotency-key': 'simulator-batch' })
+  t.equal(placed.status, 201)
+  const orderIds: string[] = (await placed.json()).orders.map((order: { order_id: string }) => order.order_id)
+  t.equal(orderIds.length, ORDERS)
+
+  const done = await waitForValue(
+    async () => (await launched.sql<{ status: string; count: number }[]>`select status, count(*)::int as count from orders where id = any(${orderIds}) group by status`),
+    (rows) => rows.length === 1 && rows[0]!.status === 'delivered', DEADLINE_MS, 500)
+  t.same(done.value, [{ status: 'delivered', count: ORDERS }], 'every order delivered by the simulated riders')
+
+  const couriers = await launched.sql<{ name: string }[]>`select distinct c.name from orders o join couriers c on c.id = o.courier_id where o.id = any(${orderIds})`
+  t.ok(couriers.length > 1 && couriers.every((courier) => courier.name.startsWith('Sim Rider ')), `shared among the simulated riders (${couriers.length} of them)`)
+
+  // Four events per order (created, assigned, picked_up, delivered), each received verified, at least once.
+  const expected = await launched.sql<{ id: string }[]>`select id from events where order_id = any(${orderIds})`
+  t.ok(expected.length >= ORDERS * 4, `${expected.length} events written`)
+  const received = await waitForValue(async () => new Set(receiver.at('/hooks').filter((receipt) => receipt.verified).map((receipt) => receipt.id)),
+    (ids) => expected.every((event) => ids.has(event.id)), 60_000, 250)
+  t.equal(expected.filter((event) => !received.value.has(event.id)).length, 0, 'every event delivered to the receiver and verified')
+
+  simulator.kill('SIGTERM')
+  t.equal(await exited, 0, 'SIGTERM stops the simulator cleanly')
+  t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered; riders offline$/)
+  const wallets = (await walletsAgainstLedger(launched.sql)).filter((wallet) => wallet.businessId === launched.businessId)
+  t.ok(wallets.length > 0 && wallets.every((wallet) => wallet.balance === wallet.ledger), 'the demo wallets are the sum of their ledgers')
+})
