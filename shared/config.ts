@@ -195,6 +195,10 @@ export const dispatcherEnv = commonEnv.extend({
   DISPATCHER_PORT: port(3005),
   DISPATCHER_OPS_PORT: port(9469),
   DISPATCHER_CONCURRENCY: positiveInt(10),
+  // How long a dispatch job may run without renewing its lock before BullMQ hands it to another
+  // dispatcher: until then an order whose job died with its process waits (the sweep cannot queue a twin).
+  DISPATCHER_LOCK_MS: positiveInt(30000),
+  DISPATCHER_STALLED_INTERVAL_MS: positiveInt(30000),
 })
 
 export const webhookSenderEnv = commonEnv.extend({

@@ -70,7 +70,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
     const retry = await offer(data.order_id, null)
     if (retry) await queue.add(...spread(offerJob(data.order_id, retry.retryAt - Date.now(), retry.round)))
-  }, { connection, prefix, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3 })
+  }, { connection, prefix, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3, lockDuration: config.DISPATCHER_LOCK_MS, stalledInterval: config.DISPATCHER_STALLED_INTERVAL_MS })
   worker.on('error', (err) => app.log.error({ err }, 'dispatcher error'))
   worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
 
