@@ -1,6 +1,7 @@
 import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
 import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
+import { withdrawOffersOfCourier } from '../db/offers.js'
 import type { Db, Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
@@ -46,7 +47,8 @@ export type CourierDisabling =
   | { kind: 'no_courier' }
 
 /**
- * Disables a courier: every token revoked at once; each `assigned` order goes back to `created`
+ * Disables a courier: every token revoked and their pending offer withdrawn at once (the order goes
+ * on to the next courier through the dispatcher's sweep); each `assigned` order goes back to `created`
  * (reason `courier disabled`) through the state machine; an order already picked up stays with
  * them and is listed for the operator. The caller tells the gateways (token hashes) and the
  * dispatcher (orders handed back).
@@ -55,7 +57,9 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   if (!(await findCourier(sql, courierId))) return { kind: 'no_courier' }
   const disabled = await sql.begin(async (tx) => {
     const row = await disableCourierRow(tx, courierId)
-    if (row) await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length } })
+    if (!row) return null
+    await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
+    await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length } })
     return row
   })
   if (!disabled) return { kind: 'no_courier' }

@@ -61,6 +61,14 @@ export async function withdrawOffersOfOrder(db: Db, orderId: string, reason: str
     returning ${db.unsafe(COLUMNS)}`
 }
 
+/** Withdraws the pending offer a courier holds (a disabled courier takes nothing more). */
+export async function withdrawOffersOfCourier(db: Db, courierId: string, reason: string): Promise<Offer[]> {
+  return db<Offer[]>`
+    update dispatch_offers set status = 'withdrawn', decided_at = now(), reason = ${reason}
+    where courier_id = ${courierId} and status = 'pending'
+    returning ${db.unsafe(COLUMNS)}`
+}
+
 /** Expires every pending offer past its time, returning them (the dispatcher's sweep). */
 export async function expireDueOffers(db: Db, limit: number): Promise<Offer[]> {
   return db<Offer[]>`

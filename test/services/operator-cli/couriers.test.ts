@@ -51,9 +51,13 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
     t.match(run.stderr, message)
   }
 
+  // Capacity aside, a pending offer of the second order waits with the courier when they are disabled.
+  await db.sql`insert into dispatch_offers (id, order_id, courier_id, status, expires_at) values ('off_0000000000000001', ${second}, ${courierId}, 'pending', now() + interval '30 seconds')`
   const disabled = await cli(['courier:disable', '--courier', courierId])
   t.equal(disabled.code, 0, disabled.stderr)
   t.same(disabled.json.still_with_courier, [first], 'the picked-up order stays with the courier and is listed')
+  const [offer] = await db.sql`select status, reason from dispatch_offers where id = 'off_0000000000000001'`
+  t.same({ ...offer }, { status: 'withdrawn', reason: 'courier disabled' }, 'their pending offer is withdrawn, so the order can go to another courier')
   const refused = await cli(['order:advance', '--order', second, '--to', 'assigned', '--courier', courierId])
   t.equal(refused.code, 1)
   t.equal(refused.stderr, `courier ${courierId} is disabled\n`, 'a disabled courier cannot be handed an order')
