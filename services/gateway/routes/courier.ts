@@ -101,18 +101,25 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     reply.hijack()
     const raw = reply.raw
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-request-id': String(request.id) })
-    raw.write(': connected\n\n')
-    const stop = await streams.listen(request.courier.id, (message) => {
+    // Whenever the courier hangs up (even while the subscription is being made), nothing is left behind.
+    let stop: (() => void) | null = null
+    let closed = false
+    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS)
+    request.raw.on('close', () => {
+      closed = true
+      clearInterval(heartbeat)
+      stop?.()
+    })
+    const unsubscribe = await streams.listen(request.courier.id, (message) => {
       const parsed: unknown = JSON.parse(message)
       const event = typeof parsed === 'object' && parsed !== null && 'event' in parsed && typeof parsed.event === 'string' ? parsed.event : 'message'
       const data = typeof parsed === 'object' && parsed !== null && 'data' in parsed ? parsed.data : null
       raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     })
-    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS)
-    request.raw.on('close', () => {
-      clearInterval(heartbeat)
-      stop()
-    })
+    if (closed) return unsubscribe()
+    stop = unsubscribe
+    // Only now: a client that waits for this line misses no notice sent after it.
+    raw.write(': connected\n\n')
   })
 
   const move = (path: string, to: OrderStatus, schema: typeof reasonRequestSchema | typeof deliverRequestSchema | null) => {
