@@ -16,6 +16,7 @@ function keys(prefix: string) {
     fix: (courierId: string) => `${prefix}:courier:${courierId}:fix`,
     shift: (courierId: string) => `${prefix}:courier:${courierId}:shift`,
     gate: (courierId: string) => `${prefix}:courier:${courierId}:ping`,
+    trail: (courierId: string) => `${prefix}:courier:${courierId}:trail`,
   }
 }
 
@@ -24,15 +25,23 @@ export async function pingAllowed(redis: RedisClient, prefix: string, courierId:
   return (await redis.set(keys(prefix).gate(courierId), '1', 'PX', windowMs, 'NX')) === 'OK'
 }
 
-/** Records a fix; an available courier's position in the dispatch set moves with it. */
-export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<void> {
+/** One trail point per courier per this many seconds (DESIGN 14). */
+export const TRAIL_EVERY_S = 30
+
+/**
+ * Records a fix; an available courier's position in the dispatch set moves with it. `trailDue`:
+ * the first fix in TRAIL_EVERY_S, which the caller adds to the trails of the courier's orders.
+ */
+export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<{ trailDue: boolean }> {
   const k = keys(prefix)
   const shift = await redis.get(k.shift(courierId))
   const batch = redis.multi()
     .set(k.fix(courierId), JSON.stringify(fix), 'EX', FIX_TTL_S)
     .zadd(k.seen, Date.parse(fix.at), courierId)
+    .set(k.trail(courierId), '1', 'EX', TRAIL_EVERY_S, 'NX')
   if (shift === 'available') batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
-  await batch.exec()
+  const results = await batch.exec()
+  return { trailDue: results?.[2]?.[1] === 'OK' }
 }
 
 /** On or off shift: off shift, the courier leaves the dispatch set at once. */

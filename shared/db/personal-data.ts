@@ -6,9 +6,10 @@ import type { Db, Tx } from './sql.js'
  *   item description);
  * - orders.shipment: the same per order; orders.courier: the courier's name, phone and plate;
  *   orders.history: free-text reasons of moves;
- * - events.data: the order as it was shown, with all of the above.
+ * - events.data: the order as it was shown, with all of the above;
+ * - order_trail_points: where the courier went while the order was theirs.
  * Erasing sets the shipment's personal fields to null (the keys go from the shipment itself),
- * the courier to null and drops the reasons; ids, prices, statuses, times and the ledger stay.
+ * the courier to null, drops the reasons and the trail; ids, prices, statuses, times and the ledger stay.
  * geocode_cache rows (keyed by address) expire after GEOCODE_CACHE_TTL_S on their own.
  */
 
@@ -62,6 +63,7 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
       courier = null, pickup_lat = null, pickup_lng = null, dropoff_lat = null, dropoff_lng = null,
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
+  await tx`delete from order_trail_points where order_id = any(${orderIds})`
   // The events keep the order as it was shown: the same fields become null there (their data is
   // json text, edited as jsonb).
   const nulls = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))

@@ -5,6 +5,7 @@ import { tellCouriers } from '../../../shared/couriers/stream.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import { closeOffer, findOffer, findPendingOffersOfCourier } from '../../../shared/db/offers.js'
 import { findOrderById } from '../../../shared/db/orders.js'
+import { appendTrailPoint } from '../../../shared/db/trails.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
 import { courierOnOrder, courierOrderView, offerView } from '../../../shared/dispatch/views.js'
@@ -28,6 +29,8 @@ interface CourierRouteOptions {
 }
 
 const HEARTBEAT_MS = 15_000
+/** An order's trail is kept to this many points: 8 hours at one point per 30 s. */
+const TRAIL_MAX_POINTS = 960
 
 /** The courier's side of the API (DESIGN 14): shift, location, offers and the moves of an order they hold. */
 export default async function courierRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix, dispatch, streams }: CourierRouteOptions) {
@@ -53,7 +56,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       throw new ApiError(429, 'Too many location updates, at most one a second')
     }
     const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: body.at ? new Date(body.at).toISOString() : new Date().toISOString() }
-    await recordFix(redis, prefix, request.courier.id, fix)
+    const { trailDue } = await recordFix(redis, prefix, request.courier.id, fix)
+    // The trail costs at most one Postgres statement per courier per TRAIL_EVERY_S, whatever the ping rate.
+    if (trailDue) await appendTrailPoint(sql, request.courier.id, fix, TRAIL_MAX_POINTS)
     instruments().locationUpdates.add(1)
     return reply.code(204).send()
   })

@@ -1,0 +1,54 @@
+import t from 'tap'
+import { findCourier } from '../../../shared/db/couriers.js'
+import { eraseOrders } from '../../../shared/db/personal-data.js'
+import { findTrail } from '../../../shared/db/trails.js'
+import { courierOnOrder } from '../../../shared/dispatch/views.js'
+import { changeOrder } from '../../../shared/orders/change.js'
+import { createRedis } from '../../../shared/redis.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { onShift } from '../../helpers/couriers.js'
+import { PLACE } from '../../helpers/gateway.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// An order's trail (DESIGN 14): while a courier holds an order, one of their fixes per 30 s is
+// kept for it; none while they hold nothing or after delivery; erased with the order's personal
+// data. The 30 s (and the 1 s ping limit) are Redis keys with a TTL: the test deletes them
+// instead of waiting them out.
+const { gateway, db } = await startStack(t)
+const prefix = db.env.QUEUE_PREFIX!
+const account = await seedAccount(db.sql, { balance: 100000 })
+
+t.test('one point per 30 s while the order is held, none otherwise, erased with the order', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Trail Rider', ISLAND)
+  const placed = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(account.apiKey), payload: [shipment()] })
+  const orderId: string = placed.json().orders[0].order_id
+  const client = createRedis(db.config)
+  t.teardown(() => client.disconnect())
+  const ping = async (lat: number, lng: number, { newWindow }: { newWindow: boolean }) => {
+    await client.del(`${prefix}:courier:${rider.id}:ping`, ...(newWindow ? [`${prefix}:courier:${rider.id}:trail`] : []))
+    const response = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: lat, longitude: lng } })
+    t.equal(response.statusCode, 204, response.body)
+  }
+
+  await ping(6.451, 3.401, { newWindow: true })
+  t.same(await findTrail(db.sql, orderId), [], 'no point while the courier holds no order')
+
+  const row = (await findCourier(db.sql, rider.id))!
+  const assigned = await changeOrder(db.sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(row), reason: null })
+  t.equal(assigned.kind, 'changed')
+  await ping(6.452, 3.402, { newWindow: true })
+  await ping(6.453, 3.403, { newWindow: false })
+  t.same((await findTrail(db.sql, orderId)).map((point) => [point.latitude, point.longitude]), [[6.452, 3.402]], 'the first fix of a 30 s window is kept, the next one in it is not')
+
+  await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: rider.auth })
+  await ping(6.46, 3.39, { newWindow: true })
+  await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: rider.auth, payload: {} })
+  await ping(6.5, 3.38, { newWindow: true })
+  const trail = await findTrail(db.sql, orderId)
+  t.same(trail.map((point) => [point.latitude, point.longitude]), [[6.452, 3.402], [6.46, 3.39]], 'a point per window while assigned and picked up, none after delivery')
+  t.ok(trail.every((point, i) => i === 0 || point.at > trail[i - 1]!.at), 'in time order')
+
+  await db.sql.begin((tx) => eraseOrders(tx, { orderIds: [orderId] }, ['recipient_name']))
+  t.same(await findTrail(db.sql, orderId), [], 'erasure removes the trail')
+})
