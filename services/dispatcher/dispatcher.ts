@@ -1,4 +1,5 @@
 import { DelayedError, Queue, Worker } from 'bullmq'
+import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
@@ -13,6 +14,7 @@ import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
+import { inSpan } from '../../shared/telemetry/tracing.js'
 
 // The sweep: how often it looks for orders whose job was lost, and offers whose expiry job was.
 const SWEEP_MS = 5000
@@ -30,7 +32,8 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   connection.on('error', (err) => app.log.warn({ err: err.message }, 'redis connection error'))
   const redis = createRedis(config, { maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   redis.on('error', (err) => app.log.debug({ err: err.message }, 'redis connection error (positions)'))
-  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
+  const telemetry = new BullMQOtel({ tracerName: 'courier' })
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry })
   const prefix = config.QUEUE_PREFIX
   const settings: DispatchSettings = {
     radiusKm: config.DISPATCH_RADIUS_KM, offerS: config.DISPATCH_OFFER_S, maxOffers: config.DISPATCH_MAX_OFFERS,
@@ -40,7 +43,11 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
 
   /** Offers the order to its next courier; when nobody can take it now, when to look again and from which round. */
   async function offer(orderId: string, round: Date | null): Promise<{ retryAt: number; round: string | undefined } | null> {
-    const step = await offerNext(sql, redis, prefix, settings, orderId, round)
+    const step = await inSpan('dispatch.offer', { 'courier.order_id': orderId }, async (span) => {
+      const step = await offerNext(sql, redis, prefix, settings, orderId, round)
+      span.setAttribute('courier.outcome', step.kind)
+      return step
+    })
     if (step.kind === 'offered') {
       metrics.dispatchOffers.add(1, { outcome: 'offered' })
       await queue.add(...spread(expireJob(step.offer.id, orderId, step.offer.expiresAt.getTime() - Date.now())))
@@ -70,7 +77,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
     const retry = await offer(data.order_id, null)
     if (retry) await queue.add(...spread(offerJob(data.order_id, retry.retryAt - Date.now(), retry.round)))
-  }, { connection, prefix, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3, lockDuration: config.DISPATCHER_LOCK_MS, stalledInterval: config.DISPATCHER_STALLED_INTERVAL_MS })
+  }, { connection, prefix, telemetry, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3, lockDuration: config.DISPATCHER_LOCK_MS, stalledInterval: config.DISPATCHER_STALLED_INTERVAL_MS })
   worker.on('error', (err) => app.log.error({ err }, 'dispatcher error'))
   worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
 

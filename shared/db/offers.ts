@@ -11,18 +11,20 @@ export interface Offer {
   expiresAt: Date
   decidedAt: Date | null
   reason: string | null
+  /** The W3C traceparent of the dispatch step that made it, if it was traced. */
+  traceparent: string | null
 }
 
-const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason'
+const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason, traceparent'
 
 /**
  * A pending offer, unless the order or the courier already has one: the partial unique indexes
  * decide, whatever runs at once. Null: one of them was taken.
  */
-export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number }): Promise<Offer | null> {
+export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number; traceparent?: string | null }): Promise<Offer | null> {
   const [row] = await db<Offer[]>`
-    insert into dispatch_offers (id, order_id, courier_id, expires_at)
-    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}))
+    insert into dispatch_offers (id, order_id, courier_id, expires_at, traceparent)
+    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}), ${offer.traceparent ?? null})
     on conflict do nothing
     returning ${db.unsafe(COLUMNS)}`
   return row ?? null

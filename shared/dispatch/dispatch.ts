@@ -6,6 +6,7 @@ import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
 import type { RedisClient } from '../redis.js'
 import { newOfferId } from '../ids.js'
+import { activeTraceparent } from '../telemetry/tracing.js'
 import { offerView } from './views.js'
 
 /** DESIGN 14's dispatch settings. */
@@ -64,7 +65,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
     const offer = await sql.begin(async (tx) => {
       const locked = await lockOrder(tx, order.id, null)
       if (!locked || locked.status !== 'created') return 'gone' as const
-      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS })
+      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent() })
       // The load read above may be stale: the courier may have accepted another order since. The
       // insert waited for any accept of their pending offer to commit, so counting now is exact.
       if (made && ((await countActiveOrders(tx, [courierId])).get(courierId) ?? 0) >= settings.capacity) {

@@ -1,4 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq'
+import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyBaseLogger } from 'fastify'
 import type { CommonConfig } from '../config.js'
 import { createRedis } from '../redis.js'
@@ -30,7 +31,8 @@ export function expireJob(offerId: string, orderId: string, delayMs: number): { 
 export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
   const connection = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   connection.on('error', (err) => log.debug({ err: err.message }, 'dispatch producer connection error'))
-  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
+  // Traced: the dispatch job continues the trace of the placement (or move) that asked for it.
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => log.debug({ err: err.message }, 'dispatch queue error'))
   return {
     queue,

@@ -9,8 +9,9 @@ import { redactSpanUrls } from '../../shared/telemetry/redact-span.js'
 import { startConsole } from '../helpers/console.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor, waitForValue } from '../helpers/processes.js'
-import { shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
+import { ISLAND, shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
+import { onShift, pendingOffer } from '../helpers/couriers.js'
 
 // Registered before any service is built, as `node --import register.js` does in production.
 const spans = new InMemorySpanExporter()
@@ -174,6 +175,36 @@ t.test('a webhook delivery continues the trace of the transaction that wrote its
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   t.match(text, /courier_webhook_attempts_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
   t.match(text, /courier_webhook_attempt_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/)
+})
+
+t.test('one trace from placement through the dispatch job and the offer to the courier\'s accept; dispatch metrics', async (t) => {
+  const { gateway, db } = await startStack(t, { dispatcher: true })
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  const rider = await onShift(gateway, db.sql, 'Traced Rider', ISLAND)
+  spans.reset()
+  const placed = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  t.equal(placed.statusCode, 201)
+  const orderId: string = placed.json().orders[0].order_id
+  const offer = await pendingOffer(db.sql, orderId)
+  t.equal(offer?.courierId, rider.id, 'the rider is offered the order')
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: rider.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  await provider.forceFlush()
+
+  const finished = spans.getFinishedSpans()
+  const traceOf = (name: string) => finished.find((span) => span.name === name)?.spanContext().traceId
+  const placement = traceOf('placement.place')
+  t.ok(placement, 'the placement is traced')
+  t.equal(traceOf('dispatch.offer'), placement, 'the dispatcher\'s offer step continues the placement\'s trace (through the dispatch job)')
+  t.equal(traceOf('courier.accept'), placement, 'and so does the courier\'s accept')
+  const assignedInTrace = finished.filter((span) => span.spanContext().traceId === placement).map((span) => span.name)
+  t.ok(assignedInTrace.includes('order.change') && assignedInTrace.includes('sql append event'), 'the assignment\'s state-machine step and its event are in it')
+
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="offered"[^}]*\} [1-9]/)
+  t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="accepted"[^}]*\} [1-9]/)
+  t.match(text, /courier_dispatch_time_to_assign_seconds_count(\{[^}]*\})? [1-9]/)
+  t.match(text, /courier_location_updates_total(\{[^}]*\})? [1-9]/)
 })
 
 t.test('a set-password token, a CSRF token or a key in a URL reaches neither a span nor a log line', async (t) => {

@@ -16,6 +16,7 @@ import type { RedisClient } from '../../../shared/redis.js'
 import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { instruments } from '../../../shared/telemetry/metrics.js'
+import { continuingTrace, inSpan } from '../../../shared/telemetry/tracing.js'
 import type { CourierStreams } from '../courier-streams.js'
 import { orderNotFound } from '../order-answer.js'
 
@@ -76,10 +77,12 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.post<{ Params: { offer_id: string } }>('/offers/:offer_id/accept', async (request, reply) => {
     const offer = await ownOffer(request.params.offer_id, request.courier.id)
     const courier = request.courier
-    const outcome = await changeOrder(sql, { orderId: offer.orderId, scope: null }, {
-      kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location: await lastFix(redis, prefix, courier.id),
-      courier: courierOnOrder(courier),
-    })
+    const location = await lastFix(redis, prefix, courier.id)
+    // The assignment continues the trace that made the offer: placement → dispatch → offer → accept.
+    const outcome = await continuingTrace(offer.traceparent, () => inSpan('courier.accept', { 'courier.order_id': offer.orderId }, () =>
+      changeOrder(sql, { orderId: offer.orderId, scope: null }, {
+        kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location, courier: courierOnOrder(courier),
+      })))
     if (outcome.kind === 'changed') {
       const metrics = instruments()
       metrics.dispatchOffers.add(1, { outcome: 'accepted' })
