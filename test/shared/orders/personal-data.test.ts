@@ -46,6 +46,8 @@ t.test('personal data erasure', async (t) => {
     for (const [to, reason] of [['assigned', null], ['picked_up', null], ['failed', `${who.tag} was not at home`]] as [OrderStatus, string | null][]) {
       const moved = await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to, courier: to === 'assigned' ? who.courier : null, reason })
       t.equal(moved.kind, 'changed', `${orderId} → ${to}`)
+      // Where the courier was, as the location route keeps it while the order is held: the person's pickup.
+      if (to === 'picked_up') await sql`insert into order_trail_points (order_id, at, latitude, longitude) values (${orderId}, now(), ${who.fields.pickup_latitude}, ${who.fields.pickup_longitude})`
     }
   }
   const traced = async (who: ReturnType<typeof person>) => {
