@@ -34,6 +34,8 @@ declare module 'autocannon' {
     pipelining?: number
     /** Called once per connection: sets that connection's own headers. */
     setupClient?: (client: { setHeaders(headers: Record<string, string>): void }) => void
+    /** Requests in turn; `setupRequest` may change each one before it is sent. */
+    requests?: { setupRequest?: (request: { headers?: Record<string, string> }) => { headers?: Record<string, string> } }[]
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon

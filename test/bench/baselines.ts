@@ -26,6 +26,8 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
  *                  placement row, no ledger entry.
  *   (c) webhooks:  BullMQ job carrying an event's body ──worker──▶ HMAC-SHA256 in the Standard
  *                  Webhooks form, POST with undici to the bench's receiver
+ *   (d) location:  fastify that authenticates nothing: one Redis GEOADD of the body's position
+ *                  per request, the Authorization header as the member (DESIGN 14's bench case)
  *
  * Run as `node dist/test/bench/baselines.js <role>`, one process per role, as the project runs
  * one process per service.
@@ -259,12 +261,28 @@ async function webhookWorker() {
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
 
+/** A courier's location ping at its barest: no token check, no rate gate, no last fix, one GEOADD. */
+async function location() {
+  const app = bareApp()
+  // The gateway's Redis options (services/gateway/app.ts), no auto-pipelining, as there.
+  const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  await new Promise((resolve) => redis.once('ready', resolve))
+  const key = `${env('QUEUE_PREFIX')}:couriers:available`
+  app.post('/location', async (request, reply) => {
+    const body = request.body as { latitude: number; longitude: number }
+    await redis.geoadd(key, body.longitude, body.latitude, request.headers.authorization ?? 'anonymous')
+    return reply.code(204).send()
+  })
+  await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
+}
+
 const roles: Record<string, () => Promise<void>> = {
   'quote-back': quoteBack,
   'quote-front': quoteFront,
   'place-front': placeFront,
   'place-worker': placeWorker,
   'webhook-worker': webhookWorker,
+  location,
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

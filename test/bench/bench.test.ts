@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { childEnv, projectRoot } from '../helpers/processes.js'
 
-// A smoke test of `npm run bench`, not a benchmark: two seconds of the quote and placement cases
-// and a small webhooks burst must run without an error, print their table and write their
-// figures. No timing is asserted.
+// A smoke test of `npm run bench`, not a benchmark: two seconds of the quote, courier and
+// placement cases and a small webhooks burst must run without an error, print their table and
+// write their figures. No timing is asserted.
 t.test('the bench runs for two seconds and reports', async (t) => {
   const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'courier-bench-'))
   t.teardown(() => rmSync(resultsDir, { recursive: true, force: true }))
@@ -20,8 +20,13 @@ t.test('the bench runs for two seconds and reports', async (t) => {
       // A second of warm-up opens the pools and compiles the hot paths, so a busy machine (other
       // test files run beside this one) still sees answers within the measured second.
       BENCH_WARMUP: '1',
-      BENCH_CASES: 'quote,place-1,place-1-ten,webhooks',
+      BENCH_CASES: 'quote,courier-location,dispatch,place-1,place-1-ten,webhooks',
       BENCH_WEBHOOK_EVENTS: '200',
+      // Few couriers, few placements: the cases' paths, not their scale.
+      BENCH_LOCATION_COURIERS: '3000',
+      BENCH_DISPATCH_COURIERS: '20',
+      BENCH_DISPATCH_RATE: '10',
+      BENCH_DISPATCH_DEADLINE_S: '5',
       // Its own schemas and Redis prefix, so it can run beside a real bench run or another test.
       BENCH_ID: `smoke_${randomBytes(4).toString('hex')}`,
       BENCH_RESULTS_DIR: resultsDir,
@@ -35,6 +40,8 @@ t.test('the bench runs for two seconds and reports', async (t) => {
 
   t.equal(code, 0, `bench exits 0\n${stderr}`)
   t.match(stdout, /^\| quote\s+\| 50\s+\| project\s+\| \d+ quotes\/s/m, 'prints the quote row')
+  t.match(stdout, /^\| courier-location\s+\| 50\s+\| project\s+\| \d+ pings\/s/m, 'prints the location row')
+  t.match(stdout, /^\| dispatch\s+\| 20\s+\| project\s+\| \d+ placements\/s/m, 'prints the dispatch row')
   t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
   t.match(stdout, /^\| webhooks\s+\| 32\s+\| project\s+\| \d+ deliveries\/s/m, 'prints the webhooks row')
   t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
@@ -43,11 +50,14 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.equal(files.length, 1, 'writes one JSON file')
   const report = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'))
   t.type(report.gatewayPeakRssMb, 'number')
-  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'place-1', 'place-1-ten', 'webhooks'])
+  t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'courier-location', 'dispatch', 'place-1', 'place-1-ten', 'webhooks'])
   for (const entry of report.cases) {
-    for (const side of [entry.baseline, entry.project]) {
+    // Dispatch has no baseline: its target is absolute.
+    t.equal(entry.baseline === undefined, entry.name === 'dispatch', `${entry.name} has a baseline unless it is dispatch`)
+    for (const side of [entry.baseline, entry.project].filter(Boolean)) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)
       t.ok(side.best.requests > 0, `${entry.name} answered requests`)
+      if (entry.name === 'dispatch') t.ok(side.best.dispatch.placed > 0, 'dispatch placed orders')
       for (const share of ['machine', 'postgres', 'redis-server']) t.type(side.best.cpu[share], 'number', `${entry.name} reports the ${share} CPU it took`)
     }
   }

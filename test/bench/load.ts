@@ -1,4 +1,5 @@
 import autocannon from 'autocannon'
+import type { DispatchFigures } from './couriers.js'
 import { cpuSeconds, cpuSecondsByCommand, machineCpuSeconds, rssMb } from './processes.js'
 
 export interface Run {
@@ -19,6 +20,8 @@ export interface Run {
   cpu: Record<string, number>
   /** How long a run that delivers a fixed count took (the webhooks case), seconds. */
   seconds?: number
+  /** The dispatch case's own figures. */
+  dispatch?: DispatchFigures
 }
 
 export interface Target {
@@ -27,6 +30,8 @@ export interface Target {
   body: string
   /** Headers per caller, handed to the connections in turn: several businesses placing at once. */
   spread?: Record<string, string>[]
+  /** Headers per request, handed out in turn across every connection: many callers, each calling seldom (couriers' pings). */
+  rotate?: Record<string, string>[]
 }
 
 /**
@@ -53,6 +58,7 @@ export async function drive(target: Target, options: { connections: number; seco
       headers: { 'content-type': 'application/json', ...target.headers },
       body: target.body,
       ...(target.spread && { setupClient: spreadOver(target, target.spread) }),
+      ...(target.rotate && { requests: [{ setupRequest: rotateOver(target.rotate) }] }),
       connections: options.connections,
       duration: options.seconds,
       timeout: 35,
@@ -103,6 +109,15 @@ export function readCpu(processes: Record<string, number>): Record<string, numbe
 /** Share of one core each process used between two readings `elapsed` seconds apart. */
 export function cpuShares(before: Record<string, number>, after: Record<string, number>, elapsed: number): Record<string, number> {
   return Object.fromEntries(Object.keys(after).map((name) => [name, Math.round(((after[name] - before[name]) / elapsed) * 100) / 100]))
+}
+
+/** Gives each request the next caller's headers, round robin over the whole run. */
+function rotateOver(callers: Record<string, string>[]) {
+  let next = 0
+  return (request: { headers?: Record<string, string> }) => {
+    request.headers = { ...request.headers, ...callers[next++ % callers.length] }
+    return request
+  }
 }
 
 /** Gives each new connection the next caller's headers, round robin. */

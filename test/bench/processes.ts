@@ -9,6 +9,8 @@ export interface Child {
   process: ChildProcess
   /** Last lines it wrote, shown if it dies. */
   lines: string[]
+  /** Stopped on purpose before the bench ends. */
+  stopped?: boolean
 }
 
 const children: Child[] = []
@@ -28,7 +30,7 @@ export function startNode(name: string, args: string[], env: Record<string, stri
     })
   }
   child.on('exit', (code, signal) => {
-    if (stopping) return
+    if (stopping || entry.stopped) return
     process.stderr.write(`bench: ${name} exited (${signal ?? code})\n${entry.lines.map((line) => `[${name}] ${line}`).join('\n')}\n`)
     process.exitCode = 1
   })
@@ -49,6 +51,18 @@ export async function stopAll(): Promise<void> {
     await exited
     clearTimeout(timer)
   }))
+}
+
+/** Stops one child before the others (a service only one case needs), as stopAll would. */
+export async function stop(entry: Child): Promise<void> {
+  entry.stopped = true
+  const child = entry.process
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 8000)
+  await exited
+  clearTimeout(timer)
 }
 
 export { freePort } from '../helpers/processes.js'

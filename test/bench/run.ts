@@ -16,7 +16,8 @@ import { ISLAND, quoteRequest, shipment } from '../helpers/shipments.js'
 import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
-import { freePort, peakRssMb, rssMb, startNode, stopAll, waitReady, type Child } from './processes.js'
+import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
+import { dispatchCase, locationCase } from './couriers.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -30,14 +31,24 @@ import { nodeArgsOf } from '../../services/launcher/scripts.js'
  *   BENCH_ROUNDS    baseline/project pairs per case (default 3)
  *   BENCH_WARMUP    warm-up seconds per side per case (default 2); the webhooks case warms up
  *                   with one burst per side when it is above 0
- *   BENCH_CASES     comma list of quote, place-1, place-100, place-1-ten, webhooks (default all)
+ *   BENCH_CASES     comma list of quote, courier-location, dispatch, place-1, place-100, place-1-ten,
+ *                   webhooks (default all); dispatch always runs before the placement cases
  *   BENCH_WEBHOOK_EVENTS      events per webhooks burst (default 3000)
  *   BENCH_WEBHOOK_DEADLINE_S  a webhooks burst not delivered by then fails the bench (default 60)
+ *   BENCH_LOCATION_COURIERS   couriers the location case's requests take turns over (default 10000:
+ *                   over twice the gateway's pings a second, so none pings twice a second; a 429
+ *                   in that case's row says to raise it)
+ *   BENCH_DISPATCH_COURIERS   couriers on shift near the pickups in the dispatch case (default 200)
+ *   BENCH_DISPATCH_RATE       placements a second in the dispatch case (default 100)
+ *   BENCH_DISPATCH_BUSINESSES businesses placing them in turn (default 10; 1 queues every order and
+ *                   courier move on one business's event counter)
+ *   BENCH_DISPATCH_DEADLINE_S an order with no offer on a stream by then, after the placing ends, is missed (default 10)
  *   BENCH_ID        names the schemas and Redis prefixes (default `bench`)
  *   BENCH_RESULTS_DIR  where the JSON goes (default test/bench/results)
  *   BENCH_CPU_PROF  comma list of processes to run with --cpu-prof, into .bench-prof/: gateway, pricing,
  *                   worker, webhook-sender, baseline-quote-front, baseline-quote-back, baseline-place-front,
- *                   baseline-place-worker, baseline-webhook-worker
+ *                   baseline-place-worker, baseline-webhook-worker,
+ *                   dispatcher, baseline-location
  */
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
@@ -50,6 +61,13 @@ const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? path.join(projectRoot, 'tes
 const PROFILED = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean))
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3000)
 const WEBHOOK_DEADLINE_S = Number(process.env.BENCH_WEBHOOK_DEADLINE_S ?? 60)
+const LOCATION_COURIERS = Number(process.env.BENCH_LOCATION_COURIERS ?? 10_000)
+const DISPATCH_COURIERS = Number(process.env.BENCH_DISPATCH_COURIERS ?? 200)
+const DISPATCH_RATE = Number(process.env.BENCH_DISPATCH_RATE ?? 100)
+const DISPATCH_BUSINESSES = Number(process.env.BENCH_DISPATCH_BUSINESSES ?? 10)
+const DISPATCH_DEADLINE_S = Number(process.env.BENCH_DISPATCH_DEADLINE_S ?? 10)
+// The cases that leave live orders behind: the dispatch case runs before them (couriers.ts).
+const PLACING = ['place-1', 'place-100', 'place-1-ten', 'webhooks']
 
 const PROJECT_SCHEMA = `${ID.replace(/\W/g, '_')}_project`
 const BASELINE_SCHEMA = `${ID.replace(/\W/g, '_')}_baseline`
@@ -78,7 +96,8 @@ interface CaseSides {
   connections: number
   unit: string
   seconds: number
-  baseline: (seconds: number) => Promise<Run>
+  /** None where the target is absolute (dispatch). */
+  baseline?: (seconds: number) => Promise<Run>
   project: (seconds: number) => Promise<Run>
   close?: () => Promise<void>
 }
@@ -131,6 +150,7 @@ function median(values: number[]): number {
 }
 
 function summarise(runs: Run[]) {
+  if (runs.length === 0) return undefined
   const best = runs.reduce((a, b) => (b.unitsPerSecond > a.unitsPerSecond ? b : a))
   return {
     best,
@@ -143,7 +163,12 @@ function summarise(runs: Run[]) {
 
 async function main() {
   const started = new Date()
-  const caseNames = (process.env.BENCH_CASES ?? 'quote,place-1,place-100,place-1-ten,webhooks').split(',').map((name) => name.trim()).filter(Boolean)
+  const listed = (process.env.BENCH_CASES ?? 'quote,courier-location,dispatch,place-1,place-100,place-1-ten,webhooks').split(',').map((name) => name.trim()).filter(Boolean)
+  const firstPlacing = listed.findIndex((name) => PLACING.includes(name))
+  const caseNames = listed.includes('dispatch') && firstPlacing >= 0 && firstPlacing < listed.indexOf('dispatch')
+    ? [...listed.slice(0, firstPlacing), 'dispatch', ...listed.slice(firstPlacing).filter((name) => name !== 'dispatch')]
+    : listed
+  if (caseNames !== listed) log('bench: dispatch moved before the placement cases, whose orders would wait for its dispatcher first')
   log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs`)
 
   // A clean slate: the bench's own schemas and Redis keys, never the dev stack's.
@@ -173,15 +198,19 @@ async function main() {
   await migrate(config)
   const sql = createSql(config, { max: 2 })
   // One account for the single-business cases, ten more placing at once for place-1-ten.
-  const [account, ...spread] = await (async () => {
+  const [account, ...others] = await (async () => {
     const accounts = []
-    for (let i = 0; i <= SPREAD_BUSINESSES; i++) accounts.push(await seedAccount(sql))
+    // More for the dispatch case, whose orders are the only ones its couriers see.
+    for (let i = 0; i < 1 + SPREAD_BUSINESSES + DISPATCH_BUSINESSES; i++) accounts.push(await seedAccount(sql))
     return accounts
   })().finally(() => sql.end())
+  const spread = others.slice(0, SPREAD_BUSINESSES)
+  const dispatchAccounts = others.slice(SPREAD_BUSINESSES)
   const [walletId, ...spreadWallets] = await prepareBaselineSchema(DATABASE_URL, BASELINE_SCHEMA, toMinor(WALLET_MAJOR), SPREAD_BUSINESSES + 1)
 
-  const [gatewayPort, pricingPort, workerPort, senderPort, gatewayOps, pricingOps, workerOps, senderOps, quoteBack, quoteFront, placeFront, placeWorker, webhookWorker] = await Promise.all(
-    Array.from({ length: 13 }, () => freePort()),
+  const [gatewayPort, pricingPort, workerPort, senderPort, gatewayOps, pricingOps, workerOps, senderOps, quoteBack, quoteFront, placeFront, placeWorker, webhookWorker,
+    dispatcherPort, dispatcherOps, locationBaseline] = await Promise.all(
+    Array.from({ length: 16 }, () => freePort()),
   )
   Object.assign(projectEnv, {
     GATEWAY_PORT: String(gatewayPort),
@@ -192,6 +221,8 @@ async function main() {
     PRICING_OPS_PORT: String(pricingOps),
     WORKER_OPS_PORT: String(workerOps),
     WEBHOOK_SENDER_OPS_PORT: String(senderOps),
+    DISPATCHER_PORT: String(dispatcherPort),
+    DISPATCHER_OPS_PORT: String(dispatcherOps),
     PRICING_URL: `http://127.0.0.1:${pricingPort}`,
   })
   // The one receiver both sides of the webhooks case deliver to; idle until that case.
@@ -215,6 +246,7 @@ async function main() {
     baseline('place-front', { ...baselineEnv, PORT: String(placeFront) }),
     baseline('place-worker', { ...baselineEnv, PORT: String(placeWorker) }),
     baseline('webhook-worker', { ...baselineEnv, PORT: String(webhookWorker), WEBHOOK_URL: receiver.url, WEBHOOK_SECRET: baselineSecret }),
+    baseline('location', { ...baselineEnv, PORT: String(locationBaseline) }),
   ]
   const pids = (list: Child[]) => Object.fromEntries(list.map((child) => [child.name, child.process.pid!]))
   const projectPids = pids([gateway, pricing, worker, sender])
@@ -225,7 +257,7 @@ async function main() {
     waitReady(`http://127.0.0.1:${pricingPort}/readyz`),
     waitReady(`http://127.0.0.1:${workerPort}/readyz`),
     waitReady(`http://127.0.0.1:${senderPort}/readyz`),
-    ...[quoteBack, quoteFront, placeFront, placeWorker, webhookWorker].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
+    ...[quoteBack, quoteFront, placeFront, placeWorker, webhookWorker, locationBaseline].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
   ])
 
   const auth = { authorization: `Bearer ${account.apiKey}` }
@@ -276,35 +308,70 @@ async function main() {
       close: () => sides.close().finally(() => sql.end()),
     }
   }
-  const known = [...Object.keys(definitions), 'webhooks']
+  const courierLocation = async (): Promise<CaseSides> => {
+    const sql = createSql(config, { max: 8 })
+    const connections = 50
+    const sides = await locationCase({
+      sql, gatewayUrl, baselineUrl: `http://127.0.0.1:${locationBaseline}`, couriers: LOCATION_COURIERS, connections,
+      processes: { project: projectPids, baseline: baselinePids }, watchPid: gateway.process.pid!,
+    }).finally(() => sql.end())
+    return { connections, unit: 'pings/s', seconds: SECONDS, ...sides }
+  }
+  // The dispatcher, started as the launcher starts it, for this case only (couriers.ts says why).
+  const dispatch = async (): Promise<CaseSides> => {
+    const dispatcher = service('dispatcher', 'start:dispatcher')
+    const sql = createSql(config, { max: 8 })
+    try {
+      await waitReady(`http://127.0.0.1:${dispatcherPort}/readyz`)
+      const sides = await dispatchCase({
+        sql, gatewayUrl, apiKeys: dispatchAccounts.map((business) => business.apiKey), couriers: DISPATCH_COURIERS, rate: DISPATCH_RATE, deadlineMs: DISPATCH_DEADLINE_S * 1000,
+        processes: { ...projectPids, dispatcher: dispatcher.process.pid! },
+      })
+      return {
+        connections: DISPATCH_COURIERS, unit: 'placements/s', seconds: SECONDS,
+        project: (seconds) => sides.run(seconds).then((run) => {
+          const d = run.dispatch!
+          log(`    dispatch: ${d.placed} placed, ${d.offered} offered, ${d.missed} missed, ${d.deliveries} delivered; created to offer of those offered p50 ${d.offeredP50Ms} ms p99 ${d.offeredP99Ms} ms, max of all ${d.maxMs} ms`)
+          log(`    request to offer p50 ${d.fromRequestP50Ms} ms p99 ${d.fromRequestP99Ms} ms; courier turnaround (offer to delivered) p50 ${d.turnaroundP50Ms} ms p99 ${d.turnaroundP99Ms} ms`)
+          return run
+        }),
+        close: () => sides.close().finally(() => Promise.all([sql.end(), stop(dispatcher)])),
+      }
+    } catch (err) {
+      await Promise.all([sql.end(), stop(dispatcher)])
+      throw err
+    }
+  }
+  const known = [...Object.keys(definitions), 'webhooks', 'courier-location', 'dispatch']
   const unknown = caseNames.find((name) => !known.includes(name))
   if (unknown) throw new Error(`unknown case ${unknown}; known: ${known.join(', ')}`)
 
   const results: CaseResult[] = []
   for (const name of caseNames) {
-    const sides = name === 'webhooks' ? await webhooks() : timed(definitions[name])
+    const sides = name === 'webhooks' ? await webhooks() : name === 'courier-location' ? await courierLocation() : name === 'dispatch' ? await dispatch() : timed(definitions[name])
     const unit = sides.unit
     const baselineRuns: Run[] = []
     const projectRuns: Run[] = []
     try {
       if (WARMUP > 0) {
-        await sides.baseline(WARMUP)
+        await sides.baseline?.(WARMUP)
         await sides.project(WARMUP)
       }
       for (let round = 0; round < ROUNDS; round++) {
         // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
-        baselineRuns.push(await sides.baseline(SECONDS))
+        if (sides.baseline) baselineRuns.push(await sides.baseline(SECONDS))
         projectRuns.push(await sides.project(SECONDS))
-        const [b, p] = [baselineRuns.at(-1)!, projectRuns.at(-1)!]
-        log(`  ${name} round ${round + 1}: baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, project ${p.unitsPerSecond.toFixed(0)} ${unit} p99 ${p.p99Ms} ms, non-2xx ${b.non2xx}/${p.non2xx}`)
-        log(`    cores used: baseline ${formatCpu(b.cpu)}; project ${formatCpu(p.cpu)}`)
+        const [b, p] = [baselineRuns.at(-1), projectRuns.at(-1)!]
+        const before = b ? `baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, ` : ''
+        log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${b ? `${b.non2xx}/` : ''}${p.non2xx + p.errors}`)
+        log(`    cores used: ${b ? `baseline ${formatCpu(b.cpu)}; ` : ''}project ${formatCpu(p.cpu)}`)
         log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
       }
     } finally {
       // A failed clean-up is told but must not hide the error of a failed round.
       await sides.close?.().catch((err) => log(`  ${name}: clean-up failed: ${(err as Error).message}`))
     }
-    results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), project: summarise(projectRuns) })
+    results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), project: summarise(projectRuns)! })
   }
   await receiver.close()
 
@@ -313,7 +380,10 @@ async function main() {
     startedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
-    settings: { seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames, webhookEvents: WEBHOOK_EVENTS },
+    settings: {
+      seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames, webhookEvents: WEBHOOK_EVENTS, locationCouriers: LOCATION_COURIERS,
+      dispatchCouriers: DISPATCH_COURIERS, dispatchRate: DISPATCH_RATE, dispatchBusinesses: DISPATCH_BUSINESSES, dispatchDeadlineS: DISPATCH_DEADLINE_S,
+    },
     gatewayPeakRssMb,
     cases: results,
     verdicts: verdicts(results, gatewayPeakRssMb),
