@@ -66,6 +66,17 @@ export async function lastFix(redis: RedisClient, prefix: string, courierId: str
   return stored ? parseFix(stored) : null
 }
 
+/** The last fix of each courier, in one round trip: a page of orders shows every courier's position. */
+export async function lastFixes(redis: RedisClient, prefix: string, courierIds: string[]): Promise<Map<string, CourierFix>> {
+  const unique = [...new Set(courierIds)]
+  if (unique.length === 0) return new Map()
+  const stored = await redis.mget(...unique.map((courierId) => keys(prefix).fix(courierId)))
+  return new Map(unique.flatMap((courierId, i) => {
+    const fix = stored[i] ? parseFix(stored[i]) : null
+    return fix ? [[courierId, fix] as const] : []
+  }))
+}
+
 function parseFix(stored: string): CourierFix | null {
   const value: unknown = JSON.parse(stored)
   if (typeof value !== 'object' || value === null || !('latitude' in value) || !('longitude' in value) || !('at' in value)) return null

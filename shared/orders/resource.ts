@@ -69,15 +69,15 @@ export function sandboxScenarioOf(order: Pick<Order, 'shipment'>): SandboxScenar
 export interface LiveView {
   location: CourierFix | null
   roadFactor: number
-  now: Date
 }
 
-const NOT_LIVE: LiveView = { location: null, roadFactor: 1, now: new Date(0) }
+const NOT_LIVE: LiveView = { location: null, roadFactor: 1 }
 
 /**
  * DESIGN 14: while `assigned`, when the courier reaches the pickup; while `picked_up`, the
- * dropoff: straight line × road factor ÷ the vehicle's speed, from the courier's last fix.
- * Null without a fix, a registered courier's vehicle or the order's located ends.
+ * dropoff: straight line × road factor ÷ the vehicle's speed, from where and when the courier's
+ * last fix was (so every read between two fixes shows the same ETA). Null without a fix, a
+ * registered courier's vehicle or the order's located ends.
  */
 export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropoff'; at: string } | null {
   const vehicle = order.courier?.vehicle_type
@@ -87,7 +87,7 @@ export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropof
   const lng = stage === 'pickup' ? order.pickupLng : order.dropoffLng
   if (lat === null || lng === null) return null
   const km = roadDistanceKm({ lat: live.location.latitude, lng: live.location.longitude }, { lat, lng }, live.roadFactor)
-  const at = new Date(live.now.getTime() + (km / VEHICLE_SPEED_KMH[vehicle]) * 3_600_000)
+  const at = new Date(Date.parse(live.location.at) + (km / VEHICLE_SPEED_KMH[vehicle]) * 3_600_000)
   return { stage, at: at.toISOString() }
 }
 
@@ -96,7 +96,7 @@ export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropof
  * moment; `location` is its courier's last fix, when the caller has it (a read, a courier's move).
  */
 export function orderAsShown(order: Order, rates: PlatformRates, now: Date, location: CourierFix | null = null): Record<string, unknown> {
-  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'), { location, roadFactor: rates.roadFactor, now })
+  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'), { location, roadFactor: rates.roadFactor })
 }
 
 /** An event as `GET /v2/business/events` and webhooks show it. */

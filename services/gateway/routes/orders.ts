@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { ORDER_STATUSES } from '../../../shared/courier.js'
-import { findOrder, listOrders } from '../../../shared/db/orders.js'
+import { ORDER_STATUSES, type CourierFix } from '../../../shared/courier.js'
+import { findOrder, listOrders, type Order } from '../../../shared/db/orders.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isOrderId, isUuid } from '../../../shared/ids.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { orderAsShown } from '../../../shared/orders/resource.js'
-import { lastFix } from '../../../shared/couriers/positions.js'
+import { lastFixes } from '../../../shared/couriers/positions.js'
 import { tellCouriers } from '../../../shared/couriers/stream.js'
 import type { RedisClient } from '../../../shared/redis.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
@@ -30,6 +30,10 @@ interface OrderRouteOptions {
 
 /** The caller's orders: read, list, cancel (docs/contracts.md section 6). */
 export default async function orderRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix }: OrderRouteOptions) {
+  /** Where the couriers of these orders are, one Redis round trip; without Redis, nowhere (the order still reads). */
+  const couriersOnTheWay = (orders: Order[]) =>
+    lastFixes(redis, prefix, orders.flatMap((order) => locatedBy(order) ?? [])).catch(() => new Map<string, CourierFix>())
+
   // A cancel needs no body: `Content-Type: application/json` with an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
@@ -56,7 +60,8 @@ export default async function orderRoutes(app: FastifyInstance, { sql, redis, qu
       getPlatformRates(sql),
     ])
     const now = new Date()
-    return keysetPage(rows, limit, (order) => orderAsShown(order, rates, now), (order) => ({ t: order.createdAt.toISOString(), id: order.id }))
+    const fixes = await couriersOnTheWay(rows)
+    return keysetPage(rows, limit, (order) => orderAsShown(order, rates, now, fixes.get(locatedBy(order) ?? '') ?? null), (order) => ({ t: order.createdAt.toISOString(), id: order.id }))
   })
 
   app.get<{ Params: { order_id: string } }>('/business/orders/:order_id', { config: { access: 'read' } }, async (request) => {
@@ -66,10 +71,8 @@ export default async function orderRoutes(app: FastifyInstance, { sql, redis, qu
       getPlatformRates(sql),
     ])
     if (!order) throw orderNotFound(orderId)
-    // Its courier's last fix while the order is on its way: `courier.location` and `eta`.
-    const active = order.courierId !== null && (order.status === 'assigned' || order.status === 'picked_up')
-    const location = active && order.courierId ? await lastFix(redis, prefix, order.courierId).catch(() => null) : null
-    return orderAsShown(order, rates, new Date(), location)
+    const courierId = locatedBy(order)
+    return orderAsShown(order, rates, new Date(), courierId ? (await couriersOnTheWay([order])).get(courierId) ?? null : null)
   })
 
   app.post<{ Params: { order_id: string } }>('/business/orders/:order_id/cancel', async (request, reply) => {
@@ -80,4 +83,9 @@ export default async function orderRoutes(app: FastifyInstance, { sql, redis, qu
     if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
     return sendOrderChange(reply, outcome)
   })
+}
+
+/** The registered courier whose position an order shows: while it is on its way (`assigned`, `picked_up`). */
+function locatedBy(order: Order): string | null {
+  return order.courierId !== null && (order.status === 'assigned' || order.status === 'picked_up') ? order.courierId : null
 }

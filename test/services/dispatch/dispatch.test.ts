@@ -54,6 +54,8 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
 
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${orderId}`, headers: bearer(account.apiKey) })
   t.match(read.json(), { status: 'assigned', courier: { id: near.id, name: 'Near Rider', vehicle_type: 'bike', location: { latitude: Number } }, eta: { stage: 'pickup', at: String } })
+  const listed = (await gateway.inject({ method: 'GET', url: '/v2/business/orders', headers: bearer(account.apiKey) })).json().data.find((order: { order_id: string }) => order.order_id === orderId)
+  t.same({ courier: listed.courier, eta: listed.eta }, { courier: read.json().courier, eta: read.json().eta }, 'a page of orders shows the same position and ETA as the order itself')
 
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: far.auth })).statusCode, 404, "another courier's order is not found")
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })).statusCode, 200)

@@ -71,3 +71,21 @@ t.test('the cancellation preview follows the free window of the latest assignmen
   const pickedUp = orderAsShown({ ...ORDER, status: 'picked_up' }, DEFAULT_PLATFORM_RATES, new Date('2026-11-22T10:02:00.000Z'))
   t.same(pickedUp.cancellation, { cancellable: false, fee: null, free_until: null })
 })
+
+t.test('courier.location and eta (DESIGN 14): from where and when the registered courier last was', async (t) => {
+  const registered = { ...ORDER, courierId: '3b9d6f2a-1c4e-4f8a-9d2b-7e5c1a0f4b63', courier: { id: '3b9d6f2a-1c4e-4f8a-9d2b-7e5c1a0f4b63', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike' as const, vehicle_plate: null } }
+  const now = new Date('2026-11-22T10:02:00.000Z')
+  // 0.1° of latitude south of the pickup: 11.12 km straight, 14.46 km by the road factor 1.3; a bike does 25 km/h.
+  const fix = { latitude: ORDER.pickupLat! - 0.1, longitude: ORDER.pickupLng!, at: '2026-11-22T10:01:30.000Z' }
+  const shown = orderAsShown(registered, DEFAULT_PLATFORM_RATES, now, fix)
+  t.same(shown.courier, { id: registered.courierId, name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, location: fix })
+  const km = 14.46
+  t.same(shown.eta, { stage: 'pickup', at: new Date(Date.parse(fix.at) + (km / 25) * 3_600_000).toISOString() }, 'to the pickup while assigned, counted from the fix')
+  t.same(orderAsShown(registered, DEFAULT_PLATFORM_RATES, new Date('2026-11-22T10:09:00.000Z'), fix).eta, shown.eta, 'every read between two fixes shows the same ETA')
+  const onTheWay = orderAsShown({ ...registered, status: 'picked_up' }, DEFAULT_PLATFORM_RATES, now, fix)
+  t.equal((onTheWay.eta as { stage: string }).stage, 'dropoff', 'to the dropoff once picked up')
+  t.equal(orderAsShown(registered, DEFAULT_PLATFORM_RATES, now, null).eta, null, 'no fix, no ETA')
+  t.equal(orderAsShown({ ...registered, status: 'delivered' }, DEFAULT_PLATFORM_RATES, now, fix).eta, null, 'none once delivered')
+  t.equal(orderAsShown(ORDER, DEFAULT_PLATFORM_RATES, now, fix).eta, null, 'none for a courier outside the system (no vehicle to time)')
+  t.ok(orderSchema.safeParse(shown).success, 'the documented schema holds')
+})
