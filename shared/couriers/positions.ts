@@ -1,5 +1,5 @@
 import type { CourierFix, CourierShift, Point } from '../courier.js'
-import type { RedisClient } from '../redis.js'
+import { luaScript, type RedisClient } from '../redis.js'
 
 // Where couriers are, in Redis only (DESIGN 14): a location ping is a few Redis commands, never a
 // Postgres write. Every key carries the deployment's prefix (its hash tag), so a Redis Cluster
@@ -20,28 +20,43 @@ function keys(prefix: string) {
   }
 }
 
-/** One ping per courier per `windowMs`: false when the courier pinged within it. */
-export async function pingAllowed(redis: RedisClient, prefix: string, courierId: string, windowMs = 1000): Promise<boolean> {
-  return (await redis.set(keys(prefix).gate(courierId), '1', 'PX', windowMs, 'NX')) === 'OK'
-}
-
 /** One trail point per courier per this many seconds (DESIGN 14). */
 export const TRAIL_EVERY_S = 30
 
+// A ping in one round trip: the one-a-second gate, the fix, when it was heard, its place in the
+// dispatch set while on shift, and whether a trail point is due. -1: refused by the gate.
+const PING = luaScript(`
+if not redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then return -1 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
+if redis.call('GET', KEYS[4]) == 'available' then redis.call('GEOADD', KEYS[5], ARGV[6], ARGV[7], ARGV[5]) end
+if redis.call('SET', KEYS[6], '1', 'EX', ARGV[8], 'NX') then return 1 end
+return 0`)
+
+export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: boolean }
+
 /**
- * Records a fix; an available courier's position in the dispatch set moves with it. `trailDue`:
- * the first fix in TRAIL_EVERY_S, which the caller adds to the trails of the courier's orders.
+ * Records a courier's ping, at most one per `windowMs`: the fix, and an available courier's
+ * position in the dispatch set. `trailDue`: the first fix in TRAIL_EVERY_S, which the caller
+ * adds to the trails of the courier's orders.
  */
-export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<{ trailDue: boolean }> {
+export async function recordPing(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix, windowMs = 1000): Promise<PingOutcome> {
+  const k = keys(prefix)
+  const answer = await PING(redis,
+    [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available, k.trail(courierId)],
+    [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S])
+  return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: answer === 1 }
+}
+
+/** Records a fix without the gate or the trail: a courier placed by an operator or a test. */
+export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<void> {
   const k = keys(prefix)
   const shift = await redis.get(k.shift(courierId))
   const batch = redis.multi()
     .set(k.fix(courierId), JSON.stringify(fix), 'EX', FIX_TTL_S)
     .zadd(k.seen, Date.parse(fix.at), courierId)
-    .set(k.trail(courierId), '1', 'EX', TRAIL_EVERY_S, 'NX')
   if (shift === 'available') batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
-  const results = await batch.exec()
-  return { trailDue: results?.[2]?.[1] === 'OK' }
+  await batch.exec()
 }
 
 /** On or off shift: off shift, the courier leaves the dispatch set at once. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { CourierFix, OrderStatus } from '../../../shared/courier.js'
-import { lastFix, pingAllowed, recordFix, setShift, shiftOf } from '../../../shared/couriers/positions.js'
+import { lastFix, recordPing, setShift, shiftOf } from '../../../shared/couriers/positions.js'
 import { tellCouriers } from '../../../shared/couriers/stream.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import { closeOffer, findOffer, findPendingOffersOfCourier } from '../../../shared/db/offers.js'
@@ -49,17 +49,17 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     return { shift }
   })
 
-  // The hot path: Redis only, at most one ping a second per courier.
+  // The hot path: one Redis round trip, at most one ping a second per courier.
   app.post('/location', async (request, reply) => {
     const body = parseBody(locationRequestSchema, request.body ?? {})
-    if (!(await pingAllowed(redis, prefix, request.courier.id))) {
+    const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: body.at ? new Date(body.at).toISOString() : new Date().toISOString() }
+    const ping = await recordPing(redis, prefix, request.courier.id, fix)
+    if (ping.kind === 'too_soon') {
       reply.header('retry-after', '1')
       throw new ApiError(429, 'Too many location updates, at most one a second')
     }
-    const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: body.at ? new Date(body.at).toISOString() : new Date().toISOString() }
-    const { trailDue } = await recordFix(redis, prefix, request.courier.id, fix)
     // The trail costs at most one Postgres statement per courier per TRAIL_EVERY_S, whatever the ping rate.
-    if (trailDue) await appendTrailPoint(sql, request.courier.id, fix, TRAIL_MAX_POINTS)
+    if (ping.trailDue) await appendTrailPoint(sql, request.courier.id, fix, TRAIL_MAX_POINTS)
     instruments().locationUpdates.add(1)
     return reply.code(204).send()
   })
