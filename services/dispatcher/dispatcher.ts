@@ -3,12 +3,13 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
+import { lastFix } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
-import { countOrdersWaitingForCourier, findOrdersWithoutOffer } from '../../shared/db/dispatch-sweep.js'
+import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
 import { closeOffer, expireDueOffers } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
-import { DISPATCH_QUEUE, expireJob, offerJob, type DispatchJob } from '../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
@@ -61,22 +62,38 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     return { retryAt, round: step.roundOver ? new Date(retryAt).toISOString() : round?.toISOString() }
   }
 
-  const worker = new Worker<DispatchJob, void>(DISPATCH_QUEUE, async (job, token) => {
-    const data = job.data
-    if (data.kind === 'offer') {
-      const retry = await offer(data.order_id, data.round ? new Date(data.round) : null)
-      if (!retry || !token) return
-      // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.
-      await job.updateData(retry.round ? { kind: 'offer', order_id: data.order_id, round: retry.round } : { kind: 'offer', order_id: data.order_id })
-      await job.moveToDelayed(retry.retryAt, token)
-      throw new DelayedError()
-    }
-    const expired = await closeOffer(sql, data.offer_id, 'expired', null)
+  /** An offer whose time is up: closed, and the order offered to its next courier. */
+  async function expire(offerId: string, orderId: string): Promise<void> {
+    const expired = await closeOffer(sql, offerId, 'expired', null)
     if (!expired) return
     metrics.dispatchOffers.add(1, { outcome: 'expired' })
     await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
-    const retry = await offer(data.order_id, null)
-    if (retry) await queue.add(...spread(offerJob(data.order_id, retry.retryAt - Date.now(), retry.round)))
+    const retry = await offer(orderId, null)
+    if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.round)))
+  }
+
+  /** A courier can take an order now: the oldest orders waiting near them are looked at now, not at their next retry. */
+  async function wake(courierId: string): Promise<void> {
+    const fix = await lastFix(redis, prefix, courierId)
+    if (!fix) return
+    for (const orderId of await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, settings.capacity * 2)) {
+      const waiting = await queue.getJob(offerJobId(orderId))
+      if (!waiting) await queue.add(...spread(offerJob(orderId)))
+      // It may have started meanwhile: then it is looking already.
+      else if (await waiting.isDelayed()) await waiting.promote().catch(() => undefined)
+    }
+  }
+
+  const worker = new Worker<DispatchJob, void>(DISPATCH_QUEUE, async (job, token) => {
+    const data = job.data
+    if (data.kind === 'expire') return expire(data.offer_id, data.order_id)
+    if (data.kind === 'free') return wake(data.courier_id)
+    const retry = await offer(data.order_id, data.round ? new Date(data.round) : null)
+    if (!retry || !token) return
+    // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.
+    await job.updateData(retry.round ? { kind: 'offer', order_id: data.order_id, round: retry.round } : { kind: 'offer', order_id: data.order_id })
+    await job.moveToDelayed(retry.retryAt, token)
+    throw new DelayedError()
   }, { connection, prefix, telemetry, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3, lockDuration: config.DISPATCHER_LOCK_MS, stalledInterval: config.DISPATCHER_STALLED_INTERVAL_MS })
   worker.on('error', (err) => app.log.error({ err }, 'dispatcher error'))
   worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
@@ -109,10 +126,6 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     await sql.end({ timeout: 5 })
   })
   await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
-}
-
-function spread(job: ReturnType<typeof offerJob>): [string, DispatchJob, ReturnType<typeof offerJob>['opts']] {
-  return [job.name, job.data, job.opts]
 }
 
 export const startDispatcher = fp(dispatcher, { name: 'dispatcher' })

@@ -24,16 +24,19 @@ function keys(prefix: string) {
 export const TRAIL_EVERY_S = 30
 
 // A ping in one round trip: the one-a-second gate, the fix, when it was heard, its place in the
-// dispatch set while on shift, and whether a trail point is due. -1: refused by the gate.
+// dispatch set while on shift, and whether a trail point is due. -1: refused by the gate; else
+// 1 if a trail point is due, plus 2 if the courier has just entered the dispatch set.
 const PING = luaScript(`
 if not redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then return -1 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
-if redis.call('GET', KEYS[4]) == 'available' then redis.call('GEOADD', KEYS[5], ARGV[6], ARGV[7], ARGV[5]) end
-if redis.call('SET', KEYS[6], '1', 'EX', ARGV[8], 'NX') then return 1 end
-return 0`)
+local answer = 0
+if redis.call('GET', KEYS[4]) == 'available' and redis.call('GEOADD', KEYS[5], ARGV[6], ARGV[7], ARGV[5]) == 1 then answer = 2 end
+if redis.call('SET', KEYS[6], '1', 'EX', ARGV[8], 'NX') then answer = answer + 1 end
+return answer`)
 
-export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: boolean }
+/** `joined`: the courier, on shift, has just entered the dispatch set (their first fix of the shift). */
+export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: boolean; joined: boolean }
 
 /**
  * Records a courier's ping, at most one per `windowMs`: the fix, and an available courier's
@@ -42,10 +45,10 @@ export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: b
  */
 export async function recordPing(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix, windowMs = 1000): Promise<PingOutcome> {
   const k = keys(prefix)
-  const answer = await PING(redis,
+  const answer = Number(await PING(redis,
     [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available, k.trail(courierId)],
-    [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S])
-  return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: answer === 1 }
+    [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S]))
+  return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
 }
 
 /** Records a fix without the gate or the trail: a courier placed by an operator or a test. */

@@ -17,6 +17,24 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
   return rows.map((row) => row.id)
 }
 
+/**
+ * Live `created` orders with no pending offer whose pickup lies within `radiusKm` of `point`
+ * (a box around it: dispatch measures the real distance), oldest first: the ones a courier who
+ * just became free may take.
+ */
+export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, limit: number): Promise<string[]> {
+  const dLat = radiusKm / 111.2
+  const dLng = radiusKm / (111.2 * Math.max(0.01, Math.cos((point.lat * Math.PI) / 180)))
+  const rows = await db<{ id: string }[]>`
+    select o.id from orders o
+    where o.status = 'created' and o.livemode
+      and o.pickup_lat between ${point.lat - dLat} and ${point.lat + dLat}
+      and o.pickup_lng between ${point.lng - dLng} and ${point.lng + dLng}
+      and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending')
+    order by o.created_at limit ${limit}`
+  return rows.map((row) => row.id)
+}
+
 /** Live orders waiting for a courier, for the gauge. */
 export async function countOrdersWaitingForCourier(db: Db): Promise<number> {
   const [row] = await db<{ count: number }[]>`select count(*)::int as count from orders where status = 'created' and livemode`

@@ -9,19 +9,39 @@ export const DISPATCH_QUEUE = 'dispatch'
 /**
  * A dispatcher's job: ids only. `offer` looks for the order's next courier (the round started
  * at `round` when set, else when the order last became `created`); `expire` closes an offer
- * whose time is up and moves the order on.
+ * whose time is up and moves the order on; `free` says a courier can take an order now (a
+ * delivery done, an order handed back, an offer declined, a shift begun), so the orders waiting
+ * near them are looked at again at once instead of at their next retry.
  */
-export type DispatchJob = { kind: 'offer'; order_id: string; round?: string } | { kind: 'expire'; offer_id: string; order_id: string }
+export type DispatchJob =
+  | { kind: 'offer'; order_id: string; round?: string }
+  | { kind: 'expire'; offer_id: string; order_id: string }
+  | { kind: 'free'; courier_id: string }
 
 const base: JobsOptions = { attempts: 5, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } }
 
+type JobSpec = { name: string; data: DispatchJob; opts: JobsOptions }
+
+/** The id of an order's `offer` job: one per order, waiting or delayed. */
+export const offerJobId = (orderId: string) => `offer-${orderId}`
+
 /** One waiting `offer` job per order: asking twice while one waits asks once. */
-export function offerJob(orderId: string, delayMs = 0, round?: string): { name: string; data: DispatchJob; opts: JobsOptions } {
-  return { name: 'offer', data: round ? { kind: 'offer', order_id: orderId, round } : { kind: 'offer', order_id: orderId }, opts: { ...base, jobId: `offer-${orderId}`, delay: Math.max(0, Math.round(delayMs)) } }
+export function offerJob(orderId: string, delayMs = 0, round?: string): JobSpec {
+  return { name: 'offer', data: round ? { kind: 'offer', order_id: orderId, round } : { kind: 'offer', order_id: orderId }, opts: { ...base, jobId: offerJobId(orderId), delay: Math.max(0, Math.round(delayMs)) } }
 }
 
-export function expireJob(offerId: string, orderId: string, delayMs: number): { name: string; data: DispatchJob; opts: JobsOptions } {
+export function expireJob(offerId: string, orderId: string, delayMs: number): JobSpec {
   return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: `expire-${offerId}`, delay: Math.max(0, Math.round(delayMs)) } }
+}
+
+/** One waiting `free` job per courier. */
+export function freeJob(courierId: string): JobSpec {
+  return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}` } }
+}
+
+/** A job as `Queue.add` takes it. */
+export function spread(job: JobSpec): [string, DispatchJob, JobsOptions] {
+  return [job.name, job.data, job.opts]
 }
 
 /**
@@ -40,6 +60,10 @@ export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RE
     async offer(orderIds: string[]): Promise<void> {
       if (orderIds.length === 0) return
       await queue.addBulk(orderIds.map((orderId) => offerJob(orderId))).catch((err) => log.warn({ err: (err as Error).message }, 'dispatch left to the sweep'))
+    },
+    /** Says the courier can take an order now; lost, it costs the waiting orders their retry delay. */
+    async courierFree(courierId: string): Promise<void> {
+      await queue.add(...spread(freeJob(courierId))).catch((err) => log.warn({ err: (err as Error).message }, 'courier-free notice lost'))
     },
     async close() {
       await queue.close()

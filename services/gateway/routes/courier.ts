@@ -46,6 +46,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     const body = parseBody(shiftRequestSchema, request.body ?? {})
     const shift = body.status === 'available' ? 'available' : 'offline'
     await setShift(redis, prefix, request.courier.id, shift)
+    if (shift === 'available') await dispatch.courierFree(request.courier.id)
     return { shift }
   })
 
@@ -60,6 +61,8 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     }
     // The trail costs at most one Postgres statement per courier per TRAIL_EVERY_S, whatever the ping rate.
     if (ping.trailDue) await appendTrailPoint(sql, request.courier.id, fix, TRAIL_MAX_POINTS)
+    // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
+    if (ping.joined) await dispatch.courierFree(request.courier.id)
     instruments().locationUpdates.add(1)
     return reply.code(204).send()
   })
@@ -100,7 +103,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     const declined = await closeOffer(sql, offer.id, 'declined', body.reason ?? null)
     if (!declined) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
     instruments().dispatchOffers.add(1, { outcome: 'declined' })
+    // The order goes on to its next courier; the courier, free of it, may take another waiting nearby.
     await dispatch.offer([offer.orderId])
+    await dispatch.courierFree(request.courier.id)
     return reply.code(204).send()
   })
 
@@ -139,8 +144,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       const outcome = await changeOrder(sql, { orderId, scope: { courierId: request.courier.id } }, { kind: 'advance', to, courier: null, reason, location: await lastFix(redis, prefix, request.courier.id) })
       if (outcome.kind !== 'changed') throw refusal(outcome, orderId)
       await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
-      // Handed back: dispatch offers it to the next courier.
+      // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
       if (to === 'created') await dispatch.offer([orderId])
+      if (to === 'created' || to === 'delivered' || to === 'returned') await dispatch.courierFree(request.courier.id)
       const order = await findOrderById(sql, orderId)
       return reply.code(200).send(order && courierOrderView(order))
     })

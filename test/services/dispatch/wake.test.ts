@@ -1,0 +1,43 @@
+import t from 'tap'
+import { seedAccount } from '../../helpers/accounts.js'
+import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { bearer, startStack } from '../../helpers/stack.js'
+
+// A courier who becomes free (a delivery done, an offer declined, a shift begun) is offered an
+// order waiting near them at once, not at the order's next retry: the retry here is ten minutes,
+// the deadline fifteen seconds.
+const WAIT_MS = 15_000
+const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_RETRY_S: '600', DISPATCH_OFFER_S: '600', COURIER_CAPACITY: '1' } })
+const account = await seedAccount(db.sql, { balance: 1_000_000 })
+
+t.test('a delivery, a decline and a new shift each wake the orders waiting nearby', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Only Rider', kmNorth(ISLAND, 1))
+  const [first] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await pendingOffer(db.sql, first!)
+  t.equal(offered?.courierId, rider.id, 'the one courier is offered the first order')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offered!.id}/accept`, headers: rider.auth })).statusCode, 200)
+
+  // The second order finds its only courier busy: it would wait its ten-minute retry.
+  const [second] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.equal(await pendingOffer(db.sql, second!, [], 1500), null, 'nobody is offered the second order while the courier is busy')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${first}/pickup`, headers: rider.auth })).statusCode, 200)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${first}/deliver`, headers: rider.auth, payload: {} })).statusCode, 200)
+  const woken = await pendingOffer(db.sql, second!, [], WAIT_MS)
+  t.equal(woken?.courierId, rider.id, 'the delivery freed the courier, and the waiting order is offered to them at once')
+
+  // Declined: the courier may take the next order waiting near them, at once.
+  const [third] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.equal(await pendingOffer(db.sql, third!, [], 1500), null, 'the third waits while the courier holds an offer')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${woken!.id}/decline`, headers: rider.auth, payload: { reason: 'too far' } })).statusCode, 204)
+  const afterDecline = await pendingOffer(db.sql, third!, [], WAIT_MS)
+  t.equal(afterDecline?.courierId, rider.id, 'after declining one, the courier is offered the next waiting order')
+
+  // A courier who begins a shift is offered the order left waiting (the second, declined by the first rider).
+  const newcomer = await onShift(gateway, db.sql, 'Newcomer', kmNorth(ISLAND, 2))
+  const forNewcomer = await pendingOffer(db.sql, second!, [woken!.id], WAIT_MS)
+  t.equal(forNewcomer?.courierId, newcomer.id, 'going on shift wakes the orders waiting nearby')
+  for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+  const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
+  t.equal(read.json().status, 'delivered')
+})
