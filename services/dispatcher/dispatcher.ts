@@ -9,7 +9,7 @@ import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrders
 import { closeOffer, expireDueOffers } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
-import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob } from '../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
@@ -19,6 +19,8 @@ import { inSpan } from '../../shared/telemetry/tracing.js'
 
 // The sweep: how often it looks for orders whose job was lost, and offers whose expiry job was.
 const SWEEP_MS = 5000
+/** How old an order without a job must be before the sweep queues one: past its placement's own enqueue. */
+const SWEEP_GRACE_S = 2
 
 /**
  * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
@@ -42,10 +44,18 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   }
   const metrics = instruments()
 
-  /** Offers the order to its next courier; when nobody can take it now, when to look again and from which round. */
-  async function offer(orderId: string, round: Date | null): Promise<{ retryAt: number; round: string | undefined } | null> {
+  /**
+   * Offers the order to its next courier. When nobody can take it now: when to look again, and
+   * the rounds to keep. A round over starts afresh at `next_round`; an order woken before then (a
+   * courier came free) goes on with its round, so whoever was asked in it stays asked.
+   */
+  async function offer(orderId: string, rounds: Rounds): Promise<{ retryAt: number; rounds: Rounds } | null> {
+    const now = Date.now()
+    const next = rounds.next_round === undefined ? null : Date.parse(rounds.next_round)
+    const round = next !== null && next <= now ? rounds.next_round : rounds.round
+    const pending = next !== null && next > now ? next : null
     const step = await inSpan('dispatch.offer', { 'courier.order_id': orderId }, async (span) => {
-      const step = await offerNext(sql, redis, prefix, settings, orderId, round)
+      const step = await offerNext(sql, redis, prefix, settings, orderId, round === undefined ? null : new Date(round))
       span.setAttribute('courier.outcome', step.kind)
       return step
     })
@@ -57,9 +67,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     }
     if (step.kind === 'not_needed') return null
     metrics.dispatchOffers.add(1, { outcome: 'nobody' })
-    // A round over (every courier in range asked, or the cap reached) starts afresh then.
-    const retryAt = Date.now() + settings.retryS * 1000
-    return { retryAt, round: step.roundOver ? new Date(retryAt).toISOString() : round?.toISOString() }
+    // Couriers in range but all busy: look again at the retry, or sooner when one comes free.
+    const retryAt = pending ?? now + settings.retryS * 1000
+    const kept: Rounds = round === undefined ? {} : { round }
+    return { retryAt, rounds: step.roundOver || pending !== null ? { ...kept, next_round: new Date(retryAt).toISOString() } : kept }
   }
 
   /** An offer whose time is up: closed, and the order offered to its next courier. */
@@ -68,8 +79,8 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (!expired) return
     metrics.dispatchOffers.add(1, { outcome: 'expired' })
     await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
-    const retry = await offer(orderId, null)
-    if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.round)))
+    const retry = await offer(orderId, {})
+    if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
   }
 
   /** A courier can take an order now: the oldest orders waiting near them are looked at now, not at their next retry. */
@@ -88,10 +99,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const data = job.data
     if (data.kind === 'expire') return expire(data.offer_id, data.order_id)
     if (data.kind === 'free') return wake(data.courier_id)
-    const retry = await offer(data.order_id, data.round ? new Date(data.round) : null)
+    const retry = await offer(data.order_id, { ...(data.round && { round: data.round }), ...(data.next_round && { next_round: data.next_round }) })
     if (!retry || !token) return
     // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.
-    await job.updateData(retry.round ? { kind: 'offer', order_id: data.order_id, round: retry.round } : { kind: 'offer', order_id: data.order_id })
+    await job.updateData({ kind: 'offer', order_id: data.order_id, ...retry.rounds })
     await job.moveToDelayed(retry.retryAt, token)
     throw new DelayedError()
   }, { connection, prefix, telemetry, concurrency: config.DISPATCHER_CONCURRENCY, maxStalledCount: 3, lockDuration: config.DISPATCHER_LOCK_MS, stalledInterval: config.DISPATCHER_STALLED_INTERVAL_MS })
@@ -104,7 +115,9 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
       await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
       await queue.add(...spread(offerJob(expired.orderId)))
     }
-    const waiting = await findOrdersWithoutOffer(sql, Math.max(2, settings.offerS), settings.retryS, 200)
+    // A job still waiting or delayed under the order's job id absorbs the add, so a short grace is safe:
+    // an order handed back by an operator or a disabled courier is offered within seconds.
+    const waiting = await findOrdersWithoutOffer(sql, SWEEP_GRACE_S, settings.retryS, 200)
     if (waiting.length > 0) await queue.addBulk(waiting.map((orderId) => offerJob(orderId)))
   }, (err) => app.log.warn({ err }, 'dispatch sweep failed'))
 

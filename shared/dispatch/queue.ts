@@ -14,20 +14,33 @@ export const DISPATCH_QUEUE = 'dispatch'
  * near them are looked at again at once instead of at their next retry.
  */
 export type DispatchJob =
-  | { kind: 'offer'; order_id: string; round?: string }
+  | ({ kind: 'offer'; order_id: string } & Rounds)
   | { kind: 'expire'; offer_id: string; order_id: string }
   | { kind: 'free'; courier_id: string }
 
 const base: JobsOptions = { attempts: 5, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: true, removeOnFail: { age: 3600, count: 1000 } }
+
+/**
+ * An order's dispatch rounds: `round`, when the current one began (unset: when the order last
+ * became `created`); `next_round`, when a new one starts because this one is over (every courier
+ * in range asked, or the cap reached). Woken before then, the round goes on.
+ */
+export interface Rounds {
+  round?: string
+  next_round?: string
+}
 
 type JobSpec = { name: string; data: DispatchJob; opts: JobsOptions }
 
 /** The id of an order's `offer` job: one per order, waiting or delayed. */
 export const offerJobId = (orderId: string) => `offer-${orderId}`
 
-/** One waiting `offer` job per order: asking twice while one waits asks once. */
-export function offerJob(orderId: string, delayMs = 0, round?: string): JobSpec {
-  return { name: 'offer', data: round ? { kind: 'offer', order_id: orderId, round } : { kind: 'offer', order_id: orderId }, opts: { ...base, jobId: offerJobId(orderId), delay: Math.max(0, Math.round(delayMs)) } }
+/**
+ * One waiting `offer` job per order: asking twice while one waits asks once. A job that fails for
+ * good is removed (its failure is logged), so the sweep can queue the order again.
+ */
+export function offerJob(orderId: string, delayMs = 0, rounds: Rounds = {}): JobSpec {
+  return { name: 'offer', data: { kind: 'offer', order_id: orderId, ...rounds }, opts: { ...base, jobId: offerJobId(orderId), delay: Math.max(0, Math.round(delayMs)), removeOnFail: true } }
 }
 
 export function expireJob(offerId: string, orderId: string, delayMs: number): JobSpec {

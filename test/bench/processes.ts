@@ -43,14 +43,7 @@ let stopping = false
 /** Stops every child this bench started (SIGTERM, then SIGKILL after a grace period). */
 export async function stopAll(): Promise<void> {
   stopping = true
-  await Promise.all(children.map(async ({ process: child }) => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    const timer = setTimeout(() => child.kill('SIGKILL'), 8000)
-    await exited
-    clearTimeout(timer)
-  }))
+  await Promise.all(children.map((entry) => stop(entry)))
 }
 
 /** Stops one child before the others (a service only one case needs), as stopAll would. */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { seedAccount } from '../../helpers/accounts.js'
-import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
@@ -32,6 +32,7 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${woken!.id}/decline`, headers: rider.auth, payload: { reason: 'too far' } })).statusCode, 204)
   const afterDecline = await pendingOffer(db.sql, third!, [], WAIT_MS)
   t.equal(afterDecline?.courierId, rider.id, 'after declining one, the courier is offered the next waiting order')
+  t.same((await offersOf(db.sql, second!)).filter((offer) => offer.status === 'pending'), [], 'and not the one they declined: the woken round goes on, and they were asked in it')
 
   // A courier who begins a shift is offered the order left waiting (the second, declined by the first rider).
   const newcomer = await onShift(gateway, db.sql, 'Newcomer', kmNorth(ISLAND, 2))
