@@ -28,9 +28,19 @@ export async function findCourier(db: Db, id: string): Promise<CourierRow | null
   return row ?? null
 }
 
-/** Several couriers at once: dispatch's candidates. Disabled ones are left out. */
-export async function findActiveCouriers(db: Db, ids: string[]): Promise<CourierRow[]> {
-  return db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where id = any(${ids}::uuid[]) and disabled_at is null`
+/** A courier as dispatch weighs them: whether they hold a pending offer, and how many orders not yet at rest. */
+export interface DispatchCandidate extends CourierRow {
+  offerPending: boolean
+  activeOrders: number
+}
+
+/** These couriers, disabled ones left out, with what dispatch needs to know of each: one query. */
+export async function findDispatchCandidates(db: Db, ids: string[]): Promise<DispatchCandidate[]> {
+  return db<DispatchCandidate[]>`
+    select c.id, c.name, c.phone, c.vehicle_type, c.vehicle_plate, c.max_weight_kg::float8 as max_weight_kg, c.disabled_at, c.created_at,
+      exists (select 1 from dispatch_offers d where d.courier_id = c.id and d.status = 'pending') as offer_pending,
+      (select count(*)::int from orders o where o.courier_id = c.id and o.status in ('assigned', 'picked_up', 'failed')) as active_orders
+    from couriers c where c.id = any(${ids}::uuid[]) and c.disabled_at is null`
 }
 
 export async function listCouriers(db: Db, limit: number): Promise<CourierRow[]> {

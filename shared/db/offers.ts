@@ -85,13 +85,6 @@ export async function findPendingOffersOfCourier(db: Db, courierId: string): Pro
     select ${db.unsafe(COLUMNS)} from dispatch_offers where courier_id = ${courierId} and status = 'pending' and expires_at > now()`
 }
 
-/** Which of these couriers hold a pending offer now. */
-export async function couriersWithPendingOffers(db: Db, courierIds: string[]): Promise<Set<string>> {
-  const rows = await db<{ courierId: string }[]>`
-    select courier_id from dispatch_offers where courier_id = any(${courierIds}::uuid[]) and status = 'pending'`
-  return new Set(rows.map((row) => row.courierId))
-}
-
 /** The couriers this order has been offered to since it last became `created`, and how many offers that makes. */
 export async function offeredSince(db: Db, orderId: string, since: Date): Promise<string[]> {
   const rows = await db<{ courierId: string }[]>`

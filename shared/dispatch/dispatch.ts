@@ -1,6 +1,6 @@
 import type { Order } from '../db/orders.js'
-import { countActiveOrders, findActiveCouriers, type CourierRow } from '../db/couriers.js'
-import { couriersWithPendingOffers, dropOffer, insertOffer, offeredSince, type Offer } from '../db/offers.js'
+import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
+import { dropOffer, insertOffer, offeredSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
@@ -56,12 +56,10 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   const near = (await nearbyCouriers(redis, prefix, { lat: order.pickupLat, lng: order.pickupLng }, settings.radiusKm, settings.staleS)).filter((courier) => !offered.has(courier.courierId))
   if (near.length === 0) return { kind: 'nobody', roundOver: true }
 
-  const ids = near.map((courier) => courier.courierId)
-  const [couriers, busy, load] = await Promise.all([findActiveCouriers(sql, ids), couriersWithPendingOffers(sql, ids), countActiveOrders(sql, ids)])
-  const byId = new Map(couriers.map((courier) => [courier.id, courier]))
+  const candidates = new Map((await findDispatchCandidates(sql, near.map((courier) => courier.courierId))).map((courier) => [courier.id, courier]))
   for (const { courierId, km } of near) {
-    const courier = byId.get(courierId)
-    if (!courier || busy.has(courierId) || (load.get(courierId) ?? 0) >= settings.capacity || !canCarry(courier, order)) continue
+    const courier = candidates.get(courierId)
+    if (!courier || courier.offerPending || courier.activeOrders >= settings.capacity || !canCarry(courier, order)) continue
     const offer = await sql.begin(async (tx) => {
       const locked = await lockOrder(tx, order.id, null)
       if (!locked || locked.status !== 'created') return 'gone' as const

@@ -43,8 +43,11 @@ export function offerJob(orderId: string, delayMs = 0, rounds: Rounds = {}): Job
   return { name: 'offer', data: { kind: 'offer', order_id: orderId, ...rounds }, opts: { ...base, jobId: offerJobId(orderId), delay: Math.max(0, Math.round(delayMs)), removeOnFail: true } }
 }
 
+/** The id of an offer's `expire` job. */
+export const expireJobId = (offerId: string) => `expire-${offerId}`
+
 export function expireJob(offerId: string, orderId: string, delayMs: number): JobSpec {
-  return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: `expire-${offerId}`, delay: Math.max(0, Math.round(delayMs)) } }
+  return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: expireJobId(offerId), delay: Math.max(0, Math.round(delayMs)) } }
 }
 
 /** One waiting `free` job per courier. */
@@ -73,6 +76,10 @@ export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RE
     async offer(orderIds: string[]): Promise<void> {
       if (orderIds.length === 0) return
       await queue.addBulk(orderIds.map((orderId) => offerJob(orderId))).catch((err) => log.warn({ err: (err as Error).message }, 'dispatch left to the sweep'))
+    },
+    /** An offer accepted or declined needs no expiry: its delayed job goes, so no dispatcher spends a run on it. */
+    async offerSettled(offerId: string): Promise<void> {
+      await queue.remove(expireJobId(offerId)).catch((err) => log.debug({ err: (err as Error).message }, 'expiry job left to run (it will find the offer settled)'))
     },
     /** Says the courier can take an order now; lost, it costs the waiting orders their retry delay. */
     async courierFree(courierId: string): Promise<void> {

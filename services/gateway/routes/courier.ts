@@ -87,6 +87,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
         kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location, courier: courierOnOrder(courier),
       })))
     if (outcome.kind === 'changed') {
+      await dispatch.offerSettled(offer.id)
       const metrics = instruments()
       metrics.dispatchOffers.add(1, { outcome: 'accepted' })
       const order = await findOrderById(sql, offer.orderId)
@@ -103,6 +104,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     const declined = await closeOffer(sql, offer.id, 'declined', body.reason ?? null)
     if (!declined) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
     instruments().dispatchOffers.add(1, { outcome: 'declined' })
+    await dispatch.offerSettled(offer.id)
     // The order goes on to its next courier; the courier, free of it, may take another waiting nearby.
     await dispatch.offer([offer.orderId])
     await dispatch.courierFree(request.courier.id)

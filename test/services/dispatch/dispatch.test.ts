@@ -1,5 +1,6 @@
 import t from 'tap'
 import { createCourier } from '../../../shared/couriers/accounts.js'
+import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
@@ -10,6 +11,8 @@ import { bearer, startStack } from '../../helpers/stack.js'
 const WAIT_MS = 15_000
 const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1' } })
 const account = await seedAccount(db.sql, { balance: 100000 })
+const redis = createRedis(db.config)
+t.teardown(() => redis.disconnect())
 
 async function courier(name: string, at: { lat: number; lng: number }, vehicleType: 'bike' | 'car' | 'bus_van' | 'truck' = 'bike') {
   const created = await createCourier(db.sql, 'test', { name, phone: '+2348090000000', vehicleType, vehiclePlate: null, maxWeightKg: null })
@@ -45,8 +48,11 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   t.notOk('price' in offer, 'nor shows the price')
   t.same((await gateway.inject({ method: 'GET', url: '/v2/courier/offers', headers: far.auth })).json().data, [], 'the farther one has none')
 
+  const expiryJob = `${db.config.QUEUE_PREFIX}:dispatch:expire-${offer.offer_id}`
+  t.equal((await waitForValue(() => redis.exists(expiryJob), (count) => count === 1, WAIT_MS, 20)).value, 1, 'the offer has its expiry job')
   const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
   t.equal(accepted.statusCode, 200, accepted.body)
+  t.equal(await redis.exists(expiryJob), 0, 'accepted, the offer needs no expiry: its job is gone')
   t.match(accepted.json(), { order_id: orderId, status: 'assigned', dropoff: { recipient_name: 'Chidi Okafor' } })
   t.notOk('price' in accepted.json(), 'the courier view has no price')
   const again = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
