@@ -11,7 +11,7 @@ import { signedHeaders } from '../../shared/webhooks/signing.js'
 import { openSecrets } from '../../shared/webhooks/endpoints.js'
 import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
-import type { EndpointSlots } from './endpoint-slots.js'
+import type { EndpointSlots, ReleaseSlot } from './endpoint-slots.js'
 
 export interface DeliverDeps {
   sql: Sql
@@ -62,25 +62,30 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
   const [event, endpoint] = await Promise.all([findEventById(sql, delivery.eventId), findEndpointById(sql, delivery.endpointId)])
   if (!event || !endpoint) return { kind: 'skipped' }
 
-  const release = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id)
-  if (endpoint.status !== 'disabled' && !release) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
-  try {
-    return await attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint)
-  } finally {
-    await release?.()
-  }
+  const slot = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id)
+  if (endpoint.status !== 'disabled' && !slot) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
+  return attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint, slot)
 }
 
-/** The attempt itself: POST (unless the endpoint is disabled), then the record of it. */
-async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: WebhookEndpoint): Promise<AttemptOutcome> {
+/**
+ * The attempt itself: POST (unless the endpoint is disabled), then the record of it. The
+ * endpoint's slot is held for the POST only: what limits a slow receiver is requests in flight
+ * to it, not our own write of the outcome.
+ */
+async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: WebhookEndpoint, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
   const { sql } = deps
   const attributes = { 'courier.event_id': event.id, 'courier.endpoint_id': endpoint.id, 'courier.attempt': attempt }
   // The span continues the trace of the transaction that wrote the event.
   return continuingTrace(event.traceparent, () => inSpan('webhook.deliver', attributes, async (span) => {
     const started = performance.now()
-    const answer: Answer = endpoint.status === 'disabled'
-      ? { status: null, error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
-      : await post(deps, endpoint, event.id, JSON.stringify(toEventResource(event)))
+    let answer: Answer
+    try {
+      answer = endpoint.status === 'disabled'
+        ? { status: null, error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
+        : await post(deps, endpoint, event.id, JSON.stringify(toEventResource(event)))
+    } finally {
+      await slot?.()
+    }
     const durationMs = Math.round(performance.now() - started)
 
     const gone = answer.status === 410
