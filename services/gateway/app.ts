@@ -98,7 +98,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   await app.register(async (v2) => {
     // Each route says whether it reads or writes; the hook checks the key's scopes against it.
     v2.addHook('onRequest', requireScope({ keys, failures }))
-    await limitRequests(v2, config, redis)
+    await limitRequests(v2, config, redis, (request) => request.caller?.keyId ?? request.ip)
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
@@ -111,6 +111,8 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   // The courier API: courier tokens only, never a business key (DESIGN 14, 17.1).
   await app.register(async (couriers) => {
     couriers.addHook('onRequest', requireCourier({ tokens: courierTokens, failures }))
+    // Per courier (DESIGN 17.1); location pings have their own one-a-second gate instead.
+    await limitRequests(couriers, config, redis, (request) => `courier:${request.courier.id}`)
     await couriers.register(courierRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX, dispatch, streams })
   }, { prefix: '/v2/courier' })
 }

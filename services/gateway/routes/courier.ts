@@ -51,7 +51,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   })
 
   // The hot path: one Redis round trip, at most one ping a second per courier.
-  app.post('/location', async (request, reply) => {
+  app.post('/location', { config: { rateLimit: false } }, async (request, reply) => {
     const body = parseBody(locationRequestSchema, request.body ?? {})
     const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: body.at ? new Date(body.at).toISOString() : new Date().toISOString() }
     const ping = await recordPing(redis, prefix, request.courier.id, fix)
