@@ -40,7 +40,8 @@ export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 // An endpoint that fails this many deliveries in a row is disabled.
 const DISABLE_AFTER_FAILED_DELIVERIES = 10
 const MAX_ERROR_LENGTH = 500
-// How long a delivery waits for a slot of its endpoint before it looks again.
+// How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
+const SLOT_WAIT_MS = 250
 const BUSY_RETRY_MS = 1000
 
 /** What the receiver answered, or why there was no answer. */
@@ -62,7 +63,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
   const [event, endpoint] = await Promise.all([findEventById(sql, delivery.eventId), findEndpointById(sql, delivery.endpointId)])
   if (!event || !endpoint) return { kind: 'skipped' }
 
-  const slot = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id)
+  const slot = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id, SLOT_WAIT_MS)
   if (endpoint.status !== 'disabled' && !slot) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
   return attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint, slot)
 }
