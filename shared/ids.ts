@@ -117,3 +117,8 @@ export function isWebhookEndpointId(value: string): boolean {
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`
 }
+
+/** A delivery PIN: 4 digits, any of the 10 000 equally likely. */
+export function newDeliveryPin(): string {
+  return String(randomInt(0, 10_000)).padStart(4, '0')
+}

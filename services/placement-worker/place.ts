@@ -1,6 +1,6 @@
 import { appendEvents } from '../../shared/db/events.js'
 import { insertOrders, type Order, type OrderBatch, type StoredShipment } from '../../shared/db/orders.js'
-import { newEventId, newOrderId } from '../../shared/ids.js'
+import { newDeliveryPin, newEventId, newOrderId } from '../../shared/ids.js'
 import { orderAsShown } from '../../shared/orders/resource.js'
 import { findPlacementWork, openPlacement, settlePlacement, type PlacementWork } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
@@ -192,6 +192,11 @@ function newOrder(work: Work, batch: OrderBatch, position: number, located: Loca
     pickupLng: ends?.pickup.lng ?? null,
     dropoffLat: ends?.dropoff.lat ?? null,
     dropoffLng: ends?.dropoff.lng ?? null,
+    deliveryPin: sent.proof?.pin ? newDeliveryPin() : null,
+    pinAttempts: 0,
+    pinVerifiedAt: null,
+    deliveredLat: null,
+    deliveredLng: null,
     history: batch.history,
     assignedAt: null,
     refundedAmount: 0,

@@ -32,6 +32,14 @@ export interface Order {
   pickupLng: number | null
   dropoffLat: number | null
   dropoffLng: number | null
+  /** The 4-digit PIN the recipient gives the courier, when the shipment asked for one; never shown to couriers. */
+  deliveryPin: string | null
+  /** Wrong PINs given so far: the fifth locks the courier's delivery. */
+  pinAttempts: number
+  pinVerifiedAt: Date | null
+  /** Where the courier was when they delivered (their last fix), if known. */
+  deliveredLat: number | null
+  deliveredLng: number | null
   history: HistoryEntry[]
   /** The latest assignment: a business's free cancellation window runs from it. */
   assignedAt: Date | null
@@ -41,7 +49,7 @@ export interface Order {
 }
 
 /** An order to insert: the placement's transaction has priced it and fixed its times. */
-export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'courierId' | 'assignedAt' | 'refundedAmount'>
+export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'courierId' | 'assignedAt' | 'refundedAmount' | 'pinAttempts' | 'pinVerifiedAt' | 'deliveredLat' | 'deliveredLng'>
 
 /**
  * What the orders of one insert share: their placement, business and mode, currency, first
@@ -56,7 +64,8 @@ export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
 // distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
 const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
-  shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, history, assigned_at, refunded_amount, created_at, updated_at`
+  shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, delivery_pin, pin_attempts, pin_verified_at,
+  delivered_lat, delivered_lng, history, assigned_at, refunded_amount, created_at, updated_at`
 
 /** Inserts orders of one placement in one statement, whatever their number. */
 export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[]): Promise<void> {
@@ -77,18 +86,19 @@ export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[
     pickup_lng: order.pickupLng,
     dropoff_lat: order.dropoffLat,
     dropoff_lng: order.dropoffLng,
+    delivery_pin: order.deliveryPin,
   }))
   // One JSON text parameter, cast once: a parameter typed jsonb would be encoded twice.
   await tx`
     insert into orders (id, placement_id, business_id, livemode, position, price, currency, pricing_model, vehicle_type, option_id,
       option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,
-      history, created_at, updated_at)
+      delivery_pin, history, created_at, updated_at)
     select r.id, ${batch.placementId}, ${batch.businessId}, ${batch.livemode}, r.position, r.price, ${batch.currency}, r.pricing_model,
       r.vehicle_type, r.option_id, r.option_label, r.delivery_mode, r.distance_km, r.from_zone_name, r.to_zone_name, r.shipment,
-      r.pickup_lat, r.pickup_lng, r.dropoff_lat, r.dropoff_lng, ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
+      r.pickup_lat, r.pickup_lng, r.dropoff_lat, r.dropoff_lng, r.delivery_pin, ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
     from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, position integer, price bigint, pricing_model text,
       vehicle_type text, option_id text, option_label text, delivery_mode text, distance_km numeric, from_zone_name text,
-      to_zone_name text, shipment jsonb, pickup_lat float8, pickup_lng float8, dropoff_lat float8, dropoff_lng float8)`
+      to_zone_name text, shipment jsonb, pickup_lat float8, pickup_lng float8, dropoff_lat float8, dropoff_lng float8, delivery_pin text)`
 }
 
 /** Who may see an order: one business in one mode, or, for the operator, anyone (null). */
@@ -123,8 +133,15 @@ export async function updateOrder(tx: Tx, order: Order): Promise<void> {
     update orders set status = ${order.status}, version = ${order.version},
       courier = ${order.courier === null ? null : JSON.stringify(order.courier)}::text::jsonb, courier_id = ${order.courierId},
       history = ${JSON.stringify(order.history)}::text::jsonb, assigned_at = ${order.assignedAt},
-      refunded_amount = ${order.refundedAmount}, updated_at = ${order.updatedAt}
+      refunded_amount = ${order.refundedAmount}, pin_verified_at = ${order.pinVerifiedAt},
+      delivered_lat = ${order.deliveredLat}, delivered_lng = ${order.deliveredLng}, updated_at = ${order.updatedAt}
     where id = ${order.id}`
+}
+
+/** Counts a wrong PIN given for the order (the caller holds the row lock); the new count. */
+export async function recordWrongPin(tx: Tx, id: string): Promise<number> {
+  const [row] = await tx<{ pinAttempts: number }[]>`update orders set pin_attempts = pin_attempts + 1 where id = ${id} returning pin_attempts`
+  return row?.pinAttempts ?? 0
 }
 
 export interface OrderFilter {

@@ -7,7 +7,8 @@ import type { Db, Tx } from './sql.js'
  * - orders.shipment: the same per order; orders.courier: the courier's name, phone and plate;
  *   orders.history: free-text reasons of moves;
  * - events.data: the order as it was shown, with all of the above;
- * - order_trail_points: where the courier went while the order was theirs.
+ * - order_trail_points: where the courier went while the order was theirs; orders.delivery_pin
+ *   and delivered_lat/lng: the recipient's PIN and where the courier delivered.
  * Erasing sets the shipment's personal fields to null (the keys go from the shipment itself),
  * the courier to null, drops the reasons and the trail; ids, prices, statuses, times and the ledger stay.
  * geocode_cache rows (keyed by address) expire after GEOCODE_CACHE_TTL_S on their own.
@@ -61,6 +62,7 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
     update orders set
       shipment = shipment - ${fields}::text[],
       courier = null, pickup_lat = null, pickup_lng = null, dropoff_lat = null, dropoff_lng = null,
+      delivery_pin = null, delivered_lat = null, delivered_lng = null,
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
   await tx`delete from order_trail_points where order_id = any(${orderIds})`
@@ -70,6 +72,9 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
   await tx`
     update events set data = jsonb_set(data::jsonb, '{order}', (data::jsonb -> 'order') || ${nulls}::text::jsonb || jsonb_build_object(
       'courier', null,
+      'delivery_pin', null,
+      'proof_of_delivery', case when jsonb_typeof(data::jsonb -> 'order' -> 'proof_of_delivery') = 'object'
+        then (data::jsonb -> 'order' -> 'proof_of_delivery') || '{"latitude": null, "longitude": null}'::jsonb else 'null'::jsonb end,
       'history', (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(coalesce(data::jsonb -> 'order' -> 'history', '[]')) with ordinality as e(h, n))))::json
     where order_id = any(${orderIds})`
 }

@@ -1,10 +1,11 @@
+import { timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import type { Courier, CourierFix, OrderStatus, PlatformRates } from '../courier.js'
 import type { CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
 import { closeOffer, lockOffer, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
-import { lockOrder, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
+import { lockOrder, recordWrongPin, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
 import { transactionNow, type Sql } from '../db/sql.js'
 import { refundWallet } from '../db/wallets.js'
@@ -21,7 +22,8 @@ export type OrderChange =
   // `expectedVersion`: move only if the order is still at that version (the sandbox courier's steps).
   // `offer`: the courier's accepted offer, closed in the same transaction as the assignment.
   // `location`: the moving courier's last fix, for the event's `courier.location` and `eta`.
-  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null }
+  // `pin`: a courier's delivery, with the PIN they were given (null: none); the operator's has none to check.
+  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null; pin?: string | null }
   | { kind: 'cancel'; by: 'business' | 'operator'; reason: string | null }
 
 const resource = z.record(z.string(), z.unknown())
@@ -56,7 +58,10 @@ interface Decided {
   refund: number
 }
 
-type Decision = Decided | { kind: 'already_cancelled' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
+type Decision = Decided | { kind: 'already_cancelled' } | { kind: 'wrong_pin' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
+
+/** Wrong PINs a courier may give for one order; the last of them locks its delivery (DESIGN 14). */
+export const PIN_TRIES = 5
 
 /**
  * Changes one order, the only way any order changes. In one transaction: the order row is
@@ -79,6 +84,13 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     const decision = change.kind === 'advance' && change.offer ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now) : decide(order, change, rates, now)
     span.setAttribute('courier.outcome', decision.kind)
     if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
+    // The try is counted and kept, though nothing else changes.
+    if (decision.kind === 'wrong_pin') {
+      const tries = await sqlSpan('count wrong pin', () => recordWrongPin(tx, order.id))
+      return tries >= PIN_TRIES
+        ? { kind: 'refused', message: tooManyPins(order.id) } satisfies OrderChangeOutcome
+        : { kind: 'invalid', message: `Wrong PIN for ${order.id}` } satisfies OrderChangeOutcome
+    }
     if (decision.kind !== 'move') return decision
 
     const { next, move, refund } = decision
@@ -143,7 +155,29 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   }
   // Unassigned: no courier holds it, and the next assignment opens a new free window.
   if (move.to === 'created') return { kind: 'move', move, refund: 0, next: { ...next, courier: null, courierId: null, assignedAt: null } }
+  if (move.to === 'delivered') return delivered(order, change, { ...next, deliveredLat: change.location?.latitude ?? null, deliveredLng: change.location?.longitude ?? null }, move, now)
   return { kind: 'move', move, refund: 0, next }
+}
+
+/**
+ * A delivery (DESIGN 14): a courier's needs the order's PIN when it has one, and none after the
+ * fifth wrong one; an operator's (no `pin` in the change) checks nothing and verifies nothing.
+ */
+function delivered(order: Order, change: Extract<OrderChange, { kind: 'advance' }>, next: Order, move: Move, now: Date): Decision {
+  if (change.pin === undefined || order.deliveryPin === null) return { kind: 'move', move, refund: 0, next }
+  if (order.pinAttempts >= PIN_TRIES) return { kind: 'refused', message: tooManyPins(order.id) }
+  if (change.pin === null) return { kind: 'invalid', message: `a PIN is required to deliver ${order.id}` }
+  if (!samePin(change.pin, order.deliveryPin)) return { kind: 'wrong_pin' }
+  return { kind: 'move', move, refund: 0, next: { ...next, pinVerifiedAt: now } }
+}
+
+const tooManyPins = (orderId: string) => `Too many wrong PINs for ${orderId}`
+
+/** Compared in constant time: how long a refusal takes says nothing of how much was right. */
+function samePin(given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
 }
 
 /** The order one step on: status, version and history; the caller adds what the move itself changes. */

@@ -38,6 +38,7 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
   }
   for (const field of SHIPMENT_FIELDS) resource[field] = order.shipment[field] ?? null
   if (!order.livemode) resource.sandbox_scenario = sandboxScenarioOf(order)
+  resource.delivery_pin = order.deliveryPin
   resource.courier = order.courier && {
     id: order.courier.id ?? null,
     name: order.courier.name,
@@ -47,6 +48,7 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
     location: live.location,
   }
   resource.eta = etaOf(order, live)
+  resource.proof_of_delivery = proofOf(order)
   resource.cancellation = {
     cancellable: terms.cancellable,
     fee: terms.fee === null ? null : toMajor(terms.fee),
@@ -57,6 +59,24 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
   resource.created_at = order.createdAt.toISOString()
   resource.updated_at = order.updatedAt.toISOString()
   return resource
+}
+
+/**
+ * DESIGN 14: how a delivered order was delivered. Null until it is `delivered`. `pin_verified`
+ * only when the courier gave the right PIN (an operator's delivery verifies nothing); the place
+ * is the courier's last fix then, if known (null once erased).
+ */
+function proofOf(order: Order): Record<string, unknown> | null {
+  if (order.status !== 'delivered') return null
+  return {
+    pin_required: order.deliveryPin !== null || order.pinVerifiedAt !== null,
+    photo_required: false,
+    pin_verified: order.pinVerifiedAt !== null,
+    photo_url: null,
+    delivered_at: [...order.history].reverse().find((step) => step.status === 'delivered')?.at ?? order.updatedAt.toISOString(),
+    latitude: order.deliveredLat,
+    longitude: order.deliveredLng,
+  }
 }
 
 /** The sandbox courier's path for a test order: as sent, or `deliver`. */

@@ -36,6 +36,7 @@ export const orderSchema = z.object({
   to_zone_name: z.string().nullable(),
   ...shipmentFields,
   sandbox_scenario: z.enum(SANDBOX_SCENARIOS).optional().describe('Test orders only: the sandbox courier\'s path'),
+  delivery_pin: z.string().nullable().describe('With `proof.pin`: the 4 digits the recipient gives the courier at the door. Never shown to couriers'),
   courier: z.object({
     id: z.string().nullable().describe('The registered courier; null for one an operator typed in'),
     name: z.string(),
@@ -45,6 +46,15 @@ export const orderSchema = z.object({
     location: z.object({ latitude: z.number(), longitude: z.number(), at: iso }).nullable().describe("The courier's last reported position while the order is active"),
   }).nullable(),
   eta: z.object({ stage: z.enum(['pickup', 'dropoff']), at: iso }).nullable().describe('When the courier reaches the pickup (assigned) or the dropoff (picked_up)'),
+  proof_of_delivery: z.object({
+    pin_required: z.boolean(),
+    photo_required: z.boolean(),
+    pin_verified: z.boolean().describe('The courier gave the right PIN (an operator\'s delivery verifies nothing)'),
+    photo_url: z.string().nullable(),
+    delivered_at: iso,
+    latitude: z.number().nullable().describe("The courier's last reported position at delivery, if known"),
+    longitude: z.number().nullable(),
+  }).nullable().describe('How the order was delivered; null until it is delivered'),
   cancellation: z.object({
     cancellable: z.boolean(),
     fee: z.number().nullable().describe('What a cancel would cost now; null when the order cannot be cancelled'),

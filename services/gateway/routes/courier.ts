@@ -143,7 +143,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       const { order_id: orderId } = request.params
       if (!isOrderId(orderId)) throw orderNotFound(orderId)
       const reason = 'reason' in body && typeof body.reason === 'string' ? body.reason : null
-      const outcome = await changeOrder(sql, { orderId, scope: { courierId: request.courier.id } }, { kind: 'advance', to, courier: null, reason, location: await lastFix(redis, prefix, request.courier.id) })
+      // A delivery carries the PIN the recipient gave (checked when the order has one).
+      const pin = to === 'delivered' ? { pin: 'pin' in body && typeof body.pin === 'string' ? body.pin : null } : {}
+      const outcome = await changeOrder(sql, { orderId, scope: { courierId: request.courier.id } }, { kind: 'advance', to, courier: null, reason, location: await lastFix(redis, prefix, request.courier.id), ...pin })
       if (outcome.kind !== 'changed') throw refusal(outcome, orderId)
       await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
       // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.

@@ -31,6 +31,7 @@ t.test('personal data erasure', async (t) => {
       alternate_phone: `+234${Number(digits) + 1}`, sender_name: `Sender ${tag}`, sender_phone: `+234${Number(digits) + 2}`,
       pickup_address: `12 ${tag} Street, Victoria Island`, dropoff_address: `34 ${tag} Avenue, Ikeja`, item_description: `${tag} heirloom ring`,
       pickup_latitude: ISLAND.lat + offset, pickup_longitude: ISLAND.lng + offset, dropoff_latitude: IKEJA.lat + offset, dropoff_longitude: IKEJA.lng + offset,
+      proof: { pin: true },
     }
     const courier = { name: `Musa ${tag}`, phone: `+234${Number(digits) + 3}`, vehicle_plate: `PL-${tag}` }
     const traces = [tag, digits, String(Number(digits) + 1), String(Number(digits) + 2), String(Number(digits) + 3), String(fields.pickup_latitude), String(fields.dropoff_longitude)]
@@ -63,6 +64,7 @@ t.test('personal data erasure', async (t) => {
     await sql`update placements set created_at = now() - interval '91 days' where id = ${placed.placement_id}`
     t.ok(await erasePersonalDataOlderThan(sql, 90) >= 1)
     t.same(await traced(who), [], 'after: none is left anywhere')
+    t.same([...(await sql`select delivery_pin from orders where id = ${placed.orders[0]!.order_id}`)].map((row) => row.deliveryPin), [null], 'nor the delivery PIN the recipient was given')
     const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${placed.orders[0]!.order_id}`, headers: bearer(account.apiKey) })
     t.equal(read.statusCode, 200, read.body)
     const order = read.json()
