@@ -41,6 +41,7 @@ export function orderDetail(order: Order, terms: CancellationTerms, actions: Htm
 <div class="card"><h2>Price</h2><p>${money(order.price, order.currency)}</p><p>${order.optionLabel ?? order.vehicleType}, ${order.distanceKm} km</p>
 ${order.refundedAmount > 0 ? html`<p>Refunded ${money(order.refundedAmount, order.currency)}</p>` : ''}</div>
 <div class="card"><h2>Courier</h2>${order.courier ? html`<p>${order.courier.name}<br>${order.courier.phone}${order.courier.vehicle_plate ? html`<br>${order.courier.vehicle_plate}` : ''}</p>` : html`<p>None assigned</p>`}</div>
+${proofCard(order)}
 <div class="card"><h2>Cancellation</h2>${terms.cancellable
     ? html`<p>Cancelling now costs ${money(terms.fee ?? 0, order.currency)}; the refund would be ${money(order.price - (terms.fee ?? 0), order.currency)}.</p>${terms.freeUntil ? html`<p>Free until ${when(terms.freeUntil)}</p>` : ''}`
     : html`<p>This order can no longer be cancelled.</p>`}</div></div>
@@ -52,4 +53,18 @@ ${order.refundedAmount > 0 ? html`<p>Refunded ${money(order.refundedAmount, orde
 <h2>History</h2><table><thead><tr><th scope="col">Status</th><th scope="col">At</th><th scope="col">Reason</th></tr></thead><tbody>
 ${order.history.map((step) => html`<tr><td>${step.status}</td><td>${when(step.at)}</td><td>${step.reason ?? ''}</td></tr>`)}</tbody></table>
 ${actions}`
+}
+
+/** The PIN to pass to the recipient while the order is on its way; once delivered, how it was delivered (DESIGN 14). */
+function proofCard(order: Order): Html {
+  if (order.status === 'delivered') {
+    const at = [...order.history].reverse().find((step) => step.status === 'delivered')?.at
+    const pin = order.pinVerifiedAt ? 'PIN verified' : order.deliveryPin ? 'PIN not verified (delivered by an operator)' : 'No PIN asked for'
+    const where = order.deliveredLat !== null && order.deliveredLng !== null ? html`<br>Courier at ${order.deliveredLat.toFixed(5)}, ${order.deliveredLng.toFixed(5)}` : ''
+    return html`<div class="card"><h2>Proof of delivery</h2><p>${pin}${at ? html`<br>Delivered ${when(at)}` : ''}${where}</p></div>`
+  }
+  if (order.deliveryPin && !['cancelled', 'failed', 'returned'].includes(order.status)) {
+    return html`<div class="card"><h2>Delivery PIN</h2><p><strong>${order.deliveryPin}</strong></p><p>Give it to the recipient: the courier needs it to deliver.</p></div>`
+  }
+  return html``
 }

@@ -162,3 +162,20 @@ t.test('the waiting list shows live orders created more than 2 minutes ago, olde
   t.notMatch(page.body, fresh)
   t.notMatch(page.body, sandbox)
 })
+
+t.test("the business's order page shows the delivery PIN while on its way, then how it was delivered", async (t) => {
+  const { courier } = await rider('Proof Rider')
+  const orderId = await orderWith(courier, 'picked_up')
+  await sql`update orders set delivery_pin = '4821' where id = ${orderId}`
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  const onItsWay = await client.get(`/console/orders/${orderId}`)
+  t.equal(onItsWay.statusCode, 200)
+  t.match(onItsWay.body, /<h2>Delivery PIN<\/h2><p><strong>4821<\/strong><\/p>/, 'the PIN to pass to the recipient')
+
+  const delivered = await changeOrder(sql, { orderId, scope: { courierId: courier.id } }, { kind: 'advance', to: 'delivered', courier: null, reason: null, pin: '4821', location: { latitude: 6.6, longitude: 3.35, at: new Date().toISOString() } })
+  t.equal(delivered.kind, 'changed')
+  const after = await client.get(`/console/orders/${orderId}`)
+  t.match(after.body, /<h2>Proof of delivery<\/h2><p>PIN verified<br>Delivered \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<br>Courier at 6\.60000, 3\.35000<\/p>/)
+  t.notMatch(after.body, /Delivery PIN/, 'no PIN card once delivered')
+})
