@@ -3,8 +3,10 @@ import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { CourierClient, StreamEvent } from './courier-client.js'
 
-/** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff. */
-type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff'; orderId: string; target: Point; dropoff: Point }
+/** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
+type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point }
+
+const MOVES = { to_pickup: 'pickup', to_dropoff: 'deliver', to_return: 'return' } as const
 
 export interface RiderOptions {
   name: string
@@ -23,7 +25,8 @@ export interface RiderOptions {
 /**
  * One rider: goes available, reports its position every tick, takes offers from its stream (or
  * from `GET /offers` if a notice was missed), rides in a straight line at its vehicle's speed,
- * picks up, delivers, and rides back towards its start while it waits for the next.
+ * picks up, delivers (or, for an order that asks for a PIN it cannot know, fails it and takes
+ * the parcel back), and rides back towards its start while it waits for the next.
  */
 export function startRider(client: CourierClient, options: RiderOptions) {
   let at = options.start
@@ -45,7 +48,8 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       return
     }
     const { pickup, dropoff } = accepted.body
-    errand = { kind: 'to_pickup', orderId: offer.order_id, target: { lat: pickup.latitude, lng: pickup.longitude }, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude } }
+    const from = { lat: pickup.latitude, lng: pickup.longitude }
+    errand = { kind: 'to_pickup', orderId: offer.order_id, target: from, pickup: from, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude } }
     options.log(`${options.name} accepted ${offer.order_id}, ${haversineKm(at, errand.target).toFixed(1)} km to the pickup`)
   }
 
@@ -81,14 +85,22 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       return
     }
     if (haversineKm(at, errand.target) > 0.01) return
-    const route = errand.kind === 'to_pickup' ? 'pickup' : 'deliver'
+    const route = MOVES[errand.kind]
     const moved = await client.call('POST', `/orders/${errand.orderId}/${route}`, route === 'deliver' ? {} : undefined)
-    if (moved.status !== 200) {
+    if (moved.status === 400 && route === 'deliver') {
+      // The order asks for a PIN and this rider has none to give: it fails the delivery and takes the parcel back.
+      const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no PIN' })
+      options.log(`${options.name}: ${errand.orderId} needs a PIN; ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
+      errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
+    } else if (moved.status !== 200) {
       options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${moved.body?.message ?? ''}`)
       errand = { kind: 'idle' }
     } else if (errand.kind === 'to_pickup') {
       options.log(`${options.name} picked up ${errand.orderId}`)
       errand = { ...errand, kind: 'to_dropoff', target: errand.dropoff }
+    } else if (errand.kind === 'to_return') {
+      options.log(`${options.name} returned ${errand.orderId} to its sender`)
+      errand = { kind: 'idle' }
     } else {
       options.log(`${options.name} delivered ${errand.orderId}`)
       options.onDelivered(errand.orderId)
