@@ -53,6 +53,8 @@ export const commonEnv = z.object({
   SANDBOX_WALLET_START: z.coerce.number().min(0).max(1e12).default(1_000_000),
   // Where people open the console: set-password links (CLI, launcher) and the cookie's Secure flag.
   CONSOLE_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3004'),
+  // Where recipients open an order's tracking page (`/t/{token}`, served by the console); the console's URL when unset.
+  TRACKING_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
 })
 
 /** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */

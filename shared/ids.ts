@@ -122,3 +122,8 @@ export function newWebhookSecret(): string {
 export function newDeliveryPin(): string {
   return String(randomInt(0, 10_000)).padStart(4, '0')
 }
+
+/** A tracking page's token: 128 random bits, URL-safe (22 characters). */
+export function newTrackingToken(): string {
+  return randomBytes(16).toString('base64url')
+}

@@ -13,6 +13,7 @@ import type { ConsoleConfig } from '../../shared/config.js'
 import { findConsoleUser, type ConsoleUser } from '../../shared/db/console-users.js'
 import { deleteExpiredSessions } from '../../shared/db/console-sessions.js'
 import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
+import trackingRoutes from './routes/tracking.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
@@ -121,6 +122,8 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS))
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
   await app.register(authRoutes, { sql, loginLimit: config.CONSOLE_LOGIN_LIMIT })
+  // Recipients' tracking pages: public, found by an unguessable token (DESIGN 14).
+  await app.register(trackingRoutes, deps)
   await app.register(async (scope) => {
     scope.addHook('preHandler', requireRole('business'))
     await scope.register(businessRoutes, deps)

@@ -1,6 +1,6 @@
 import { appendEvents } from '../../shared/db/events.js'
 import { insertOrders, type Order, type OrderBatch, type StoredShipment } from '../../shared/db/orders.js'
-import { newDeliveryPin, newEventId, newOrderId } from '../../shared/ids.js'
+import { newDeliveryPin, newEventId, newOrderId, newTrackingToken } from '../../shared/ids.js'
 import { orderAsShown } from '../../shared/orders/resource.js'
 import { findPlacementWork, openPlacement, settlePlacement, type PlacementWork } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
@@ -26,6 +26,8 @@ export interface PlaceDeps extends LocateTools {
   startSandboxOrders: (orders: Order[]) => Promise<void>
   /** Asks the dispatcher to offer new live orders, after the commit; its sweep covers a failure. */
   offerOrders: (orderIds: string[]) => Promise<void>
+  /** Where recipients open tracking pages: each order's link is `<this>/t/<token>`. */
+  trackingBaseUrl: string
 }
 
 /** What one transaction settled: the outcome stored, and the orders it created (none unless placed). */
@@ -121,7 +123,7 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
 
     // What the orders share is written once: the batch, beside each order's own line.
     const batch: OrderBatch = { placementId, businessId, livemode: work.livemode, currency: deps.currency, history: [{ status: 'created', at: now.toISOString() }], createdAt: now }
-    const orders = quotes.map((quote, position) => newOrder(work, batch, position, located[position]!, quote))
+    const orders = quotes.map((quote, position) => newOrder(work, batch, position, located[position]!, quote, deps.trackingBaseUrl))
     const outcome: PlacementOutcome = {
       kind: 'placed',
       currency: deps.currency,
@@ -151,7 +153,8 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
  * The order a priced shipment becomes: `created`, version 1, the shipment as sent with its
  * pickup and sender resolved from the business, and what the quote decided.
  */
-function newOrder(work: Work, batch: OrderBatch, position: number, located: LocatedShipment, quote: Quote): Order {
+function newOrder(work: Work, batch: OrderBatch, position: number, located: LocatedShipment, quote: Quote, trackingBaseUrl: string): Order {
+  const trackingToken = newTrackingToken()
   const sent = work.shipments[position]!
   const { input } = located
   // Priced, so located: the ends dispatch searches around and the ETA runs to.
@@ -197,6 +200,8 @@ function newOrder(work: Work, batch: OrderBatch, position: number, located: Loca
     pinVerifiedAt: null,
     deliveredLat: null,
     deliveredLng: null,
+    trackingUrl: `${trackingBaseUrl}/t/${trackingToken}`,
+    trackingToken,
     history: batch.history,
     assignedAt: null,
     refundedAmount: 0,

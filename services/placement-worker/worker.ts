@@ -51,7 +51,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   const deps = {
     sql, quotes: createQuoteStore(quoteRedis, config.QUEUE_PREFIX, config.QUOTE_SIGNING_KEY), geocoder: createGeocoder(config, geocodeCacheTable(sql, config.GEOCODE_CACHE_TTL_S)),
     distance: createDistanceProvider(config), serviceArea: config.SERVICE_AREA_BBOX, currency: config.CURRENCY, startSandboxOrders: sandbox.start,
-    cards: createCardVersions(sql), offerOrders: dispatch.offer,
+    cards: createCardVersions(sql), offerOrders: dispatch.offer, trackingBaseUrl: config.TRACKING_PUBLIC_URL ?? config.CONSOLE_PUBLIC_URL,
   }
 
   // The job's return value is nothing: its outcome is on the placement row.

@@ -5,6 +5,7 @@ import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
 import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { simulatedCourier } from '../../shared/couriers/fixed-couriers.js'
+import { findOrderById } from '../../shared/db/orders.js'
 import { createSql } from '../../shared/db/sql.js'
 import { courierClient } from './courier-client.js'
 import { startRider } from './rider.js'
@@ -12,7 +13,8 @@ import { startRider } from './rider.js'
 /*
  * `npm run simulate -- --couriers 20` (DESIGN 14): that many riders around the demo zones, each
  * driven through the public courier API only. The riders themselves are made (or found again)
- * in the database by fixed ids, as an operator's `courier:create` would, with fresh tokens.
+ * in the database by fixed ids, as an operator's `courier:create` would, with fresh tokens; the
+ * recipients read their PIN off the public tracking page.
  */
 
 const flagsSchema = z.object({
@@ -74,20 +76,31 @@ for (let index = 1; index <= flags.couriers; index++) {
   if (made) tokens.push({ index, ...made })
   else console.error(`simulate: Sim Rider ${index} is disabled; left out`)
 }
-await sql.end()
+
+/**
+ * The recipient's side: the business sent them the order's tracking link, and at the door they
+ * read the PIN off that page, as a person would. The link is the one thing taken from the database.
+ */
+async function pinOf(orderId: string): Promise<string | null> {
+  const order = await findOrderById(sql, orderId)
+  if (!order?.trackingUrl || !order.deliveryPin) return null
+  const page = await fetch(order.trackingUrl)
+  return /<p class="pin">(\d{4})<\/p>/.exec(await page.text())?.[1] ?? null
+}
 
 const started = Date.now()
 let delivered = 0
 const log = flags.quiet ? () => undefined : (line: string) => console.log(`simulate: ${line}`)
 const riders = tokens.map(({ index, courier_token }) => startRider(courierClient(api, courier_token), {
   name: `Sim Rider ${String(index).padStart(3, '0')}`, vehicle: vehicleOf(index), start: startPoint(), speed: flags.speed,
-  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void delivered++,
+  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void delivered++, pinOf,
 }))
 await Promise.all(riders.map((rider) => rider.ready))
 console.log(`simulate: ${riders.length} riders available around the demo zones against ${api} (speed ×${flags.speed}, a ping every ${flags['tick-ms']} ms); Ctrl-C to stop`)
 
 async function stop() {
   await Promise.all(riders.map((rider) => rider.stop()))
+  await sql.end({ timeout: 5 })
   console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${delivered} orders delivered; riders offline`)
   process.exit(0)
 }

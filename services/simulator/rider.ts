@@ -20,13 +20,15 @@ export interface RiderOptions {
   random: () => number
   log: (line: string) => void
   onDelivered: (orderId: string) => void
+  /** The PIN the recipient would give at the door (from their tracking page), or null. */
+  pinOf: (orderId: string) => Promise<string | null>
 }
 
 /**
  * One rider: goes available, reports its position every tick, takes offers from its stream (or
  * from `GET /offers` if a notice was missed), rides in a straight line at its vehicle's speed,
- * picks up, delivers (or, for an order that asks for a PIN it cannot know, fails it and takes
- * the parcel back), and rides back towards its start while it waits for the next.
+ * picks up, delivers with the PIN the recipient reads off their tracking page (or, without one,
+ * fails the order and takes the parcel back), and rides back towards its start.
  */
 export function startRider(client: CourierClient, options: RiderOptions) {
   let at = options.start
@@ -86,9 +88,10 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
     if (haversineKm(at, errand.target) > 0.01) return
     const route = MOVES[errand.kind]
-    const moved = await client.call('POST', `/orders/${errand.orderId}/${route}`, route === 'deliver' ? {} : undefined)
+    const pin = route === 'deliver' ? await options.pinOf(errand.orderId).catch(() => null) : null
+    const moved = await client.call('POST', `/orders/${errand.orderId}/${route}`, route === 'deliver' ? (pin ? { pin } : {}) : undefined)
     if (moved.status === 400 && route === 'deliver') {
-      // The order asks for a PIN and this rider has none to give: it fails the delivery and takes the parcel back.
+      // The order asks for a PIN and the recipient had none to give: the rider fails the delivery and takes the parcel back.
       const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no PIN' })
       options.log(`${options.name}: ${errand.orderId} needs a PIN; ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
       errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }

@@ -40,6 +40,9 @@ export interface Order {
   /** Where the courier was when they delivered (their last fix), if known. */
   deliveredLat: number | null
   deliveredLng: number | null
+  /** The recipient's tracking page, and the token it is found by (null once erased). */
+  trackingUrl: string | null
+  trackingToken: string | null
   history: HistoryEntry[]
   /** The latest assignment: a business's free cancellation window runs from it. */
   assignedAt: Date | null
@@ -65,7 +68,7 @@ export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
 const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
   shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, delivery_pin, pin_attempts, pin_verified_at,
-  delivered_lat, delivered_lng, history, assigned_at, refunded_amount, created_at, updated_at`
+  delivered_lat, delivered_lng, tracking_url, tracking_token, history, assigned_at, refunded_amount, created_at, updated_at`
 
 /** Inserts orders of one placement in one statement, whatever their number. */
 export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[]): Promise<void> {
@@ -87,18 +90,20 @@ export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[
     dropoff_lat: order.dropoffLat,
     dropoff_lng: order.dropoffLng,
     delivery_pin: order.deliveryPin,
+    tracking_url: order.trackingUrl,
+    tracking_token: order.trackingToken,
   }))
   // One JSON text parameter, cast once: a parameter typed jsonb would be encoded twice.
   await tx`
     insert into orders (id, placement_id, business_id, livemode, position, price, currency, pricing_model, vehicle_type, option_id,
       option_label, delivery_mode, distance_km, from_zone_name, to_zone_name, shipment, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng,
-      delivery_pin, history, created_at, updated_at)
+      delivery_pin, tracking_url, tracking_token, history, created_at, updated_at)
     select r.id, ${batch.placementId}, ${batch.businessId}, ${batch.livemode}, r.position, r.price, ${batch.currency}, r.pricing_model,
       r.vehicle_type, r.option_id, r.option_label, r.delivery_mode, r.distance_km, r.from_zone_name, r.to_zone_name, r.shipment,
-      r.pickup_lat, r.pickup_lng, r.dropoff_lat, r.dropoff_lng, r.delivery_pin, ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
+      r.pickup_lat, r.pickup_lng, r.dropoff_lat, r.dropoff_lng, r.delivery_pin, r.tracking_url, r.tracking_token, ${JSON.stringify(batch.history)}::text::jsonb, ${batch.createdAt}, ${batch.createdAt}
     from jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) as r(id text, position integer, price bigint, pricing_model text,
       vehicle_type text, option_id text, option_label text, delivery_mode text, distance_km numeric, from_zone_name text,
-      to_zone_name text, shipment jsonb, pickup_lat float8, pickup_lng float8, dropoff_lat float8, dropoff_lng float8, delivery_pin text)`
+      to_zone_name text, shipment jsonb, pickup_lat float8, pickup_lng float8, dropoff_lat float8, dropoff_lng float8, delivery_pin text, tracking_url text, tracking_token text)`
 }
 
 /** Who may see an order: one business in one mode, or, for the operator, anyone (null). */
@@ -136,6 +141,12 @@ export async function updateOrder(tx: Tx, order: Order): Promise<void> {
       refunded_amount = ${order.refundedAmount}, pin_verified_at = ${order.pinVerifiedAt},
       delivered_lat = ${order.deliveredLat}, delivered_lng = ${order.deliveredLng}, updated_at = ${order.updatedAt}
     where id = ${order.id}`
+}
+
+/** The order a tracking page shows, by its token; null when there is none (or it was erased). */
+export async function findOrderByTrackingToken(db: Db, token: string): Promise<Order | null> {
+  const [row] = await db<Order[]>`select ${db.unsafe(COLUMNS)} from orders where tracking_token = ${token}`
+  return row ?? null
 }
 
 /** Counts a wrong PIN given for the order (the caller holds the row lock); the new count. */

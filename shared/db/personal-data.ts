@@ -62,7 +62,7 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
     update orders set
       shipment = shipment - ${fields}::text[],
       courier = null, pickup_lat = null, pickup_lng = null, dropoff_lat = null, dropoff_lng = null,
-      delivery_pin = null, delivered_lat = null, delivered_lng = null,
+      delivery_pin = null, delivered_lat = null, delivered_lng = null, tracking_token = null,
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
   await tx`delete from order_trail_points where order_id = any(${orderIds})`

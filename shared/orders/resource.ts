@@ -39,6 +39,7 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
   for (const field of SHIPMENT_FIELDS) resource[field] = order.shipment[field] ?? null
   if (!order.livemode) resource.sandbox_scenario = sandboxScenarioOf(order)
   resource.delivery_pin = order.deliveryPin
+  resource.tracking_url = order.trackingUrl
   resource.courier = order.courier && {
     id: order.courier.id ?? null,
     name: order.courier.name,

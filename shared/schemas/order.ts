@@ -36,6 +36,7 @@ export const orderSchema = z.object({
   to_zone_name: z.string().nullable(),
   ...shipmentFields,
   sandbox_scenario: z.enum(SANDBOX_SCENARIOS).optional().describe('Test orders only: the sandbox courier\'s path'),
+  tracking_url: z.string().nullable().describe("The recipient's tracking page: status, courier's first name and vehicle, position and ETA, the PIN; no login"),
   delivery_pin: z.string().nullable().describe('With `proof.pin`: the 4 digits the recipient gives the courier at the door. Never shown to couriers'),
   courier: z.object({
     id: z.string().nullable().describe('The registered courier; null for one an operator typed in'),

@@ -53,7 +53,7 @@ export async function seedOrder(sql: Sql, businessId: string, livemode = true): 
     await insertOrders(tx, { placementId, businessId, livemode, currency: 'NGN', history: [{ status: 'created', at: now.toISOString() }], createdAt: now }, [{
       id, position: 0, price: 150_000, pricingModel: 'rate_card', vehicleType: 'bike', optionId: null,
       optionLabel: 'Up to 5 kg', deliveryMode: 'MOTORBIKE', distanceKm: 12.5, fromZoneName: 'Island', toZoneName: 'Ikeja', shipment: shipment(),
-      pickupLat: 6.4413, pickupLng: 3.4714, dropoffLat: 6.6018, dropoffLng: 3.3515, deliveryPin: null,
+      pickupLat: 6.4413, pickupLng: 3.4714, dropoffLat: 6.6018, dropoffLng: 3.3515, deliveryPin: null, trackingUrl: null, trackingToken: null,
     }])
   })
   return id

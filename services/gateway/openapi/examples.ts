@@ -87,6 +87,7 @@ export const order = {
   dropoff_longitude: null,
   proof: null,
   delivery_pin: null,
+  tracking_url: 'https://track.example-courier.ng/t/q1Xr8mZ0Lw3sKpT9vB2nCA',
   courier: { id: '3b9d6f2a-1c4e-4f8a-9d2b-7e5c1a0f4b63', name: 'Tunde Bakare', phone: '+2348051112233', vehicle_type: 'bike', vehicle_plate: 'LSR-482-KJ', location: { latitude: 6.4312, longitude: 3.4158, at: '2026-11-23T09:41:30.000Z' } },
   eta: { stage: 'pickup', at: '2026-11-23T09:49:10.000Z' },
   proof_of_delivery: null,

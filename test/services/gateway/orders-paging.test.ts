@@ -32,7 +32,7 @@ t.test('Listing 10 000 orders page by page returns each once, newest first, whil
     const orders = times.map((time, position): OrderLine & { createdAt: Date } => ({
       id: newOrderId(), position, price: PRICE, pricingModel: 'rate_card', vehicleType: 'bike', optionId: null, optionLabel: 'Up to 5 kg',
       deliveryMode: 'MOTORBIKE', distanceKm: 22.84, fromZoneName: 'Island', toZoneName: 'Ikeja', createdAt: new Date(time),
-      pickupLat: 6.4413, pickupLng: 3.4714, dropoffLat: 6.6018, dropoffLng: 3.3515, deliveryPin: null,
+      pickupLat: 6.4413, pickupLng: 3.4714, dropoffLat: 6.6018, dropoffLng: 3.3515, deliveryPin: null, trackingUrl: null, trackingToken: null,
       shipment: { ...shipment({ recipient_name: `Recipient ${position}` }), pickup_address: '12 Admiralty Way, Lekki', pickup_state: 'Lagos' },
     }))
     await sql.begin(async (tx) => {

@@ -102,6 +102,7 @@ t.test('orders through the gateway', async (t) => {
     t.equal(price, 3500)
 
     const order = await getOrder(t, owner.apiKey, orderId)
+    t.match(order.tracking_url, /^http:\/\/localhost:3004\/t\/[A-Za-z0-9_-]{22}$/, 'a tracking page for the recipient, by a 128-bit token')
     t.match(order.created_at, ISO_UTC)
     t.strictSame(order, {
       order_id: orderId,
@@ -145,6 +146,7 @@ t.test('orders through the gateway', async (t) => {
       dropoff_longitude: IKEJA.lng,
       proof: null,
       delivery_pin: null,
+      tracking_url: order.tracking_url,
       courier: null,
       eta: null,
       proof_of_delivery: null,
