@@ -3,10 +3,10 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
-import { lastFix } from '../../shared/couriers/positions.js'
+import { countAvailable, lastFix } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
-import { closeOffer, expireDueOffers } from '../../shared/db/offers.js'
+import { closeOffer, expireDueOffers, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
@@ -73,12 +73,17 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     return { retryAt, rounds: step.roundOver || pending !== null ? { ...kept, next_round: new Date(retryAt).toISOString() } : kept }
   }
 
+  /** An offer closed `expired` (by its job or by the sweep): counted, and its courier told. */
+  async function announceExpired(expired: Offer): Promise<void> {
+    metrics.dispatchOffers.add(1, { outcome: 'expired' })
+    await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
+  }
+
   /** An offer whose time is up: closed, and the order offered to its next courier. */
   async function expire(offerId: string, orderId: string): Promise<void> {
     const expired = await closeOffer(sql, offerId, 'expired', null)
     if (!expired) return
-    metrics.dispatchOffers.add(1, { outcome: 'expired' })
-    await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
+    await announceExpired(expired)
     const retry = await offer(orderId, {})
     if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
   }
@@ -99,7 +104,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const data = job.data
     if (data.kind === 'expire') return expire(data.offer_id, data.order_id)
     if (data.kind === 'free') return wake(data.courier_id)
-    const retry = await offer(data.order_id, { ...(data.round && { round: data.round }), ...(data.next_round && { next_round: data.next_round }) })
+    const retry = await offer(data.order_id, data)
     if (!retry || !token) return
     // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.
     await job.updateData({ kind: 'offer', order_id: data.order_id, ...retry.rounds })
@@ -112,7 +117,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   // Offers whose expiry job was lost, and orders whose offer job was: the rows say what to do.
   const sweep = repeatWithoutOverlap(SWEEP_MS, async () => {
     for (const expired of await expireDueOffers(sql, 100)) {
-      await tellCourier(redis, prefix, { courierId: expired.courierId, event: 'offer_withdrawn', data: { offer_id: expired.id, order_id: expired.orderId, reason: 'expired' } })
+      await announceExpired(expired)
       await queue.add(...spread(offerJob(expired.orderId)))
     }
     // A job still waiting or delayed under the order's job id absorbs the add, so a short grace is safe:
@@ -126,7 +131,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (count !== null) result.observe(count)
   })
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift' }).addCallback(async (result) => {
-    const count = await redis.zcard(`${prefix}:couriers:available`).catch(() => null)
+    const count = await countAvailable(redis, prefix).catch(() => null)
     if (count !== null) result.observe(count)
   })
 

@@ -7,17 +7,20 @@ import type { OrderChangeOutcome } from '../../shared/orders/change.js'
  * spec's error body through the gateway's error handler.
  */
 export function sendOrderChange(reply: FastifyReply, outcome: OrderChangeOutcome) {
+  if (outcome.kind === 'changed' || outcome.kind === 'unchanged') return reply.code(200).send(outcome.order)
+  throw orderChangeRefusal(outcome)
+}
+
+/** Why a change did not happen, as the spec's error body: the business's routes and the courier's alike. */
+export function orderChangeRefusal(outcome: Exclude<OrderChangeOutcome, { kind: 'changed' | 'unchanged' }>): ApiError {
   switch (outcome.kind) {
-    case 'changed':
-    case 'unchanged':
-      return reply.code(200).send(outcome.order)
     case 'not_found':
-      throw orderNotFound(outcome.orderId)
+      return orderNotFound(outcome.orderId)
     case 'refused':
     case 'moved_on':
-      throw new ApiError(409, outcome.message)
+      return new ApiError(409, outcome.message)
     case 'invalid':
-      throw new ApiError(400, outcome.message)
+      return new ApiError(400, outcome.message)
   }
 }
 

@@ -62,26 +62,36 @@ export async function recordFix(redis: RedisClient, prefix: string, courierId: s
   await batch.exec()
 }
 
-/** On or off shift: off shift, the courier leaves the dispatch set at once. */
-export async function setShift(redis: RedisClient, prefix: string, courierId: string, shift: CourierShift): Promise<void> {
+/**
+ * On or off shift: off shift, the courier leaves the dispatch set at once; on shift with a fix,
+ * they enter it. `joined`: they have just entered it (so orders waiting near them may be offered).
+ */
+export async function setShift(redis: RedisClient, prefix: string, courierId: string, shift: CourierShift): Promise<{ joined: boolean }> {
   const k = keys(prefix)
   if (shift === 'offline') {
     await redis.multi().del(k.shift(courierId)).zrem(k.available, courierId).exec()
-    return
+    return { joined: false }
   }
   const fix = await lastFix(redis, prefix, courierId)
   const batch = redis.multi().set(k.shift(courierId), 'available')
   if (fix) batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
-  await batch.exec()
+  const results = await batch.exec()
+  return { joined: results?.[1]?.[1] === 1 }
+}
+
+/** Each courier's shift, in one round trip. */
+export async function shiftsOf(redis: RedisClient, prefix: string, courierIds: string[]): Promise<Map<string, CourierShift>> {
+  if (courierIds.length === 0) return new Map()
+  const stored = await redis.mget(...courierIds.map((courierId) => keys(prefix).shift(courierId)))
+  return new Map(courierIds.map((courierId, i) => [courierId, stored[i] === 'available' ? 'available' : 'offline']))
 }
 
 export async function shiftOf(redis: RedisClient, prefix: string, courierId: string): Promise<CourierShift> {
-  return (await redis.get(keys(prefix).shift(courierId))) === 'available' ? 'available' : 'offline'
+  return (await shiftsOf(redis, prefix, [courierId])).get(courierId) ?? 'offline'
 }
 
 export async function lastFix(redis: RedisClient, prefix: string, courierId: string): Promise<CourierFix | null> {
-  const stored = await redis.get(keys(prefix).fix(courierId))
-  return stored ? parseFix(stored) : null
+  return (await lastFixes(redis, prefix, [courierId])).get(courierId) ?? null
 }
 
 /** The last fix of each courier, in one round trip: a page of orders shows every courier's position. */
@@ -93,6 +103,11 @@ export async function lastFixes(redis: RedisClient, prefix: string, courierIds: 
     const fix = stored[i] ? parseFix(stored[i]) : null
     return fix ? [[courierId, fix] as const] : []
   }))
+}
+
+/** How many couriers are on shift and on the map: the dispatcher's gauge. */
+export function countAvailable(redis: RedisClient, prefix: string): Promise<number> {
+  return redis.zcard(keys(prefix).available)
 }
 
 function parseFix(stored: string): CourierFix | null {
@@ -113,10 +128,4 @@ export async function nearbyCouriers(redis: RedisClient, prefix: string, point: 
   if (near.length === 0) return []
   const seen = await redis.zmscore(k.seen, ...near.map((courier) => courier.courierId))
   return near.filter((_courier, index) => Number(seen[index] ?? 0) >= now - staleS * 1000)
-}
-
-/** A disabled courier leaves every set. */
-export async function forgetCourier(redis: RedisClient, prefix: string, courierId: string): Promise<void> {
-  const k = keys(prefix)
-  await redis.multi().del(k.shift(courierId), k.fix(courierId)).zrem(k.available, courierId).zrem(k.seen, courierId).exec()
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { disableCourierAndAnnounce, type CourierDisabled } from '../../../shared/couriers/accounts.js'
-import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
+import { lastFixes, shiftsOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrdersOfCouriers, listCouriers } from '../../../shared/db/couriers.js'
 import { listOrdersWaitingForCourier } from '../../../shared/db/dispatch-sweep.js'
 import { isUuid } from '../../../shared/ids.js'
@@ -53,11 +53,8 @@ ${waitingTable(orders.slice(0, WAITING_SHOWN), new Date())}${orders.length > WAI
 /** Each courier's shift and last fix; null when Redis cannot answer (the page still shows the rest). */
 async function presenceOf(redis: RedisClient, prefix: string, ids: string[]): Promise<Map<string, CourierPresence> | null> {
   try {
-    const entries = await Promise.all(ids.map(async (id) => {
-      const [shift, fix] = await Promise.all([shiftOf(redis, prefix, id), lastFix(redis, prefix, id)])
-      return [id, { shift, fix }] as const
-    }))
-    return new Map(entries)
+    const [shifts, fixes] = await Promise.all([shiftsOf(redis, prefix, ids), lastFixes(redis, prefix, ids)])
+    return new Map(ids.map((id) => [id, { shift: shifts.get(id) ?? 'offline', fix: fixes.get(id) ?? null }]))
   } catch {
     return null
   }

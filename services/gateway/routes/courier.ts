@@ -18,7 +18,7 @@ import { parseBody } from '../../../shared/schemas/parse.js'
 import { instruments } from '../../../shared/telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../../../shared/telemetry/tracing.js'
 import type { CourierStreams } from '../courier-streams.js'
-import { orderNotFound } from '../order-answer.js'
+import { orderChangeRefusal, orderNotFound } from '../order-answer.js'
 
 interface CourierRouteOptions {
   sql: Sql
@@ -45,8 +45,10 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.post('/shift', async (request) => {
     const body = parseBody(shiftRequestSchema, request.body ?? {})
     const shift = body.status === 'available' ? 'available' : 'offline'
-    await setShift(redis, prefix, request.courier.id, shift)
-    if (shift === 'available') await dispatch.courierFree(request.courier.id)
+    // On the map now (a fix already known): the orders waiting near them are looked at now; without
+    // a fix, their first ping does it.
+    const { joined } = await setShift(redis, prefix, request.courier.id, shift)
+    if (joined) await dispatch.courierFree(request.courier.id)
     return { shift }
   })
 
@@ -171,15 +173,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
 
 /** A courier's move the order refused, as the spec's error body. */
 function refusal(outcome: Exclude<OrderChangeOutcome, { kind: 'changed' }>, orderId: string): ApiError {
-  switch (outcome.kind) {
-    case 'not_found':
-      return orderNotFound(orderId)
-    case 'invalid':
-      return new ApiError(400, outcome.message)
-    case 'unchanged':
-      return new ApiError(409, `${orderId} is already ${String(outcome.order.status)}`)
-    case 'refused':
-    case 'moved_on':
-      return new ApiError(409, outcome.message)
-  }
+  // Only a cancel can find its order already where it was going; a courier never cancels.
+  if (outcome.kind === 'unchanged') return new ApiError(409, `${orderId} is already ${String(outcome.order.status)}`)
+  return orderChangeRefusal(outcome)
 }
