@@ -98,7 +98,8 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
   const lines: string[] = []
   for (const stream of [launcher.stdout, launcher.stderr]) createInterface({ input: stream }).on('line', (line) => lines.push(line))
   const exited = () => launcher.exitCode !== null || launcher.signalCode !== null
-  const exit = new Promise<number | null>((resolve) => launcher.once('exit', (code) => resolve(code)))
+  // 'close', not 'exit': by then its stdout and stderr have ended, so `lines` holds its last words too.
+  const exit = new Promise<number | null>((resolve) => launcher.once('close', (code) => resolve(code)))
 
   const pids = (service: ServiceName) => childPids(launcher.pid!, service, env.QUEUE_PREFIX!)
   t.teardown(async () => {
