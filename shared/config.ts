@@ -55,6 +55,17 @@ export const commonEnv = z.object({
   CONSOLE_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3004'),
   // Where recipients open an order's tracking page (`/t/{token}`, served by the console); the console's URL when unset.
   TRACKING_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
+  // The address integrators call: the OpenAPI document's server URL and the base of every
+  // proof photo link; http://localhost:GATEWAY_PORT when unset (the launcher sets it for its children).
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
+  // Proof-of-delivery photos (DESIGN 14): a local directory, or an S3-compatible bucket when S3_BUCKET is set
+  // (credentials the AWS way: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a role or a profile).
+  STORAGE_DIR: z.string().min(1).default('var/storage'),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  // MinIO and most S3-compatible stores want path-style URLs (endpoint/bucket/key).
+  S3_FORCE_PATH_STYLE: z.stringbool().default(false),
 })
 
 /** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */
@@ -156,8 +167,8 @@ export const gatewayEnv = commonEnv.extend({
   // Requests answered 401 per client address and minute before they are answered 429; 0 turns it off.
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(60),
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
-  // The address integrators call, as the OpenAPI document's server URL; http://localhost:GATEWAY_PORT when unset.
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
+  // How long a proof photo's link works without the API key (DESIGN 14).
+  PHOTO_LINK_TTL_S: positiveInt(900),
   ...webhookUrls,
   ...webhookSecrets,
 })

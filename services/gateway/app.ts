@@ -7,11 +7,13 @@ import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
+import { createPhotoStore, photoLinks } from '../../shared/storage/photos.js'
 import { createAuthFailureLimit } from './auth-failures.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { createCourierTokenCache, requireCourier } from './courier-auth.js'
 import { createCourierStreams } from './courier-streams.js'
 import courierRoutes from './routes/courier.js'
+import { businessPhotoRoutes, photoLinkRoutes } from './routes/proof-photos.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { installErrorBody } from './errors.js'
 import { createPlacementQueue } from './placement-queue.js'
@@ -68,6 +70,13 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const dispatch = createDispatchQueue(config, app.log)
   const streams = createCourierStreams(config, app.log)
 
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}`
+  const photos = createPhotoStore(config)
+  // Signed with the deployment's first secret key (WEBHOOK_SECRET_KEYS, never empty), for this purpose only.
+  const [signing] = config.WEBHOOK_SECRET_KEYS
+  if (!signing) throw new Error('WEBHOOK_SECRET_KEYS holds no key')
+  const links = photoLinks(signing.key)
+
   const placements = createPlacementQueue(config, sql, app.log)
   const webhooks = createWebhookQueue(config, app.log)
 
@@ -94,7 +103,9 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   })
 
   await app.register(healthRoutes, { sql, redis, needsRedis: false })
-  await app.register(openApiRoutes, { publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}` })
+  await app.register(openApiRoutes, { publicBaseUrl })
+  // Delivery photos' signed links: no key, the link is the permission until it expires.
+  await app.register(photoLinkRoutes, { photos, links, prefix: '/v2/proof-photos' })
   await app.register(async (v2) => {
     // Each route says whether it reads or writes; the hook checks the key's scopes against it.
     v2.addHook('onRequest', requireScope({ keys, failures }))
@@ -103,6 +114,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
     await v2.register(orderRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX })
+    await v2.register(businessPhotoRoutes, { sql, photos, links, publicBaseUrl, ttlS: config.PHOTO_LINK_TTL_S })
     await v2.register(sandboxRoutes, { sql })
     await v2.register(walletRoutes, { sql })
     await v2.register(eventRoutes, { sql, webhooks: webhooks.queue })
@@ -113,7 +125,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     couriers.addHook('onRequest', requireCourier({ tokens: courierTokens, failures }))
     // Per courier (DESIGN 17.1); location pings have their own one-a-second gate instead.
     await limitRequests(couriers, config, redis, (request) => `courier:${request.courier.id}`)
-    await couriers.register(courierRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX, dispatch, streams })
+    await couriers.register(courierRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX, dispatch, streams, photos, publicBaseUrl })
   }, { prefix: '/v2/courier' })
 }
 

@@ -200,6 +200,8 @@ function newOrder(work: Work, batch: OrderBatch, position: number, located: Loca
     pinVerifiedAt: null,
     deliveredLat: null,
     deliveredLng: null,
+    photoKey: null,
+    photoUrl: null,
     trackingUrl: `${trackingBaseUrl}/t/${trackingToken}`,
     trackingToken,
     history: batch.history,

@@ -40,6 +40,9 @@ export interface Order {
   /** Where the courier was when they delivered (their last fix), if known. */
   deliveredLat: number | null
   deliveredLng: number | null
+  /** The delivery's photo in the photo store, and the link the business reads it by (null: none, or erased). */
+  photoKey: string | null
+  photoUrl: string | null
   /** The recipient's tracking page, and the token it is found by (null once erased). */
   trackingUrl: string | null
   trackingToken: string | null
@@ -52,7 +55,7 @@ export interface Order {
 }
 
 /** An order to insert: the placement's transaction has priced it and fixed its times. */
-export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'courierId' | 'assignedAt' | 'refundedAmount' | 'pinAttempts' | 'pinVerifiedAt' | 'deliveredLat' | 'deliveredLng'>
+export type NewOrder = Omit<Order, 'status' | 'version' | 'courier' | 'courierId' | 'assignedAt' | 'refundedAmount' | 'pinAttempts' | 'pinVerifiedAt' | 'deliveredLat' | 'deliveredLng' | 'photoKey' | 'photoUrl'>
 
 /**
  * What the orders of one insert share: their placement, business and mode, currency, first
@@ -68,7 +71,7 @@ export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
 const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
   shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, delivery_pin, pin_attempts, pin_verified_at,
-  delivered_lat, delivered_lng, tracking_url, tracking_token, history, assigned_at, refunded_amount, created_at, updated_at`
+  delivered_lat, delivered_lng, photo_key, photo_url, tracking_url, tracking_token, history, assigned_at, refunded_amount, created_at, updated_at`
 
 /** Inserts orders of one placement in one statement, whatever their number. */
 export async function insertOrders(tx: Tx, batch: OrderBatch, orders: OrderLine[]): Promise<void> {
@@ -139,7 +142,8 @@ export async function updateOrder(tx: Tx, order: Order): Promise<void> {
       courier = ${order.courier === null ? null : JSON.stringify(order.courier)}::text::jsonb, courier_id = ${order.courierId},
       history = ${JSON.stringify(order.history)}::text::jsonb, assigned_at = ${order.assignedAt},
       refunded_amount = ${order.refundedAmount}, pin_verified_at = ${order.pinVerifiedAt},
-      delivered_lat = ${order.deliveredLat}, delivered_lng = ${order.deliveredLng}, updated_at = ${order.updatedAt}
+      delivered_lat = ${order.deliveredLat}, delivered_lng = ${order.deliveredLng},
+      photo_key = ${order.photoKey}, photo_url = ${order.photoUrl}, updated_at = ${order.updatedAt}
     where id = ${order.id}`
 }
 

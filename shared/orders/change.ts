@@ -14,7 +14,7 @@ import { toMajor } from '../money.js'
 import { instruments } from '../telemetry/metrics.js'
 import { activeTraceparent, inSpan, sqlSpan } from '../telemetry/tracing.js'
 import { cancellationTerms, cancelRefusalMessage } from './cancellation.js'
-import { orderAsShown } from './resource.js'
+import { orderAsShown, photoRequired } from './resource.js'
 import { findMove, illegalMoveMessage, type Move } from './state-machine.js'
 
 /** What is asked of an order: a dispatch move (a courier, the operator CLI, the sandbox courier) or a cancel. */
@@ -23,8 +23,14 @@ export type OrderChange =
   // `offer`: the courier's accepted offer, closed in the same transaction as the assignment.
   // `location`: the moving courier's last fix, for the event's `courier.location` and `eta`.
   // `pin`: a courier's delivery, with the PIN they were given (null: none); the operator's has none to check.
-  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null; pin?: string | null }
+  // `photo`: a courier's delivery photo, already in the photo store, and the business's link to it.
+  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null; pin?: string | null; photo?: DeliveryPhoto | null }
   | { kind: 'cancel'; by: 'business' | 'operator'; reason: string | null }
+
+export interface DeliveryPhoto {
+  key: string
+  url: string
+}
 
 const resource = z.record(z.string(), z.unknown())
 
@@ -160,15 +166,22 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
 }
 
 /**
- * A delivery (DESIGN 14): a courier's needs the order's PIN when it has one, and none after the
- * fifth wrong one; an operator's (no `pin` in the change) checks nothing and verifies nothing.
+ * A delivery (DESIGN 14): a courier's needs the order's PIN when it has one (and none after the
+ * fifth wrong one) and a photo when the shipment asked for one; an operator's (no `pin` in the
+ * change) checks nothing and verifies nothing.
  */
 function delivered(order: Order, change: Extract<OrderChange, { kind: 'advance' }>, next: Order, move: Move, now: Date): Decision {
-  if (change.pin === undefined || order.deliveryPin === null) return { kind: 'move', move, refund: 0, next }
-  if (order.pinAttempts >= PIN_TRIES) return { kind: 'refused', message: tooManyPins(order.id) }
-  if (change.pin === null) return { kind: 'invalid', message: `a PIN is required to deliver ${order.id}` }
-  if (!samePin(change.pin, order.deliveryPin)) return { kind: 'wrong_pin' }
-  return { kind: 'move', move, refund: 0, next: { ...next, pinVerifiedAt: now } }
+  if (change.pin === undefined) return { kind: 'move', move, refund: 0, next }
+  let proven = next
+  if (order.deliveryPin !== null) {
+    if (order.pinAttempts >= PIN_TRIES) return { kind: 'refused', message: tooManyPins(order.id) }
+    if (change.pin === null) return { kind: 'invalid', message: `a PIN is required to deliver ${order.id}` }
+    if (!samePin(change.pin, order.deliveryPin)) return { kind: 'wrong_pin' }
+    proven = { ...next, pinVerifiedAt: now }
+  }
+  const photo = change.photo ?? null
+  if (photoRequired(order) && !photo) return { kind: 'invalid', message: `a photo is required to deliver ${order.id}` }
+  return { kind: 'move', move, refund: 0, next: { ...proven, photoKey: photo?.key ?? null, photoUrl: photo?.url ?? null } }
 }
 
 const tooManyPins = (orderId: string) => `Too many wrong PINs for ${orderId}`

@@ -71,13 +71,19 @@ function proofOf(order: Order): Record<string, unknown> | null {
   if (order.status !== 'delivered') return null
   return {
     pin_required: order.deliveryPin !== null || order.pinVerifiedAt !== null,
-    photo_required: false,
+    photo_required: photoRequired(order),
     pin_verified: order.pinVerifiedAt !== null,
-    photo_url: null,
+    photo_url: order.photoUrl,
     delivered_at: [...order.history].reverse().find((step) => step.status === 'delivered')?.at ?? order.updatedAt.toISOString(),
     latitude: order.deliveredLat,
     longitude: order.deliveredLng,
   }
+}
+
+/** Whether the shipment asked for a photo at the door (DESIGN 14). */
+export function photoRequired(order: Pick<Order, 'shipment'>): boolean {
+  const proof = order.shipment.proof
+  return typeof proof === 'object' && proof !== null && 'photo' in proof && proof.photo === true
 }
 
 /** The sandbox courier's path for a test order: as sent, or `deliver`. */

@@ -51,7 +51,7 @@ export const orderSchema = z.object({
     pin_required: z.boolean(),
     photo_required: z.boolean(),
     pin_verified: z.boolean().describe('The courier gave the right PIN (an operator\'s delivery verifies nothing)'),
-    photo_url: z.string().nullable(),
+    photo_url: z.string().nullable().describe('The courier\'s photo at the door: GET it with your API key for a 302 to a copy any browser can open for 15 minutes. Null without a photo, or once erased'),
     delivered_at: iso,
     latitude: z.number().nullable().describe("The courier's last reported position at delivery, if known"),
     longitude: z.number().nullable(),

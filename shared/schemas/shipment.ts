@@ -38,10 +38,11 @@ export const shipmentSchema = z
     item_description: optionalText('item_description', { max: LONG_TEXT_MAX }),
     declared_value: optionalNumber('declared_value', { min: 0 }),
     is_fragile: optionalBoolean('is_fragile'),
-    // Proof of delivery (DESIGN 14): with `pin`, the recipient gives the courier a 4-digit code.
+    // Proof of delivery (DESIGN 14): with `pin`, the recipient gives the courier a 4-digit code;
+    // with `photo`, the courier photographs the parcel at the door.
     proof: z.object({
       pin: optionalBoolean('proof.pin'),
-      photo: z.literal(false, { error: 'proof.photo is not available yet: ask for proof.pin' }).optional(),
+      photo: optionalBoolean('proof.photo'),
     }, { error: 'proof must be an object' }).optional(),
     ...coordinateFields,
   }, { error: 'must be a JSON object' })

@@ -13,7 +13,8 @@ import { tellCouriers } from '../../../shared/couriers/stream.js'
 import type { RedisClient } from '../../../shared/redis.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
-import { orderNotFound, sendOrderChange } from '../order-answer.js'
+import { orderNotFound } from '../../../shared/orders/refusals.js'
+import { sendOrderChange } from '../order-answer.js'
 import { dateParam, decodeCursor, keysetPage, enumListParam, limitParam, readQuery } from '../query.js'
 
 const LIST_PARAMS = ['status', 'placement_id', 'created_gte', 'created_lt', 'limit', 'cursor'] as const

@@ -4,7 +4,8 @@ import { isOrderId } from '../../../shared/ids.js'
 import { advanceTestOrder } from '../../../shared/orders/sandbox-advance.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { sandboxAdvanceSchema } from '../../../shared/schemas/order.js'
-import { orderNotFound, sendOrderChange } from '../order-answer.js'
+import { orderNotFound } from '../../../shared/orders/refusals.js'
+import { sendOrderChange } from '../order-answer.js'
 
 /**
  * The manual half of the sandbox (docs/contracts.md section 8): a test order moved one allowed

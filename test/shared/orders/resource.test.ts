@@ -35,6 +35,8 @@ const ORDER: Order = {
   pinVerifiedAt: null,
   deliveredLat: null,
   deliveredLng: null,
+  photoKey: null,
+  photoUrl: null,
   trackingUrl: 'http://localhost:3004/t/q1Xr8mZ0Lw3sKpT9vB2nCA',
   trackingToken: 'q1Xr8mZ0Lw3sKpT9vB2nCA',
   history: [{ status: 'created', at: '2026-11-22T10:00:00.000Z' }, { status: 'assigned', at: '2026-11-22T10:01:00.000Z' }],

@@ -1,0 +1,158 @@
+import type { CourierFix, CourierShift, OrderStatus } from '../courier.js'
+import type { CourierRow } from '../db/couriers.js'
+import { closeOffer, findOffer, findPendingOffersOfCourier, type Offer } from '../db/offers.js'
+import { findOrderById, type Order } from '../db/orders.js'
+import type { Sql } from '../db/sql.js'
+import { appendTrailPoint } from '../db/trails.js'
+import type { DispatchQueue } from '../dispatch/queue.js'
+import { courierOnOrder, offerView } from '../dispatch/views.js'
+import { ApiError } from '../errors/api-error.js'
+import { isOfferId, isOrderId } from '../ids.js'
+import { changeOrder, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
+import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
+import type { RedisClient } from '../redis.js'
+import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
+import { instruments } from '../telemetry/metrics.js'
+import { continuingTrace, inSpan } from '../telemetry/tracing.js'
+import { lastFix, recordPing, setShift } from './positions.js'
+import { tellCouriers } from './stream.js'
+
+// What a courier does (DESIGN 14), one function per step, shared by the courier API
+// (services/gateway/routes/courier.ts) and the courier web app (services/console): each refusal
+// is an ApiError, which the gateway answers as the spec's error body and the app shows as is.
+
+/** What a courier's steps need. */
+export interface CourierDesk {
+  sql: Sql
+  redis: RedisClient
+  /** The deployment's queue prefix (its Redis hash tag). */
+  prefix: string
+  dispatch: DispatchQueue
+  photos: PhotoStore
+  /** Where integrators call the API: the base of a delivery photo's link. */
+  publicBaseUrl: string
+  warn(err: unknown, message: string): void
+}
+
+/** An order's moves a courier makes, with what each needs. */
+export type CourierMove =
+  | { to: 'picked_up' | 'returned' }
+  | { to: 'failed' | 'created'; reason: string }
+  | { to: 'delivered'; pin: string | null; photo: Buffer | null }
+
+/** An order trail keeps this many points: 8 hours at one point per 30 s. */
+const TRAIL_MAX_POINTS = 960
+
+/** On or off shift; on the map already (a fix known), the orders waiting near them are looked at now. */
+export async function changeShift(desk: CourierDesk, courierId: string, shift: CourierShift): Promise<CourierShift> {
+  const { joined } = await setShift(desk.redis, desk.prefix, courierId, shift)
+  if (joined) await desk.dispatch.courierFree(courierId)
+  return shift
+}
+
+/**
+ * A location ping: one Redis round trip, at most one a second per courier (`too_soon` beyond); a trail
+ * point costs at most one Postgres statement per courier per 30 s, whatever the ping rate.
+ */
+export async function reportLocation(desk: CourierDesk, courierId: string, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
+  const ping = await recordPing(desk.redis, desk.prefix, courierId, fix)
+  if (ping.kind === 'too_soon') return 'too_soon'
+  if (ping.trailDue) await appendTrailPoint(desk.sql, courierId, fix, TRAIL_MAX_POINTS)
+  // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
+  if (ping.joined) await desk.dispatch.courierFree(courierId)
+  instruments().locationUpdates.add(1)
+  return 'recorded'
+}
+
+/** The courier's pending offers of orders still waiting, as they are shown. */
+export async function pendingOffers(desk: CourierDesk, courierId: string): Promise<Record<string, unknown>[]> {
+  const offers = await findPendingOffersOfCourier(desk.sql, courierId)
+  const shown = []
+  for (const offer of offers) {
+    const order = await findOrderById(desk.sql, offer.orderId)
+    if (order?.status === 'created') shown.push(offerView(offer, order, null))
+  }
+  return shown
+}
+
+/** Accepts an offer: the order is the courier's, in the trace that made the offer (placement → dispatch → offer → accept). */
+export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerId: string): Promise<Order> {
+  const offer = await ownOffer(desk, offerId, courier.id)
+  const location = await lastFix(desk.redis, desk.prefix, courier.id)
+  const outcome = await continuingTrace(offer.traceparent, () => inSpan('courier.accept', { 'courier.order_id': offer.orderId }, () =>
+    changeOrder(desk.sql, { orderId: offer.orderId, scope: null }, {
+      kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location, courier: courierOnOrder(courier),
+    })))
+  if (outcome.kind !== 'changed') throw refusal(outcome, offer.orderId)
+  await desk.dispatch.offerSettled(offer.id)
+  const metrics = instruments()
+  metrics.dispatchOffers.add(1, { outcome: 'accepted' })
+  const order = await heldOrder(desk, offer.orderId)
+  const since = order.history.filter((entry) => entry.status === 'created').at(-1)?.at
+  if (since) metrics.timeToAssign.record((Date.now() - Date.parse(since)) / 1000)
+  return order
+}
+
+/** Declines an offer: the order goes on to its next courier, and the courier may take another waiting nearby. */
+export async function declineOffer(desk: CourierDesk, courierId: string, offerId: string, reason: string | null): Promise<void> {
+  const offer = await ownOffer(desk, offerId, courierId)
+  const declined = await closeOffer(desk.sql, offer.id, 'declined', reason)
+  if (!declined) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
+  instruments().dispatchOffers.add(1, { outcome: 'declined' })
+  await desk.dispatch.offerSettled(offer.id)
+  await desk.dispatch.offer([offer.orderId])
+  await desk.dispatch.courierFree(courierId)
+}
+
+/**
+ * Moves an order the courier holds, through the one state machine. A delivery's photo (JPEG or
+ * PNG by its bytes, ≤ 5 MB) is stored first and removed again if the order refuses the move.
+ */
+export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId: string, move: CourierMove): Promise<Order> {
+  if (!isOrderId(orderId)) throw orderNotFound(orderId)
+  const photo = move.to === 'delivered' && move.photo ? await storePhoto(desk, orderId, move.photo) : null
+  const reason = 'reason' in move ? move.reason : null
+  const proof = move.to === 'delivered' ? { pin: move.pin, photo } : {}
+  const location = await lastFix(desk.redis, desk.prefix, courier.id)
+  const outcome = await changeOrder(desk.sql, { orderId, scope: { courierId: courier.id } }, { kind: 'advance', to: move.to satisfies OrderStatus, courier: null, reason, location, ...proof })
+  if (outcome.kind !== 'changed') {
+    if (photo) await desk.photos.remove(photo.key).catch((err: unknown) => desk.warn(err, 'refused delivery photo left in the store'))
+    throw refusal(outcome, orderId)
+  }
+  await tellCouriers(desk.redis, desk.prefix, outcome.notices, (err) => desk.warn(err, 'courier notice lost'))
+  // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
+  if (move.to === 'created') await desk.dispatch.offer([orderId])
+  if (move.to === 'created' || move.to === 'delivered' || move.to === 'returned') await desk.dispatch.courierFree(courier.id)
+  return heldOrder(desk, orderId)
+}
+
+async function storePhoto(desk: CourierDesk, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
+  if (bytes.length > PHOTO_MAX_BYTES) throw photoTooLarge()
+  const type = photoTypeOf(bytes)
+  if (!type) throw new ApiError(400, 'photo must be a JPEG or PNG image')
+  const key = newPhotoKey(orderId, type)
+  await desk.photos.put(key, { bytes, contentType: type })
+  return { key, url: `${desk.publicBaseUrl}/v2/business/orders/${orderId}/proof/photo` }
+}
+
+export const photoTooLarge = () => new ApiError(413, `photo must be at most ${PHOTO_MAX_BYTES / 1024 / 1024} MB`)
+
+/** The courier's own offer, or the 404 another courier's (or no) offer gets. */
+async function ownOffer(desk: CourierDesk, offerId: string, courierId: string): Promise<Offer> {
+  const offer = isOfferId(offerId) ? await findOffer(desk.sql, offerId) : null
+  if (!offer || offer.courierId !== courierId) throw new ApiError(404, `Offer ${offerId} was not found`)
+  return offer
+}
+
+async function heldOrder(desk: CourierDesk, orderId: string): Promise<Order> {
+  const order = await findOrderById(desk.sql, orderId)
+  if (!order) throw orderNotFound(orderId)
+  return order
+}
+
+/** A courier's move the order refused. */
+function refusal(outcome: Exclude<OrderChangeOutcome, { kind: 'changed' }>, orderId: string): ApiError {
+  // Only a cancel can find its order already where it was going; a courier never cancels.
+  if (outcome.kind === 'unchanged') return new ApiError(409, `${orderId} is already ${String(outcome.order.status)}`)
+  return orderChangeRefusal(outcome)
+}

@@ -1,0 +1,22 @@
+import { ApiError } from '../errors/api-error.js'
+import type { OrderChangeOutcome } from './change.js'
+
+/**
+ * Why a change did not happen, as the spec's error body: the one mapping of a refused order
+ * change to HTTP, for the business's routes, the courier's and the courier web app alike.
+ */
+export function orderChangeRefusal(outcome: Exclude<OrderChangeOutcome, { kind: 'changed' | 'unchanged' }>): ApiError {
+  switch (outcome.kind) {
+    case 'not_found':
+      return orderNotFound(outcome.orderId)
+    case 'refused':
+    case 'moved_on':
+      return new ApiError(409, outcome.message)
+    case 'invalid':
+      return new ApiError(400, outcome.message)
+  }
+}
+
+export function orderNotFound(orderId: string): ApiError {
+  return new ApiError(404, `Order ${orderId} was not found`)
+}
