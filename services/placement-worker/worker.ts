@@ -24,6 +24,7 @@ import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
 import { settleOrphans } from './sweeps.js'
 import { erasePersonalDataOlderThan } from '../../shared/orders/personal-data.js'
+import { createPhotoStore } from '../../shared/storage/photos.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 const SWEEP_MS = 15 * 60 * 1000
@@ -110,9 +111,10 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     if (settled.length > 0) app.log.warn({ placementIds: settled }, 'settled placements no job backs as not processed')
   }, (err) => app.log.warn({ err }, 'placement settler failed'))
 
+  const photos = createPhotoStore(config)
   const sweep = setInterval(() => {
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
-    erasePersonalDataOlderThan(sql, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
+    erasePersonalDataOlderThan(sql, photos, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
   }, SWEEP_MS).unref()
 
   app.addHook('onClose', async () => {

@@ -52,17 +52,21 @@ export async function erasePlacementShipmentsByPhone(tx: Tx, orderIds: string[],
     where p.id in (select placement_id from orders where id = any(${orderIds}))`
 }
 
-/** Erases the orders' personal fields, courier details and reasons, and the same in their events. */
-export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[]): Promise<void> {
+/**
+ * Erases the orders' personal fields, courier details, reasons and delivery photos' links, and the
+ * same in their events; returns the photo store keys the orders held, for the caller to remove.
+ */
+export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[]): Promise<string[]> {
   const orderIds = 'orderIds' in scope
     ? scope.orderIds
     : (await tx<{ id: string }[]>`select id from orders where placement_id = any(${scope.placementIds}::uuid[])`).map((row) => row.id)
-  if (orderIds.length === 0) return
+  if (orderIds.length === 0) return []
+  const photos = await tx<{ photoKey: string }[]>`select photo_key from orders where id = any(${orderIds}) and photo_key is not null`
   await tx`
     update orders set
       shipment = shipment - ${fields}::text[],
       courier = null, pickup_lat = null, pickup_lng = null, dropoff_lat = null, dropoff_lng = null,
-      delivery_pin = null, delivered_lat = null, delivered_lng = null, tracking_token = null,
+      delivery_pin = null, delivered_lat = null, delivered_lng = null, tracking_token = null, photo_key = null, photo_url = null,
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
   await tx`delete from order_trail_points where order_id = any(${orderIds})`
@@ -74,9 +78,10 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
       'courier', null,
       'delivery_pin', null,
       'proof_of_delivery', case when jsonb_typeof(data::jsonb -> 'order' -> 'proof_of_delivery') = 'object'
-        then (data::jsonb -> 'order' -> 'proof_of_delivery') || '{"latitude": null, "longitude": null}'::jsonb else 'null'::jsonb end,
+        then (data::jsonb -> 'order' -> 'proof_of_delivery') || '{"latitude": null, "longitude": null, "photo_url": null}'::jsonb else 'null'::jsonb end,
       'history', (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(coalesce(data::jsonb -> 'order' -> 'history', '[]')) with ordinality as e(h, n))))::json
     where order_id = any(${orderIds})`
+  return photos.map((row) => row.photoKey)
 }
 
 /** The orders of one person, found by any phone field of their shipment (the last ten digits). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { insertAudit } from '../db/audit.js'
 import { claimPlacementsOlderThan, eraseOrders, erasePlacementShipments, erasePlacementShipmentsByPhone, findOrdersByPhone } from '../db/personal-data.js'
 import type { Sql } from '../db/sql.js'
+import type { PhotoStore } from '../storage/photos.js'
 
 /** The shipment fields that name, reach or locate a person, or say what they sent. */
 export const PERSONAL_FIELDS = [
@@ -15,15 +16,24 @@ const ERASE_BATCH = 500
 // Orders still on their way: erasing them would leave a courier without an address.
 const ACTIVE = ['created', 'assigned', 'picked_up']
 
+/**
+ * Removes delivery photos from the store inside the erasure's transaction, before it commits: a
+ * photo the store could not remove rolls the erasure back, to be tried again, and never leaves a
+ * photo behind with nothing pointing at it.
+ */
+async function removePhotos(photos: PhotoStore, keys: string[]): Promise<void> {
+  await Promise.all(keys.map((key) => photos.remove(key)))
+}
+
 /** Erases the personal data of placements settled more than `days` ago, in batches; the count erased. */
-export async function erasePersonalDataOlderThan(sql: Sql, days: number): Promise<number> {
+export async function erasePersonalDataOlderThan(sql: Sql, photos: PhotoStore, days: number): Promise<number> {
   let total = 0
   for (;;) {
     const erased = await sql.begin(async (tx) => {
       const ids = await claimPlacementsOlderThan(tx, days, ERASE_BATCH)
       if (ids.length === 0) return 0
       await erasePlacementShipments(tx, ids, PERSONAL_FIELDS)
-      await eraseOrders(tx, { placementIds: ids }, PERSONAL_FIELDS)
+      await removePhotos(photos, await eraseOrders(tx, { placementIds: ids }, PERSONAL_FIELDS))
       return ids.length
     })
     total += erased
@@ -51,7 +61,7 @@ export type PersonErasure =
  * or sender phone is `digits`, their placements' copies and their events. Refused, erasing
  * nothing, while any of those orders is still on its way.
  */
-export async function erasePerson(sql: Sql, actor: string, digits: string): Promise<PersonErasure> {
+export async function erasePerson(sql: Sql, photos: PhotoStore, actor: string, digits: string): Promise<PersonErasure> {
   return sql.begin(async (tx) => {
     const orders = await findOrdersByPhone(tx, digits)
     const active = orders.filter((order) => ACTIVE.includes(order.status))
@@ -59,7 +69,7 @@ export async function erasePerson(sql: Sql, actor: string, digits: string): Prom
     const orderIds = orders.map((order) => order.id)
     if (orderIds.length > 0) {
       await erasePlacementShipmentsByPhone(tx, orderIds, digits, PERSONAL_FIELDS)
-      await eraseOrders(tx, { orderIds }, PERSONAL_FIELDS)
+      await removePhotos(photos, await eraseOrders(tx, { orderIds }, PERSONAL_FIELDS))
     }
     // The trail names the request by a hash of the number, never the number itself.
     await insertAudit(tx, { actor, action: 'person.erase', businessId: null, subject: `phone ${phoneFingerprint(digits)}`, before: null, after: { orders: orderIds } })

@@ -51,7 +51,7 @@ export const orderSchema = z.object({
     pin_required: z.boolean(),
     photo_required: z.boolean(),
     pin_verified: z.boolean().describe('The courier gave the right PIN (an operator\'s delivery verifies nothing)'),
-    photo_url: z.string().nullable().describe('The courier\'s photo at the door: GET it with your API key for a 302 to a copy any browser can open for 15 minutes. Null without a photo, or once erased'),
+    photo_url: z.string().nullable().describe('The courier\'s photo at the door: GET it with your API key for a link any browser can open for 15 minutes. Null without a photo, or once erased'),
     delivered_at: iso,
     latitude: z.number().nullable().describe("The courier's last reported position at delivery, if known"),
     longitude: z.number().nullable(),
@@ -102,3 +102,9 @@ export const sandboxAdvanceSchema = z.object({
   to: z.enum(ORDER_STATUSES, { error: (issue) => (issue.input === undefined ? 'to should not be empty' : `to must be one of the following values: ${ORDER_STATUSES.join(', ')}`) }),
   reason: optionalText('reason', { max: 255 }),
 }, { error: 'body must be a JSON object' })
+
+/** `GET /v2/business/orders/{order_id}/proof/photo`: where the photo is for the next 15 minutes. */
+export const photoLinkSchema = z.object({
+  url: z.string().describe('A link to the photo that needs no API key, valid until expires_at'),
+  expires_at: z.string().describe('ISO 8601'),
+})

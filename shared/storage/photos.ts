@@ -105,19 +105,19 @@ export function photoLinks(secret: Buffer) {
   // The key serves other purposes too (webhook secrets): the signed text says what it is for.
   const sign = (payload: string) => createHmac('sha256', secret).update(`proof-photo-link\0${payload}`).digest('base64url')
   return {
-    token(key: string, expiresAt: number): string {
-      const payload = `${Buffer.from(key).toString('base64url')}.${expiresAt}`
-      return `${payload}.${sign(payload)}`
+    /** The link's path below `/v2/proof-photos/`: three segments (a path parameter holds at most 100 characters). */
+    path(key: string, expiresAt: number): string {
+      const payload = `${Buffer.from(key).toString('base64url')}/${expiresAt}`
+      return `${payload}/${sign(payload)}`
     },
-    /** The key a token names, or why it names none. */
-    read(token: string, now: number): { kind: 'valid'; key: string } | { kind: 'expired' } | { kind: 'invalid' } {
-      const [key, expires, signature, ...rest] = token.split('.')
-      if (!key || !expires || !signature || rest.length > 0 || !/^\d{1,12}$/.test(expires)) return { kind: 'invalid' }
-      const expected = Buffer.from(sign(`${key}.${expires}`))
-      const given = Buffer.from(signature)
+    /** The key a link names, or why it names none. */
+    read(parts: { key: string; expires: string; signature: string }, now: number): { kind: 'valid'; key: string } | { kind: 'expired' } | { kind: 'invalid' } {
+      if (!/^\d{1,12}$/.test(parts.expires)) return { kind: 'invalid' }
+      const expected = Buffer.from(sign(`${parts.key}/${parts.expires}`))
+      const given = Buffer.from(parts.signature)
       if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { kind: 'invalid' }
-      if (Number(expires) * 1000 <= now) return { kind: 'expired' }
-      return { kind: 'valid', key: Buffer.from(key, 'base64url').toString() }
+      if (Number(parts.expires) * 1000 <= now) return { kind: 'expired' }
+      return { kind: 'valid', key: Buffer.from(parts.key, 'base64url').toString() }
     },
   }
 }

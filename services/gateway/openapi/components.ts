@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { catalogSchema } from '../../../shared/schemas/catalog.js'
 import { courierOfferListSchema, courierOrderSchema, courierProfileSchema, declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema, shiftSchema } from '../../../shared/schemas/courier.js'
 import { errorBodySchema } from '../../../shared/schemas/error.js'
-import { cancelRequestSchema, eventListSchema, eventSchema, orderListSchema, orderSchema, sandboxAdvanceSchema, transactionListSchema, transactionSchema, walletSchema } from '../../../shared/schemas/order.js'
+import { cancelRequestSchema, photoLinkSchema, eventListSchema, eventSchema, orderListSchema, orderSchema, sandboxAdvanceSchema, transactionListSchema, transactionSchema, walletSchema } from '../../../shared/schemas/order.js'
 import { placementPendingSchema, placementResultSchema } from '../../../shared/schemas/placement.js'
 import { quoteRequestSchema, quoteResponseSchema } from '../../../shared/schemas/quote.js'
 import { placementRequestSchema, shipmentSchema } from '../../../shared/schemas/shipment.js'
@@ -53,6 +53,7 @@ const answers = {
   Shift: shiftSchema,
   CourierOfferList: courierOfferListSchema,
   CourierOrder: courierOrderSchema,
+  PhotoLink: photoLinkSchema,
 } satisfies Record<string, z.ZodType>
 
 export type SchemaName = keyof typeof requests | keyof typeof answers

@@ -37,6 +37,22 @@ function move(operationId: string, summary: string, description: string, request
   }
 }
 
+/** A delivery: JSON `{ pin }`, or multipart/form-data with the PIN and a photo from the door. */
+function deliver() {
+  const operation = move('deliverOrder', 'Delivered', 'picked_up → delivered. An order whose shipment asked for `proof.pin` needs the recipient\'s PIN (400 when wrong; the fifth wrong PIN locks the delivery: 409); one that asked for `proof.photo` needs a photo, sent as multipart/form-data: JPEG or PNG by its bytes, at most 5 MB (413 beyond).', 'DeliverRequest')
+  const multipart = {
+    schema: {
+      type: 'object',
+      properties: {
+        pin: { type: 'string', maxLength: 8, description: 'The PIN the recipient gave' },
+        photo: { type: 'string', format: 'binary', description: 'The photo at the door: JPEG or PNG, at most 5 MB' },
+      },
+    },
+    encoding: { photo: { contentType: 'image/jpeg, image/png' } },
+  }
+  return { post: { ...operation.post, requestBody: { ...body('DeliverRequest', 'The PIN, and the photo when one is asked for', false), content: { ...body('DeliverRequest', '').content, 'multipart/form-data': multipart } } } }
+}
+
 export const courierOperations = {
   '/courier/me': {
     get: {
@@ -85,7 +101,7 @@ export const courierOperations = {
     },
   },
   '/courier/orders/{order_id}/pickup': move('pickUpOrder', 'Picked up', 'assigned → picked_up.', null),
-  '/courier/orders/{order_id}/deliver': move('deliverOrder', 'Delivered', 'picked_up → delivered.', 'DeliverRequest'),
+  '/courier/orders/{order_id}/deliver': deliver(),
   '/courier/orders/{order_id}/fail': move('failOrder', 'Could not deliver', 'picked_up → failed, with a reason.', 'ReasonRequest'),
   '/courier/orders/{order_id}/unassign': move('unassignOrder', 'Give the order back', 'assigned → created, with a reason; it is offered to the next courier.', 'ReasonRequest'),
   '/courier/orders/{order_id}/return': move('returnOrder', 'Returned to the sender', 'failed → returned.', null),

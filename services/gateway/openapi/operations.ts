@@ -103,6 +103,32 @@ export const operations = {
       responses: { 200: answer('The order', 'Order', example.order), ...refusalsOf(401, 403, 404) },
     },
   },
+  '/business/orders/{order_id}/proof/photo': {
+    get: {
+      operationId: 'getDeliveryPhoto', tags: ['Orders'], ...access('read', "The courier's photo at the door (`proof_of_delivery.photo_url`): a link to it that needs no API key for 15 minutes, so it can go straight into an `<img>` or a support ticket. 404 when the order has no photo, or its personal data was erased."), parameters: [ORDER_ID],
+      summary: 'Get the delivery photo',
+      responses: {
+        200: answer('Where the photo is for the next 15 minutes', 'PhotoLink', { url: 'https://api.courier.example/v2/proof-photos/cHJvb2YvT1JELTdLMk05UVhINFQvNTU1ZTI0NWY4YjA3ODg1ZDIzNWZhMzA4LmpwZw/1795624220/EXhy7txaV39NvHo24QyfKyxjlL8fswmDD6SMnK6v2LU', expires_at: '2026-11-25T10:15:00.000Z' }),
+        ...refusalsOf(401, 403, 404),
+      },
+    },
+  },
+  '/proof-photos/{key}/{expires}/{signature}': {
+    get: {
+      operationId: 'openDeliveryPhoto', tags: ['Orders'], security: [], 'x-scopes': [],
+      summary: 'Open a delivery photo link',
+      description: 'A link from GET /business/orders/{order_id}/proof/photo: the link is the permission until it expires (410 after). Deployments that keep photos on S3 hand out its presigned links instead.\n\nAPI key scope: none; no API key.',
+      parameters: [
+        path('key', 'Which photo', { type: 'string', pattern: '^[A-Za-z0-9_-]+$' }),
+        path('expires', 'Unix time the link ends', { type: 'string', pattern: '^[0-9]{1,12}$' }),
+        path('signature', 'HMAC-SHA256 of the two', { type: 'string', pattern: '^[A-Za-z0-9_-]+$' }),
+      ],
+      responses: {
+        200: { description: 'The photo', headers: commonHeaders, content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        ...refusalsOf(404, 410),
+      },
+    },
+  },
   '/business/orders/{order_id}/cancel': {
     post: {
       operationId: 'cancelOrder', tags: ['Orders'], ...access('write', 'Free until a courier is assigned and for a short window after; then a fee. The refund (price − fee) goes back to the wallet in the same transaction. Cancelling a cancelled order answers it again.'), parameters: [ORDER_ID],

@@ -35,6 +35,7 @@ const refusals = {
   403: { name: 'Forbidden', description: 'The key lacks the scope this operation needs', example: refusal(403, PATH, 'Insufficient API key scope') },
   404: { name: 'NotFound', description: 'No such object for this business in this mode (live or test)', example: refusal(404, '/v2/business/orders/ORD-7K2M9QXH4T', 'Order ORD-7K2M9QXH4T was not found') },
   409: { name: 'Conflict', description: 'The object is not in a state that allows this', example: refusal(409, '/v2/business/orders/ORD-7K2M9QXH4T/cancel', 'ORD-7K2M9QXH4T can no longer be cancelled: it was picked up') },
+  410: { name: 'Gone', description: 'The link has expired: ask for a new one', example: refusal(410, '/v2/proof-photos/cHJvb2Yv…/1795624220/EXhy7t…', "This photo link has expired: GET the order's photo_url again for a new one") },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the configured limit', example: refusal(413, PATH, 'Request body is larger than 1048576 bytes') },
   415: { name: 'UnsupportedMediaType', description: 'The body is not application/json', example: refusal(415, PATH, 'Content-Type must be application/json') },
   422: { name: 'IdempotencyMismatch', description: 'The Idempotency-Key was used before with a different body', example: refusal(422, '/v2/business/order', 'Idempotency-Key was already used with a different request body') },

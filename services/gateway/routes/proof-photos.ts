@@ -16,8 +16,8 @@ interface PhotoRouteOptions {
 
 /**
  * A delivery photo for its business (DESIGN 14): `photo_url` takes the business's key and answers
- * 302 to a copy any browser can open for PHOTO_LINK_TTL_S (15 minutes): the store's presigned
- * link (S3), or the gateway's own signed link (a local directory).
+ * a link any browser can open for PHOTO_LINK_TTL_S (15 minutes): the store's presigned link (S3),
+ * or the gateway's own signed link (a local directory).
  */
 export async function businessPhotoRoutes(app: FastifyInstance, { sql, photos, links, publicBaseUrl, ttlS }: PhotoRouteOptions) {
   app.get<{ Params: { order_id: string } }>('/business/orders/:order_id/proof/photo', { config: { access: 'read' } }, async (request, reply) => {
@@ -26,15 +26,15 @@ export async function businessPhotoRoutes(app: FastifyInstance, { sql, photos, l
     if (!order) throw orderNotFound(orderId)
     if (!order.photoKey) throw new ApiError(404, `No delivery photo for ${orderId}`)
     const expiresAt = Math.floor(Date.now() / 1000) + ttlS
-    const url = (await photos.presign(order.photoKey, ttlS)) ?? `${publicBaseUrl}/v2/proof-photos/${links.token(order.photoKey, expiresAt)}`
-    return reply.code(302).header('location', url).header('cache-control', 'no-store').send({ url, expires_at: new Date(expiresAt * 1000).toISOString() })
+    const url = (await photos.presign(order.photoKey, ttlS)) ?? `${publicBaseUrl}/v2/proof-photos/${links.path(order.photoKey, expiresAt)}`
+    return reply.header('cache-control', 'no-store').send({ url, expires_at: new Date(expiresAt * 1000).toISOString() })
   })
 }
 
 /** The gateway's signed photo links: no key, the link is the permission, until it expires. */
 export async function photoLinkRoutes(app: FastifyInstance, { photos, links }: Pick<PhotoRouteOptions, 'photos' | 'links'>) {
-  app.get<{ Params: { token: string } }>('/:token', async (request, reply) => {
-    const link = links.read(request.params.token, Date.now())
+  app.get<{ Params: { key: string; expires: string; signature: string } }>('/:key/:expires/:signature', async (request, reply) => {
+    const link = links.read(request.params, Date.now())
     if (link.kind === 'expired') throw new ApiError(410, 'This photo link has expired: GET the order\'s photo_url again for a new one')
     const photo = link.kind === 'valid' ? await photos.get(link.key) : null
     if (!photo) throw new ApiError(404, 'Photo was not found')

@@ -1,4 +1,5 @@
 import { erasePerson, phoneDigits, phoneFingerprint } from '../../../shared/orders/personal-data.js'
+import { createPhotoStore } from '../../../shared/storage/photos.js'
 import { defineCommand } from '../command.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
@@ -17,8 +18,8 @@ export const erase = defineCommand({
     if (!digits) throw new OperatorInputError('--phone is required: the number as the shipments carry it, 10 to 15 digits')
     return { digits }
   },
-  async run({ sql, actor }, { digits }) {
-    const erasure = await erasePerson(sql, actor, digits)
+  async run({ sql, config, actor }, { digits }) {
+    const erasure = await erasePerson(sql, createPhotoStore(config), actor, digits)
     if (erasure.kind === 'active') {
       throw new OperatorInputError(`nothing was erased: ${erasure.orderIds.join(', ')} ${erasure.orderIds.length === 1 ? 'is' : 'are'} still on the way; erase once delivered, cancelled, failed or returned`)
     }

@@ -9,6 +9,7 @@ import { holdLock } from '../../helpers/db.js'
 import { waitFor } from '../../helpers/processes.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { usePhotoStore } from '../../helpers/photos.js'
 
 t.test('the worker sweeps: orphans settled not processed, late jobs inert, personal data erased', async (t) => {
   const { gateway, db } = await startStack(t, { env: { PLACEMENT_ORPHAN_AFTER_S: '1' } })
@@ -75,7 +76,7 @@ t.test('the worker sweeps: orphans settled not processed, late jobs inert, perso
     const fresh = (await place(account.apiKey, 'keep-me')).json().placement_id
     await sql`update placements set created_at = now() - interval '91 days' where id = ${id}`
 
-    t.ok(await erasePersonalDataOlderThan(sql, 90) >= 1)
+    t.ok(await erasePersonalDataOlderThan(sql, usePhotoStore(t).store, 90) >= 1)
     const personal = ['recipient_name', 'recipient_phone', 'dropoff_address']
     const [stored] = await sql`select shipments, personal_data_erased_at from placements where id = ${id}`
     t.ok(stored.personalDataErasedAt)

@@ -9,6 +9,7 @@ import { PLACE } from '../../helpers/gateway.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { usePhotoStore } from '../../helpers/photos.js'
 
 /*
  * Erasure covers everything personal: after it, no row of any table (placements, orders,
@@ -62,7 +63,7 @@ t.test('personal data erasure', async (t) => {
     await failWithReason(t, placed.orders[0]!.order_id, who)
     t.same(await traced(who), who.traces, 'before: every trace is stored')
     await sql`update placements set created_at = now() - interval '91 days' where id = ${placed.placement_id}`
-    t.ok(await erasePersonalDataOlderThan(sql, 90) >= 1)
+    t.ok(await erasePersonalDataOlderThan(sql, usePhotoStore(t).store, 90) >= 1)
     t.same(await traced(who), [], 'after: none is left anywhere')
     t.same([...(await sql`select delivery_pin from orders where id = ${placed.orders[0]!.order_id}`)].map((row) => row.deliveryPin), [null], 'nor the delivery PIN the recipient was given')
     const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${placed.orders[0]!.order_id}`, headers: bearer(account.apiKey) })
