@@ -58,14 +58,16 @@ export const commonEnv = z.object({
   // The address integrators call: the OpenAPI document's server URL and the base of every
   // proof photo link; http://localhost:GATEWAY_PORT when unset (the launcher sets it for its children).
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
-  // Proof-of-delivery photos (DESIGN 14): a local directory, or an S3-compatible bucket when S3_BUCKET is set
-  // (credentials the AWS way: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a role or a profile).
+  // Proof-of-delivery photos (DESIGN 14): a local directory, or an S3-compatible bucket when S3_BUCKET is set.
   STORAGE_DIR: z.string().min(1).default('var/storage'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   // MinIO and most S3-compatible stores want path-style URLs (endpoint/bucket/key).
   S3_FORCE_PATH_STYLE: z.stringbool().default(false),
+  // Both or neither; without them the AWS SDK's own chain (a pod's role, a profile) is used.
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
 })
 
 /** A long-running service: the address it listens on and the bounds on every session of its pool (not migrations or the CLI). */

@@ -60,6 +60,8 @@ const shared = {
   INTERNAL_TOKEN: config.INTERNAL_TOKEN ?? randomBytes(32).toString('base64url'),
   // Pricing signs held quotes with it and the worker checks them: one key per run, like the token.
   QUOTE_SIGNING_KEY: config.QUOTE_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
+  // Delivery photo links name the gateway, whichever service takes the delivery (the API or the courier app).
+  PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}`,
 }
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
@@ -70,7 +72,7 @@ const SERVICES: ServiceSpec[] = [
   { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal, healthUrl: health(config.PRICING_PORT) },
   { name: 'worker', args: nodeArgsOf('start:worker'), env: internal, healthUrl: health(config.WORKER_PORT) },
   { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks }, healthUrl: health(config.WEBHOOK_SENDER_PORT) },
-  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks }, healthUrl: health(config.CONSOLE_PORT) },
+  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL }, healthUrl: health(config.CONSOLE_PORT) },
   { name: 'dispatcher', args: nodeArgsOf('start:dispatcher'), env: internal, healthUrl: health(config.DISPATCHER_PORT) },
   { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks }, healthUrl: health(config.GATEWAY_PORT) },
 ]

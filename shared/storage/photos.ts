@@ -42,7 +42,9 @@ export function newPhotoKey(orderId: string, type: PhotoType): string {
 
 const KEY = /^proof\/ORD-[A-Za-z0-9_-]+\/[0-9a-f]{24}\.(jpg|png)$/
 
-export function createPhotoStore(config: Pick<CommonConfig, 'STORAGE_DIR' | 'S3_BUCKET' | 'S3_ENDPOINT' | 'S3_REGION' | 'S3_FORCE_PATH_STYLE'>): PhotoStore {
+type StorageConfig = Pick<CommonConfig, 'STORAGE_DIR' | 'S3_BUCKET' | 'S3_ENDPOINT' | 'S3_REGION' | 'S3_FORCE_PATH_STYLE' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY'>
+
+export function createPhotoStore(config: StorageConfig): PhotoStore {
   return config.S3_BUCKET ? s3Store(config.S3_BUCKET, config) : directoryStore(path.resolve(config.STORAGE_DIR))
 }
 
@@ -71,9 +73,9 @@ function directoryStore(root: string): PhotoStore {
   }
 }
 
-function s3Store(bucket: string, config: Pick<CommonConfig, 'S3_ENDPOINT' | 'S3_REGION' | 'S3_FORCE_PATH_STYLE'>): PhotoStore {
-  // Credentials come the AWS way (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a role, a profile).
-  const client = new S3Client({ region: config.S3_REGION, endpoint: config.S3_ENDPOINT, forcePathStyle: config.S3_FORCE_PATH_STYLE })
+function s3Store(bucket: string, config: StorageConfig): PhotoStore {
+  const credentials = config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY ? { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY } : undefined
+  const client = new S3Client({ region: config.S3_REGION, endpoint: config.S3_ENDPOINT, forcePathStyle: config.S3_FORCE_PATH_STYLE, credentials })
   return {
     async put(key, photo) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: photo.bytes, ContentType: photo.contentType }))
