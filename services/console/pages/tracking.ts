@@ -1,7 +1,8 @@
-import type { CourierFix, Point } from '../../../shared/courier.js'
+import type { CourierFix } from '../../../shared/courier.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { when } from '../format.js'
-import { html, type Html } from '../html.js'
+import { html } from '../html.js'
+import { trackingMap, type TileSource } from './tracking-map.js'
 
 // The recipient's tracking page (DESIGN 14): phone-sized, no script, refreshing itself, and
 // nothing beyond what the recipient needs: no phone, no price, no full name.
@@ -23,9 +24,11 @@ export interface TrackingView {
   /** The courier's last fix while the order is on its way, else null. */
   courierAt: CourierFix | null
   eta: { stage: 'pickup' | 'dropoff'; at: string } | null
+  /** Map tiles to draw the markers over; null: the plain SVG. */
+  tiles: TileSource | null
 }
 
-export function trackingPage({ order, courierAt, eta }: TrackingView): string {
+export function trackingPage({ order, courierAt, eta, tiles }: TrackingView): string {
   const active = order.status === 'assigned' || order.status === 'picked_up'
   const firstName = order.courier?.name.trim().split(/\s+/)[0] ?? null
   const vehicle = order.courier?.vehicle_type ? VEHICLES[order.courier.vehicle_type] : null
@@ -43,27 +46,9 @@ ol{padding-left:1.2rem}small{color:#555}</style></head>
 ${eta && active ? html`<p class="card">Expected at the ${eta.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${when(eta.at).slice(11, 16)} UTC</strong></p>` : ''}
 ${order.deliveryPin && active ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
 ${firstName && order.status !== 'created' && order.status !== 'cancelled' ? html`<p class="card">Your courier: <strong>${firstName}</strong>${vehicle ? html`, by ${vehicle}` : ''}</p>` : ''}
-${active ? map(order, courierAt) : ''}
+${active ? trackingMap(order, courierAt, tiles) : ''}
 <div class="card"><h2>History</h2><ol>${order.history.map((step) => html`<li>${step.status.replace('_', ' ')}, ${when(step.at)}</li>`)}</ol></div>
 <p><small>This page refreshes itself.</small></p>
 </main></body></html>`
   return page.text
-}
-
-/** The pickup, the dropoff and the courier on a plain SVG: no tiles, no internet. */
-function map(order: Order, courierAt: CourierFix | null): Html {
-  const points: [string, Point, string][] = []
-  if (order.pickupLat !== null && order.pickupLng !== null) points.push(['Pickup', { lat: order.pickupLat, lng: order.pickupLng }, '#2f6f3e'])
-  if (order.dropoffLat !== null && order.dropoffLng !== null) points.push(['You', { lat: order.dropoffLat, lng: order.dropoffLng }, '#a33b20'])
-  if (courierAt) points.push(['Courier', { lat: courierAt.latitude, lng: courierAt.longitude }, '#1f4fa3'])
-  if (points.length === 0) return html``
-  const lats = points.map(([, p]) => p.lat)
-  const lngs = points.map(([, p]) => p.lng)
-  const span = Math.max(Math.max(...lats) - Math.min(...lats), Math.max(...lngs) - Math.min(...lngs), 0.005)
-  const [width, height, pad] = [320, 220, 30]
-  const x = (lng: number) => pad + ((lng - Math.min(...lngs)) / span) * (width - 2 * pad)
-  const y = (lat: number) => height - pad - ((lat - Math.min(...lats)) / span) * (height - 2 * pad)
-  return html`<svg viewBox="0 0 ${width} ${height}" role="img" aria-label="Map of the pickup, your address and the courier">
-${points.map(([label, p, colour]) => html`<circle cx="${x(p.lng).toFixed(1)}" cy="${y(p.lat).toFixed(1)}" r="7" fill="${colour}"></circle><text x="${(x(p.lng) + 10).toFixed(1)}" y="${(y(p.lat) + 4).toFixed(1)}" font-size="12">${label}</text>`)}
-</svg>`
 }

@@ -5,6 +5,7 @@ import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { etaOf } from '../../../shared/orders/resource.js'
 import type { ConsoleDeps } from '../deps.js'
 import { trackingPage } from '../pages/tracking.js'
+import { tileOrigin } from '../pages/tracking-map.js'
 
 // Tracking pages end this long after the order came to rest (DESIGN 14).
 const KEPT_AFTER_REST_MS = 7 * 24 * 3600 * 1000
@@ -13,6 +14,10 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{22}$/
 
 /** `GET /t/{token}`: the recipient's page, without a login; 404 for an unknown, erased or long-finished order. */
 export default async function trackingRoutes(app: FastifyInstance, { sql, redis, config }: ConsoleDeps) {
+  const tiles = config.TRACKING_MAP_TILES_URL ? { url: config.TRACKING_MAP_TILES_URL, attribution: config.TRACKING_MAP_ATTRIBUTION } : null
+  // The console's policy as helmet set it, with the tile server's images allowed (nothing else of it).
+  const allowTiles = (policy: unknown) => tiles && typeof policy === 'string' ? policy.replace(/img-src ([^;]*)/, `img-src $1 ${tileOrigin(tiles)}`) : null
+
   app.get<{ Params: { token: string } }>('/t/:token', async (request, reply) => {
     reply.header('x-robots-tag', 'noindex, nofollow').header('referrer-policy', 'no-referrer')
     const { token } = request.params
@@ -24,6 +29,8 @@ export default async function trackingRoutes(app: FastifyInstance, { sql, redis,
     const courierAt = active && order.courierId ? await lastFix(redis, config.QUEUE_PREFIX, order.courierId).catch(() => null) : null
     const rates = await getPlatformRates(sql)
     const eta = etaOf(order, { location: courierAt, roadFactor: rates.roadFactor })
-    return reply.type('text/html; charset=utf-8').send(trackingPage({ order, courierAt, eta }))
+    const csp = allowTiles(reply.getHeader('content-security-policy'))
+    if (csp) reply.header('content-security-policy', csp)
+    return reply.type('text/html; charset=utf-8').send(trackingPage({ order, courierAt, eta, tiles }))
   })
 }

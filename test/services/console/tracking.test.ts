@@ -9,6 +9,7 @@ import { changeOrder } from '../../../shared/orders/change.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder, startConsole } from '../../helpers/console.js'
 import { useTestDb } from '../../helpers/db.js'
+import { consoleEnv, loadConfig } from '../../../shared/config.js'
 
 // The recipient's tracking page (DESIGN 14), served by the console without a login: what it
 // shows (status, history, the courier's first name and vehicle, position and ETA while on the
@@ -69,4 +70,33 @@ t.test('404: unknown, malformed, erased, or seven days after the order came to r
   t.match((await open(rested.token)).body, 'This delivery was cancelled', 'a cancelled order still shows')
   await sql`update orders set updated_at = now() - interval '7 days 1 minute' where id = ${rested.orderId}`
   t.equal((await open(rested.token)).statusCode, 404, 'seven days after coming to rest it ends')
+})
+
+t.test('with TRACKING_MAP_TILES_URL the markers sit on map tiles, and the page may load only those', async (t) => {
+  const tiled = await startConsole(t, db.env, { TRACKING_MAP_TILES_URL: 'https://tiles.example.org/{z}/{x}/{y}.png', TRACKING_MAP_ATTRIBUTION: '© Example Tiles' })
+  const { orderId, token } = await trackedOrder()
+  const { courier } = await createCourier(sql, 'test', { name: 'Tayo Ade', phone: '+2348095550001', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
+  t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
+
+  const page = await tiled.app.inject({ method: 'GET', url: `/t/${token}` })
+  t.equal(page.statusCode, 200)
+  const tiles = [...page.body.matchAll(/<image href="https:\/\/tiles\.example\.org\/(\d+)\/(\d+)\/(\d+)\.png"/g)].map((m) => m.slice(1).map(Number))
+  t.ok(tiles.length >= 2 && tiles.length <= 6, `a few tiles cover the 320×220 map (${tiles.length})`)
+  const [z] = tiles[0]!
+  t.ok(tiles.every(([zoom]) => zoom === z) && z! >= 10 && z! <= 17, `one city-level zoom (${z})`)
+  // The courier's fix, in that zoom's tile grid: one of the tiles drawn is under it.
+  const size = 2 ** z!
+  const lat = (6.45 * Math.PI) / 180
+  const under = [Math.floor(((3.46 + 180) / 360) * size), Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * size)]
+  t.ok(tiles.some(([, x, y]) => x === under[0] && y === under[1]), 'the tile under the courier is drawn')
+  t.match(page.body, />Courier<\/text>/)
+  t.match(page.body, '© Example Tiles', 'the tiles are attributed')
+  t.match(page.headers['content-security-policy'], /img-src 'self' data: https:\/\/tiles\.example\.org(;|$)/, 'images from the tile server only')
+  t.match(page.headers['content-security-policy'], /script-src 'none'/, 'the rest of the policy stays')
+
+  const plain = await open(token)
+  t.notMatch(plain.body, '<image', 'unset: the plain SVG, nothing fetched from elsewhere')
+  t.notMatch(plain.headers['content-security-policy'], 'tiles.example.org')
+  t.throws(() => loadConfig(consoleEnv, { ...db.env, CONSOLE_SESSION_SECRET: 'x'.repeat(32), TRACKING_MAP_TILES_URL: 'https://tiles.example.org/tile.png' }), /TRACKING_MAP_TILES_URL: must contain \{z\}, \{x\} and \{y\}/)
 })
