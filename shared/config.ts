@@ -53,6 +53,8 @@ export const commonEnv = z.object({
   SANDBOX_WALLET_START: z.coerce.number().min(0).max(1e12).default(1_000_000),
   // Where people open the console: set-password links (CLI, launcher) and the cookie's Secure flag.
   CONSOLE_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).default('http://localhost:3004'),
+  // How long a courier's one-time login code for the courier web app works (`courier:create`, `courier:code`, `npm start`).
+  COURIER_CODE_TTL_MIN: z.coerce.number().positive().max(24 * 60).default(15),
   // Where recipients open an order's tracking page (`/t/{token}`, served by the console); the console's URL when unset.
   TRACKING_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).transform((url) => url.replace(/\/+$/, '')).optional(),
   // The address integrators call: the OpenAPI document's server URL and the base of every

@@ -28,6 +28,11 @@ import authRoutes, { CSRF_COOKIE } from './routes/auth.js'
 import businessRoutes from './routes/business.js'
 import operatorRoutes from './routes/operator.js'
 import { postgresSessionStore } from './session-store.js'
+import { cspDirectives } from './csp.js'
+import courierAppRoutes from './routes/courier-app.js'
+import { deleteExpiredCourierSessions } from '../../shared/db/courier-logins.js'
+import { createDispatchQueue } from '../../shared/dispatch/queue.js'
+import { createPhotoStore } from '../../shared/storage/photos.js'
 import type { ConsoleDeps } from './deps.js'
 
 const SESSION_SWEEP_MS = 10 * 60 * 1000
@@ -51,10 +56,17 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     if (redis.status !== 'ready') await Promise.race([once(redis, 'ready').catch(() => undefined), setTimeout(REDIS_READY_WAIT_MS, undefined, { ref: false })])
   })
   const webhooks = createWebhookQueue(config, app.log)
-  const sweep = repeatWithoutOverlap(SESSION_SWEEP_MS, async () => { await deleteExpiredSessions(sql) }, (err) => app.log.warn({ err }, 'session sweep failed'))
+  // The courier web app's steps ask dispatch to look again (DESIGN 14) and keep delivery photos.
+  const dispatch = createDispatchQueue(config, app.log)
+  const photos = createPhotoStore(config)
+  const sweep = repeatWithoutOverlap(SESSION_SWEEP_MS, async () => {
+    await deleteExpiredSessions(sql)
+    await deleteExpiredCourierSessions(sql)
+  }, (err) => app.log.warn({ err }, 'session sweep failed'))
   app.addHook('onClose', async () => {
     clearInterval(sweep)
     await webhooks.close()
+    await dispatch.close()
     redis.disconnect()
     await sql.end({ timeout: 5 })
   })
@@ -63,14 +75,13 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   const announce = async (message: Invalidation) => {
     await publishInvalidation(redis, config.QUEUE_PREFIX, message).catch((err) => app.log.warn({ err, message }, 'invalidation not announced'))
   }
-  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue, redis }
+  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue, redis, dispatch, photos }
 
   const sessionTtlMs = config.CONSOLE_SESSION_TTL_H * 3600 * 1000
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.
   const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(config.CONSOLE_PUBLIC_URL)
   await app.register(helmet, {
-    // No page runs a script; forms post only here. Plain http://localhost is not upgraded.
-    contentSecurityPolicy: { directives: { 'script-src': ["'none'"], 'form-action': ["'self'"], 'frame-ancestors': ["'none'"], 'upgrade-insecure-requests': local ? null : [] } },
+    contentSecurityPolicy: { directives: cspDirectives(local) },
     hsts: !local,
   })
   await app.register(formbody, { bodyLimit: 64 * 1024 })
@@ -124,6 +135,8 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   await app.register(authRoutes, { sql, loginLimit: config.CONSOLE_LOGIN_LIMIT })
   // Recipients' tracking pages: public, found by an unguessable token (DESIGN 14).
   await app.register(trackingRoutes, deps)
+  // Riders' pages: their own sessions, never a console user's (DESIGN 14).
+  await app.register(courierAppRoutes, { ...deps, secureCookies: !local })
   await app.register(async (scope) => {
     scope.addHook('preHandler', requireRole('business'))
     await scope.register(businessRoutes, deps)

@@ -1,8 +1,10 @@
 import type { Queue } from 'bullmq'
 import type { ConsoleConfig } from '../../shared/config.js'
 import type { Sql } from '../../shared/db/sql.js'
+import type { DispatchQueue } from '../../shared/dispatch/queue.js'
 import type { Invalidation } from '../../shared/invalidation.js'
 import type { RedisClient } from '../../shared/redis.js'
+import type { PhotoStore } from '../../shared/storage/photos.js'
 import type { WebhookJob } from '../../shared/webhooks/queue.js'
 
 /** What the console's route plugins are given. */
@@ -13,6 +15,10 @@ export interface ConsoleDeps {
   announce(message: Invalidation): Promise<void>
   /** Redeliveries go straight to the webhook sender's queue. */
   webhooks: Queue<WebhookJob>
-  /** Where couriers are and whether they are on shift (read only); without an offline queue, so a down Redis fails fast. */
+  /** Where couriers are and whether they are on shift (the courier app's shift and location steps write it); without an offline queue, so a down Redis fails fast. */
   redis: RedisClient
+  /** The courier web app's steps tell the dispatcher to look again (an offer declined, a courier free). */
+  dispatch: DispatchQueue
+  /** Delivery photos: the courier app stores them, a business's order page shows its own. */
+  photos: PhotoStore
 }

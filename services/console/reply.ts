@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ConsoleUser } from '../../shared/db/console-users.js'
+import type { Order } from '../../shared/db/orders.js'
+import type { PhotoStore } from '../../shared/storage/photos.js'
 import { layout, type Frame } from './pages/layout.js'
 import type { Flash } from './session-store.js'
 
@@ -55,3 +57,10 @@ export function actorOf(request: FastifyRequest): string {
   return request.user.email
 }
 
+
+/** An order's delivery photo, read from the photo store for a viewer allowed to see the order; 404 when it has none. */
+export async function sendProofPhoto(reply: FastifyReply, photos: PhotoStore, order: Order) {
+  const photo = order.photoKey ? await photos.get(order.photoKey) : null
+  if (!photo) return reply.callNotFound()
+  return reply.type(photo.contentType).header('content-disposition', `inline; filename="${order.id}-proof.${photo.contentType === 'image/png' ? 'png' : 'jpg'}"`).send(photo.bytes)
+}

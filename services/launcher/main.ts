@@ -5,6 +5,7 @@ import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
 import { demoConsoleUsers } from '../../shared/console/users.js'
 import { demoCourier } from '../../shared/couriers/fixed-couriers.js'
+import { issueLoginCode } from '../../shared/couriers/login.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
@@ -41,6 +42,7 @@ const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true }
 let demo
 let consoleUsers
 let courier
+let courierCode
 try {
   await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
   const reachable = redis.status === 'ready'
@@ -48,6 +50,8 @@ try {
   demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
   consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
   courier = await demoCourier(sql)
+  // A fresh one-time code each run: the demo rider logs in to the courier web app with it.
+  courierCode = courier ? await issueLoginCode(sql, courier.courier_id, config.COURIER_CODE_TTL_MIN) : null
 } finally {
   redis.disconnect()
   await sql.end()
@@ -108,6 +112,9 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
     console.log(courier
       ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
       : 'Demo courier: disabled by an operator (courier:create makes another)')
+    if (courier && courierCode) {
+      console.log(`Courier app: ${config.CONSOLE_PUBLIC_URL}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
+    }
     console.log(`Console: ${config.CONSOLE_PUBLIC_URL}/console`)
     for (const user of consoleUsers) {
       console.log(user.link

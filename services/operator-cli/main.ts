@@ -23,6 +23,7 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
   'courier:create': async () => (await import('./commands/courier-create.js')).courierCreate,
   'courier:token': async () => (await import('./commands/courier-token.js')).courierToken,
+  'courier:code': async () => (await import('./commands/courier-code.js')).courierCode,
   'courier:disable': async () => (await import('./commands/courier-disable.js')).courierDisable,
   'user:create': async () => (await import('./commands/user-create.js')).userCreate,
   'user:link': async () => (await import('./commands/user-link.js')).userLink,

@@ -1,5 +1,6 @@
 import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
+import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
 import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
 import { withdrawOffersOfCourier } from '../db/offers.js'
 import type { Db, Sql } from '../db/sql.js'
@@ -43,11 +44,11 @@ export function createCourier(sql: Sql, actor: string, input: NewCourier): Promi
 }
 
 export type CourierDisabling =
-  | { kind: 'disabled'; courier: CourierRow; tokenHashes: string[]; handedBack: OrderChangeOutcome[]; keptOrderIds: string[] }
+  | { kind: 'disabled'; courier: CourierRow; tokenHashes: string[]; sessionsEnded: number; handedBack: OrderChangeOutcome[]; keptOrderIds: string[] }
   | { kind: 'no_courier' }
 
 /**
- * Disables a courier: every token revoked and their pending offer withdrawn at once (the order goes
+ * Disables a courier: every token revoked, every web-app session ended, any login code void, and their pending offer withdrawn at once (the order goes
  * on to the next courier through the dispatcher's sweep); each `assigned` order goes back to `created`
  * (reason `courier disabled`) through the state machine; an order already picked up stays with
  * them and is listed for the operator. The caller tells the gateways (token hashes) and the
@@ -59,8 +60,10 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
     const row = await disableCourierRow(tx, courierId)
     if (!row) return null
     await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
-    await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length } })
-    return row
+    const sessionsEnded = await deleteCourierSessions(tx, courierId)
+    await deleteLoginCode(tx, courierId)
+    await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length, sessions_ended: sessionsEnded } })
+    return { ...row, sessionsEnded }
   })
   if (!disabled) return { kind: 'no_courier' }
   const active = await findActiveOrderIdsOfCourier(sql, courierId)
@@ -69,7 +72,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
     handedBack.push(await changeOrder(sql, { orderId: order.id, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: 'courier disabled' }, { actor }))
   }
   const keptOrderIds = active.filter((order) => order.status !== 'assigned').map((order) => order.id)
-  return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, handedBack, keptOrderIds }
+  return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, sessionsEnded: disabled.sessionsEnded, handedBack, keptOrderIds }
 }
 
 /** What disabling did, as `courier:disable` prints it and the console shows it. */
@@ -77,6 +80,8 @@ export interface CourierDisabled {
   courierId: string
   disabledAt: Date | null
   tokensRevoked: number
+  /** Courier web app sessions ended. */
+  sessionsEnded: number
   /** Orders back at `created`, for dispatch to offer again. */
   handedBack: string[]
   /** Orders already picked up: still the courier's, for the operator to see finished. */
@@ -95,6 +100,7 @@ export async function disableCourierAndAnnounce(sql: Sql, actor: string, courier
     courierId: disabled.courier.id,
     disabledAt: disabled.courier.disabledAt,
     tokensRevoked: disabled.tokenHashes.length,
+    sessionsEnded: disabled.sessionsEnded,
     handedBack: disabled.handedBack.flatMap((outcome) => (outcome.kind === 'changed' ? [String(outcome.order.order_id)] : [])),
     stillWithCourier: disabled.keptOrderIds,
   }

@@ -10,6 +10,8 @@ import { issueCourierToken } from './accounts.js'
 export interface FixedCourier {
   courier_id: string
   courier_token: string
+  /** What the rider logs in to the courier web app with, beside a one-time code. */
+  phone: string
 }
 
 interface Spec {
@@ -29,7 +31,7 @@ async function fixedCourier(sql: Sql, spec: Spec): Promise<FixedCourier | null> 
       .catch((err: { code?: string }) => { if (err.code !== PG.uniqueViolation) throw err })
   }
   const { token } = await issueCourierToken(sql, spec.id)
-  return { courier_id: spec.id, courier_token: token }
+  return { courier_id: spec.id, courier_token: token, phone: existing?.phone ?? spec.phone }
 }
 
 export function demoCourier(sql: Sql): Promise<FixedCourier | null> {

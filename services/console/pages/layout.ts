@@ -106,6 +106,7 @@ input,select,textarea,button{font:inherit;padding:.3rem .5rem}button{cursor:poin
 ol.problems li{margin:.2rem 0}code{background:#eef0f3;padding:0 .2rem}
 ol.listing{font-size:13px;background:#fff;border:1px solid #d5d9de;padding-left:3.5rem}ol.listing li.problem{background:#fde7ea}ol.listing code{background:none;white-space:pre}
 .visually-hidden{position:absolute;left:-999px}
+img.proof-photo{max-width:100%;height:auto;border:1px solid #d5d9de}
 svg.chart rect{fill:#2a6f97}svg.chart text{font-size:10px;fill:#333}
 :focus-visible{outline:3px solid #f0a500;outline-offset:2px}
 `

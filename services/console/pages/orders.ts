@@ -1,6 +1,7 @@
 import { ORDER_STATUSES } from '../../../shared/courier.js'
 import type { CancellationTerms } from '../../../shared/orders/cancellation.js'
 import type { Order } from '../../../shared/db/orders.js'
+import { photoRequired } from '../../../shared/orders/resource.js'
 import { money, when } from '../format.js'
 import { html, type Html } from '../html.js'
 import type { OrderListQuery } from '../order-list.js'
@@ -33,15 +34,20 @@ export function nextPageLink(path: string, params: URLSearchParams, last: Order 
   return html`<p><a href="${path}?${next.toString()}" rel="next">Next page</a></p>`
 }
 
-/** One order: what was sent, its price, courier, cancellation terms and history. `actions` are the forms the viewer may use. */
-export function orderDetail(order: Order, terms: CancellationTerms, actions: Html): Html {
+/**
+ * One order: what was sent, its price, courier, proof of delivery, tracking link, cancellation
+ * terms and history. `actions` are the forms the viewer may use; `photoHref` is where this viewer
+ * opens the delivery photo.
+ */
+export function orderDetail(order: Order, terms: CancellationTerms, actions: Html, photoHref: string): Html {
   const shipment = order.shipment
   return html`<div class="cards">
 <div class="card"><h2>Status</h2><p><strong>${order.status}</strong> (version ${order.version})</p><p>${order.livemode ? 'Live order' : 'Test order'}</p></div>
 <div class="card"><h2>Price</h2><p>${money(order.price, order.currency)}</p><p>${order.optionLabel ?? order.vehicleType}, ${order.distanceKm} km</p>
 ${order.refundedAmount > 0 ? html`<p>Refunded ${money(order.refundedAmount, order.currency)}</p>` : ''}</div>
 <div class="card"><h2>Courier</h2>${order.courier ? html`<p>${order.courier.name}<br>${order.courier.phone}${order.courier.vehicle_plate ? html`<br>${order.courier.vehicle_plate}` : ''}</p>` : html`<p>None assigned</p>`}</div>
-${proofCard(order)}
+${proofCard(order, photoHref)}
+${order.trackingUrl ? html`<div class="card"><h2>Tracking</h2><p><a href="${order.trackingUrl}" id="tracking-link" rel="noreferrer">The recipient's tracking page</a></p><p>Send it to the recipient: it shows where the courier is${order.deliveryPin ? ' and the PIN' : ''}.</p></div>` : ''}
 <div class="card"><h2>Cancellation</h2>${terms.cancellable
     ? html`<p>Cancelling now costs ${money(terms.fee ?? 0, order.currency)}; the refund would be ${money(order.price - (terms.fee ?? 0), order.currency)}.</p>${terms.freeUntil ? html`<p>Free until ${when(terms.freeUntil)}</p>` : ''}`
     : html`<p>This order can no longer be cancelled.</p>`}</div></div>
@@ -56,12 +62,15 @@ ${actions}`
 }
 
 /** The PIN to pass to the recipient while the order is on its way; once delivered, how it was delivered (DESIGN 14). */
-function proofCard(order: Order): Html {
+function proofCard(order: Order, photoHref: string): Html {
   if (order.status === 'delivered') {
     const at = [...order.history].reverse().find((step) => step.status === 'delivered')?.at
     const pin = order.pinVerifiedAt ? 'PIN verified' : order.deliveryPin ? 'PIN not verified (delivered by an operator)' : 'No PIN asked for'
     const where = order.deliveredLat !== null && order.deliveredLng !== null ? html`<br>Courier at ${order.deliveredLat.toFixed(5)}, ${order.deliveredLng.toFixed(5)}` : ''
-    return html`<div class="card"><h2>Proof of delivery</h2><p>${pin}${at ? html`<br>Delivered ${when(at)}` : ''}${where}</p></div>`
+    const photo = order.photoKey
+      ? html`<p><a href="${photoHref}"><img src="${photoHref}" alt="Delivery photo of ${order.id}" class="proof-photo" width="240"></a></p>`
+      : photoRequired(order) ? html`<p>No photo (delivered by an operator, or erased)</p>` : ''
+    return html`<div class="card" id="proof"><h2>Proof of delivery</h2><p>${pin}${at ? html`<br>Delivered ${when(at)}` : ''}${where}</p>${photo}</div>`
   }
   if (order.deliveryPin && !['cancelled', 'failed', 'returned'].includes(order.status)) {
     return html`<div class="card"><h2>Delivery PIN</h2><p><strong>${order.deliveryPin}</strong></p><p>Give it to the recipient: the courier needs it to deliver.</p></div>`

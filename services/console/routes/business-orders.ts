@@ -8,7 +8,7 @@ import { cancellationTerms } from '../../../shared/orders/cancellation.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { advanceTestOrder } from '../../../shared/orders/sandbox-advance.js'
 import { nextStatuses } from '../../../shared/orders/state-machine.js'
-import { businessIdOf, frameOf, redirectWith, sendPage } from '../reply.js'
+import { businessIdOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'
 import { html } from '../html.js'
@@ -21,7 +21,7 @@ const cancelSchema = z.object({ _csrf: z.string(), reason: z.string().trim().max
 const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), reason: z.string().trim().max(500).optional() })
 
 /** A business's orders: the list with the API's filters, one order's page, cancel, and (test orders) advance. */
-export default async function businessOrderRoutes(app: FastifyInstance, { sql }: ConsoleDeps) {
+export default async function businessOrderRoutes(app: FastifyInstance, { sql, photos }: ConsoleDeps) {
   /** The caller's own order, live or test; anyone else's is "not found". */
   async function ownOrder(request: FastifyRequest<{ Params: { id: string } }>): Promise<Order | null> {
     const order = isOrderId(request.params.id) ? await findOrderById(sql, request.params.id) : null
@@ -51,8 +51,15 @@ ${orderTable(shown, (order) => `/console/orders/${order.id}`)}${nextPageLink('/c
       ? html`<h2>Move this test order</h2>${form(frame, `/console/orders/${order.id}/advance`, html`${select({ name: 'to', label: 'Next status', options: moves.map((status) => [status, status] as const) })}
 ${field({ name: 'reason', label: 'Reason (optional)' })}<button type="submit">Advance order</button>`, { label: 'Advance this test order' })}`
       : html``
-    const body = orderDetail(order, terms, html`${cancel}${advance}<p><a href="/console/orders${modeQuery(order.livemode)}">All orders</a></p>`)
+    const body = orderDetail(order, terms, html`${cancel}${advance}<p><a href="/console/orders${modeQuery(order.livemode)}">All orders</a></p>`, `/console/orders/${order.id}/proof/photo`)
     return sendPage(reply, 200, frame, { title: `Order ${order.id}`, path: '/console/orders', body })
+  })
+
+  // The delivery photo of the business's own order, from the photo store (DESIGN 14).
+  app.get<{ Params: { id: string } }>('/console/orders/:id/proof/photo', async (request, reply) => {
+    const order = await ownOrder(request)
+    if (!order) return reply.callNotFound()
+    return sendProofPhoto(reply, photos, order)
   })
 
   app.post<{ Params: { id: string } }>('/console/orders/:id/cancel', async (request, reply) => {

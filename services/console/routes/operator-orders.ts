@@ -7,7 +7,7 @@ import { isOrderId } from '../../../shared/ids.js'
 import { cancellationTerms } from '../../../shared/orders/cancellation.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { nextStatuses } from '../../../shared/orders/state-machine.js'
-import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
+import { actorOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, readForm } from '../forms.js'
 import { html } from '../html.js'
@@ -21,7 +21,7 @@ const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), 
 const cancelSchema = z.object({ _csrf: z.string(), reason: optional })
 
 /** Orders across businesses, with dispatch's `advance` and the operator's free cancel, both on the audit trail. */
-export default async function operatorOrderRoutes(app: FastifyInstance, { sql }: ConsoleDeps) {
+export default async function operatorOrderRoutes(app: FastifyInstance, { sql, photos }: ConsoleDeps) {
   app.get('/console/ops/orders', async (request, reply) => {
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
@@ -48,8 +48,14 @@ ${field({ name: 'vehicle_plate', label: 'Vehicle plate (optional)' })}${field({ 
     const cancel = terms.cancellable
       ? html`<h2>Cancel</h2>${form(frame, `/console/ops/orders/${order.id}/cancel`, html`${field({ name: 'reason', label: 'Reason for cancelling (optional)' })}<button type="submit">Cancel order (full refund)</button>`, { label: 'Cancel this order' })}`
       : html``
-    const body = html`<p>Business <a href="/console/ops/businesses/${order.businessId}">${order.businessId}</a></p>${orderDetail(order, terms, html`${advance}${cancel}`)}`
+    const body = html`<p>Business <a href="/console/ops/businesses/${order.businessId}">${order.businessId}</a></p>${orderDetail(order, terms, html`${advance}${cancel}`, `/console/ops/orders/${order.id}/proof/photo`)}`
     return sendPage(reply, 200, frame, { title: `Order ${order.id}`, path: '/console/ops/orders', body })
+  })
+
+  app.get<{ Params: { id: string } }>('/console/ops/orders/:id/proof/photo', async (request, reply) => {
+    const order = isOrderId(request.params.id) ? await findOrderById(sql, request.params.id) : null
+    if (!order) return reply.callNotFound()
+    return sendProofPhoto(reply, photos, order)
   })
 
   app.post<{ Params: { id: string } }>('/console/ops/orders/:id/advance', async (request, reply) => {

@@ -1,9 +1,13 @@
 import { COURIER_VEHICLE_TYPES } from '../../../shared/courier.js'
 import { createCourier } from '../../../shared/couriers/accounts.js'
+import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { defineCommand } from '../command.js'
 import { optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
 
-/** `courier:create`: a courier and their Bearer token for `/v2/courier/*`, shown once (DESIGN 14). */
+/**
+ * `courier:create`: a courier, their Bearer token for `/v2/courier/*` and a one-time login code
+ * for the courier web app, both shown once (DESIGN 14).
+ */
 export const courierCreate = defineCommand({
   options: {
     name: { type: 'string' },
@@ -21,8 +25,12 @@ export const courierCreate = defineCommand({
       maxWeightKg: optionalNumber(flags, 'max-weight-kg', 0.1, 100_000),
     }
   },
-  async run({ sql, actor }, input) {
+  async run({ sql, actor, config }, input) {
     const { courier, token } = await createCourier(sql, actor, input)
-    return { courier_id: courier.id, courier_token: token, vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg }
+    const { code, expiresAt } = await issueLoginCode(sql, courier.id, config.COURIER_CODE_TTL_MIN)
+    return {
+      courier_id: courier.id, courier_token: token, vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg,
+      login_code: code, login_code_expires_at: expiresAt.toISOString(), courier_app: `${config.CONSOLE_PUBLIC_URL}/courier`,
+    }
   },
 })

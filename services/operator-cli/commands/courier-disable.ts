@@ -4,7 +4,8 @@ import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
- * `courier:disable`: every token revoked (gateways drop them within a second), assigned orders
+ * `courier:disable`: every token revoked (gateways drop them within a second), web-app sessions
+ * and login code gone, assigned orders
  * handed back to dispatch, orders already picked up listed for the operator to finish.
  */
 export const courierDisable = defineCommand({
@@ -20,6 +21,7 @@ export const courierDisable = defineCommand({
     return {
       courier_id: disabled.courierId,
       disabled_at: disabled.disabledAt?.toISOString() ?? null,
+      sessions_ended: disabled.sessionsEnded,
       handed_back: disabled.handedBack,
       still_with_courier: disabled.stillWithCourier,
     }

@@ -1,0 +1,85 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto'
+import { LOGIN_RULE } from '../console/users.js'
+import type { CourierRow } from '../db/couriers.js'
+import {
+  clearLoginFailures, deleteCourierSession, findCourierSession, findCouriersWithCode, insertCourierSession, lockLoginFailures, saveLoginFailures, takeLoginCode,
+  updateCourierSession, upsertLoginCode, type CourierSessionRow,
+} from '../db/courier-logins.js'
+import type { Db, Sql } from '../db/sql.js'
+
+// How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
+// (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
+// code open a session of their own. Five wrong codes for one phone within 15 minutes lock that
+// phone's logins for 15, as the console locks an account (LOGIN_RULE).
+
+/** The code is tied to its courier: the same six digits of two couriers hash apart. */
+function codeHash(courierId: string, code: string): string {
+  return createHash('sha256').update(`courier-login-code\0${courierId}\0${code}`, 'utf8').digest('hex')
+}
+
+/** A phone number as compared: its digits and a leading +, so `+234 800 000 0001` is `+2348000000001`. */
+export function normalizePhone(phone: string): string {
+  const trimmed = phone.trim()
+  return (trimmed.startsWith('+') ? '+' : '') + trimmed.replace(/\D/g, '')
+}
+
+/** A fresh code for the courier, shown once; their older code stops working. */
+export async function issueLoginCode(db: Db, courierId: string, validMin: number): Promise<{ code: string; expiresAt: Date }> {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
+  const expiresAt = await upsertLoginCode(db, courierId, codeHash(courierId, code), Math.round(validMin * 60))
+  return { code, expiresAt }
+}
+
+export type CourierLogin = { kind: 'ok'; courier: CourierRow } | { kind: 'refused' }
+
+/**
+ * Checks a phone and code. The try is counted against the phone before the code is looked at,
+ * so parallel guesses cannot outrun the lock; an unknown phone counts like a known one, and every
+ * refusal (wrong, used or expired code, unknown or disabled courier, locked phone) is one outcome.
+ */
+export async function logInCourier(sql: Sql, phoneInput: string, code: string): Promise<CourierLogin> {
+  const phone = normalizePhone(phoneInput)
+  if (phone.length < 4 || phone.length > 20 || !/^\d{6}$/.test(code)) return { kind: 'refused' }
+  const mayTry = await sql.begin(async (tx) => {
+    const failures = await lockLoginFailures(tx, phone)
+    const now = Date.now()
+    if (failures.lockedUntil && failures.lockedUntil.getTime() > now) return false
+    const inWindow = failures.failuresSince !== null && failures.failuresSince.getTime() > now - LOGIN_RULE.windowS * 1000
+    const count = inWindow ? failures.failedLogins + 1 : 1
+    await saveLoginFailures(tx, phone, count >= LOGIN_RULE.limit
+      ? { failedLogins: 0, failuresSince: null, lockedUntil: new Date(now + LOGIN_RULE.lockS * 1000) }
+      : { failedLogins: count, failuresSince: inWindow ? failures.failuresSince : new Date(now), lockedUntil: null })
+    return true
+  })
+  if (!mayTry) return { kind: 'refused' }
+  const candidates = await findCouriersWithCode(sql, phone)
+  const courierId = candidates.length > 0 ? await takeLoginCode(sql, candidates.map((courier) => codeHash(courier.id, code))) : null
+  const courier = candidates.find((candidate) => candidate.id === courierId)
+  if (!courier) return { kind: 'refused' }
+  await clearLoginFailures(sql, phone)
+  return { kind: 'ok', courier }
+}
+
+// Sessions: the cookie holds a random id; the database only its hash.
+
+const sessionHash = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex')
+
+/** A new session for the courier; returns the id for the cookie. */
+export async function startCourierSession(db: Db, courierId: string, validS: number): Promise<string> {
+  const id = randomBytes(32).toString('base64url')
+  await insertCourierSession(db, sessionHash(id), courierId, validS)
+  return id
+}
+
+/** The live session of an enabled courier, or null. */
+export function findCourierSessionById(db: Db, id: string): Promise<CourierSessionRow | null> {
+  return findCourierSession(db, sessionHash(id))
+}
+
+export function changeCourierSession(db: Db, id: string, change: Parameters<typeof updateCourierSession>[2]): Promise<void> {
+  return updateCourierSession(db, sessionHash(id), change)
+}
+
+export function endCourierSession(db: Db, id: string): Promise<void> {
+  return deleteCourierSession(db, sessionHash(id))
+}

@@ -1,0 +1,102 @@
+import type { CourierRow } from './couriers.js'
+import type { Db, Tx } from './sql.js'
+
+// The courier web app's logins (DESIGN 14): one-time codes, wrong tries per phone, and sessions.
+
+const COURIER_COLUMNS = ['id', 'name', 'phone', 'vehicle_type', 'vehicle_plate', 'max_weight_kg::float8 as max_weight_kg', 'disabled_at', 'created_at']
+const courierColumns = (alias: string) => COURIER_COLUMNS.map((column) => `${alias}.${column}`).join(', ')
+
+/** The courier's one live code: a new one replaces the last. */
+export async function upsertLoginCode(db: Db, courierId: string, codeHash: string, validS: number): Promise<Date> {
+  const [row] = await db<{ expiresAt: Date }[]>`
+    insert into courier_login_codes (courier_id, code_hash, expires_at) values (${courierId}, ${codeHash}, now() + make_interval(secs => ${validS}))
+    on conflict (courier_id) do update set code_hash = excluded.code_hash, expires_at = excluded.expires_at, created_at = now()
+    returning expires_at`
+  return row.expiresAt
+}
+
+/** Enabled couriers with a live code whose phone, as digits and a leading +, is `phone`. */
+export async function findCouriersWithCode(db: Db, phone: string): Promise<CourierRow[]> {
+  return db<CourierRow[]>`
+    select ${db.unsafe(courierColumns('c'))} from couriers c join courier_login_codes k on k.courier_id = c.id
+    where regexp_replace(c.phone, '[^0-9+]', '', 'g') = ${phone} and c.disabled_at is null and k.expires_at > now()`
+}
+
+/** Spends a live code, once: the courier whose code it was, or null. */
+export async function takeLoginCode(db: Db, codeHashes: string[]): Promise<string | null> {
+  const [row] = await db<{ courierId: string }[]>`
+    delete from courier_login_codes where code_hash = any(${codeHashes}) and expires_at > now() returning courier_id`
+  return row?.courierId ?? null
+}
+
+export async function deleteLoginCode(db: Db, courierId: string): Promise<void> {
+  await db`delete from courier_login_codes where courier_id = ${courierId}`
+}
+
+export interface LoginFailures {
+  failedLogins: number
+  failuresSince: Date | null
+  lockedUntil: Date | null
+}
+
+/** The phone's wrong tries, locked for the rest of the transaction (a new phone starts at none). */
+export async function lockLoginFailures(tx: Tx, phone: string): Promise<LoginFailures> {
+  await tx`insert into courier_login_failures (phone) values (${phone}) on conflict (phone) do nothing`
+  const [row] = await tx<LoginFailures[]>`select failed_logins, failures_since, locked_until from courier_login_failures where phone = ${phone} for update`
+  return row
+}
+
+export async function saveLoginFailures(tx: Tx, phone: string, failures: LoginFailures): Promise<void> {
+  await tx`
+    update courier_login_failures set failed_logins = ${failures.failedLogins}, failures_since = ${failures.failuresSince}, locked_until = ${failures.lockedUntil}
+    where phone = ${phone}`
+}
+
+export async function clearLoginFailures(db: Db, phone: string): Promise<void> {
+  await db`delete from courier_login_failures where phone = ${phone}`
+}
+
+export interface CourierSessionRow {
+  courier: CourierRow
+  flash: { kind: 'ok' | 'error'; text: string } | null
+  expiresAt: Date
+}
+
+export async function insertCourierSession(db: Db, idHash: string, courierId: string, validS: number): Promise<void> {
+  await db`insert into courier_sessions (id_hash, courier_id, expires_at) values (${idHash}, ${courierId}, now() + make_interval(secs => ${validS}))`
+}
+
+/** A live session of an enabled courier, with its courier. */
+export async function findCourierSession(db: Db, idHash: string): Promise<CourierSessionRow | null> {
+  const [row] = await db<(CourierRow & { flash: CourierSessionRow['flash']; sessionExpiresAt: Date })[]>`
+    select ${db.unsafe(courierColumns('c'))}, s.flash, s.expires_at as session_expires_at
+    from courier_sessions s join couriers c on c.id = s.courier_id
+    where s.id_hash = ${idHash} and s.expires_at > now() and c.disabled_at is null`
+  if (!row) return null
+  const { flash, sessionExpiresAt, ...courier } = row
+  return { courier, flash, expiresAt: sessionExpiresAt }
+}
+
+/** Sets (or, with null, clears) the message the next page shows; a new expiry with it when given. */
+export async function updateCourierSession(db: Db, idHash: string, change: { flash?: CourierSessionRow['flash']; validS?: number }): Promise<void> {
+  await db`
+    update courier_sessions set
+      flash = ${change.flash === undefined ? db`flash` : db`${change.flash === null ? null : JSON.stringify(change.flash)}::text::jsonb`},
+      expires_at = ${change.validS === undefined ? db`expires_at` : db`now() + make_interval(secs => ${change.validS})`}
+    where id_hash = ${idHash}`
+}
+
+export async function deleteCourierSession(db: Db, idHash: string): Promise<void> {
+  await db`delete from courier_sessions where id_hash = ${idHash}`
+}
+
+/** Ends every session of the courier (disabled); returns how many. */
+export async function deleteCourierSessions(db: Db, courierId: string): Promise<number> {
+  const rows = await db`delete from courier_sessions where courier_id = ${courierId} returning id_hash`
+  return rows.length
+}
+
+export async function deleteExpiredCourierSessions(db: Db): Promise<number> {
+  const rows = await db`delete from courier_sessions where expires_at <= now() returning id_hash`
+  return rows.length
+}
