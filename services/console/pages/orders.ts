@@ -47,7 +47,7 @@ export function orderDetail(order: Order, terms: CancellationTerms, actions: Htm
 ${order.refundedAmount > 0 ? html`<p>Refunded ${money(order.refundedAmount, order.currency)}</p>` : ''}</div>
 <div class="card"><h2>Courier</h2>${order.courier ? html`<p>${order.courier.name}<br>${order.courier.phone}${order.courier.vehicle_plate ? html`<br>${order.courier.vehicle_plate}` : ''}</p>` : html`<p>None assigned</p>`}</div>
 ${proofCard(order, photoHref)}
-${order.trackingUrl ? html`<div class="card"><h2>Tracking</h2><p><a href="${order.trackingUrl}" id="tracking-link" rel="noreferrer">The recipient's tracking page</a></p><p>Send it to the recipient: it shows where the courier is${order.deliveryPin ? ' and the PIN' : ''}.</p></div>` : ''}
+${order.trackingUrl ? html`<div class="card"><h2>Tracking</h2><p><a href="${order.trackingUrl}" id="tracking-link" rel="noreferrer">The recipient's tracking page</a></p><p>For the recipient: the status, the courier on a map and the ETA${order.deliveryPin ? ', and the PIN to give at the door' : ''}.</p></div>` : ''}
 <div class="card"><h2>Cancellation</h2>${terms.cancellable
     ? html`<p>Cancelling now costs ${money(terms.fee ?? 0, order.currency)}; the refund would be ${money(order.price - (terms.fee ?? 0), order.currency)}.</p>${terms.freeUntil ? html`<p>Free until ${when(terms.freeUntil)}</p>` : ''}`
     : html`<p>This order can no longer be cancelled.</p>`}</div></div>
