@@ -5,7 +5,7 @@ import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
-// The operator's couriers (DESIGN 14): `courier:create`, `courier:token`, `courier:disable`, and
+// The operator's couriers (DESIGN 14): `courier:create`, `courier:token`, `courier:code`, `courier:disable`, and
 // `order:advance --to assigned --courier ID` handing an order to a registered courier, run as the
 // built CLI. The free-text form (a courier outside the system) is covered by orders.test.ts.
 
@@ -24,6 +24,21 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   const token: string = created.json.courier_token
   const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(token) })
   t.match(me.json(), { courier_id: courierId, name: 'Bola Ade', vehicle_type: 'bike', max_weight_kg: 20 }, 'the token opens the courier API; the bike carries 20 kg by default')
+
+  t.match(created.json, { login_code: /^\d{6}$/, login_code_expires_at: /Z$/, courier_app: /\/courier$/ }, 'and a one-time code for the courier web app')
+  const expiresIn = Date.parse(created.json.login_code_expires_at) - Date.now()
+  t.ok(expiresIn > 14 * 60_000 && expiresIn <= 15 * 60_000, 'valid 15 minutes by default')
+  const code = await cli(['courier:code', '--courier', courierId])
+  t.equal(code.code, 0, code.stderr)
+  t.match(code.json, { courier_id: courierId, phone: '+2348095555555', login_code: /^\d{6}$/ })
+  const codes = await db.sql<{ codeHash: string }[]>`select code_hash from courier_login_codes where courier_id = ${courierId}`
+  t.equal(codes.length, 1, 'a new code replaces the old one')
+  t.notOk(codes[0]!.codeHash.includes(code.json.login_code), 'stored hashed')
+  const shortCode = await runOperatorCli(db, ['courier:code', '--courier', courierId], { COURIER_CODE_TTL_MIN: '2' })
+  t.ok(Date.parse(shortCode.json.login_code_expires_at) - Date.now() <= 2 * 60_000, 'COURIER_CODE_TTL_MIN sets how long')
+  const noCourier = await cli(['courier:code', '--courier', '00000000-0000-4000-8000-000000000999'])
+  t.equal(noCourier.code, 1)
+  t.equal(noCourier.stderr, 'courier 00000000-0000-4000-8000-000000000999 does not exist\n')
 
   const another = await cli(['courier:token', '--courier', courierId])
   t.equal(another.code, 0, another.stderr)
@@ -56,6 +71,10 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   const disabled = await cli(['courier:disable', '--courier', courierId])
   t.equal(disabled.code, 0, disabled.stderr)
   t.same(disabled.json.still_with_courier, [first], 'the picked-up order stays with the courier and is listed')
+  t.same(await db.sql`select 1 from courier_login_codes where courier_id = ${courierId}`, [], 'their pending login code is gone')
+  t.equal(disabled.json.sessions_ended, 0, 'and their web sessions (none here) ended')
+  const afterDisable = await cli(['courier:code', '--courier', courierId])
+  t.equal(afterDisable.stderr, `courier ${courierId} is disabled\n`, 'a disabled courier gets no code')
   const [offer] = await db.sql`select status, reason from dispatch_offers where id = 'off_0000000000000001'`
   t.same({ ...offer }, { status: 'withdrawn', reason: 'courier disabled' }, 'their pending offer is withdrawn, so the order can go to another courier')
   const refused = await cli(['order:advance', '--order', second, '--to', 'assigned', '--courier', courierId])
