@@ -53,7 +53,8 @@ export async function logInCourier(sql: Sql, phoneInput: string, code: string): 
   })
   if (!mayTry) return { kind: 'refused' }
   const candidates = await findCouriersWithCode(sql, phone)
-  const courierId = candidates.length > 0 ? await takeLoginCode(sql, candidates.map((courier) => codeHash(courier.id, code))) : null
+  // Asked even when no courier has the phone: an unknown phone takes as long as a wrong code.
+  const courierId = await takeLoginCode(sql, candidates.map((courier) => codeHash(courier.id, code)))
   const courier = candidates.find((candidate) => candidate.id === courierId)
   if (!courier) return { kind: 'refused' }
   await clearLoginFailures(sql, phone)

@@ -49,7 +49,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
 
   app.decorateRequest('courierSession', null)
   app.addHook('preHandler', async (request, reply) => {
-    request.courierSession = await sessions.load(request, reply)
+    if (!request.url.startsWith('/courier/assets/')) request.courierSession = await sessions.load(request, reply)
   })
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
