@@ -10,6 +10,7 @@ import { ApiError } from '../errors/api-error.js'
 import { isOfferId, isOrderId } from '../ids.js'
 import { changeOrder, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
+import { haversineKm } from '../pricing/distance.js'
 import type { RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
 import { instruments } from '../telemetry/metrics.js'
@@ -66,13 +67,19 @@ export async function reportLocation(desk: CourierDesk, courierId: string, fix: 
 
 /** The courier's pending offers of orders still waiting, as they are shown. */
 export async function pendingOffers(desk: CourierDesk, courierId: string): Promise<Record<string, unknown>[]> {
-  const offers = await findPendingOffersOfCourier(desk.sql, courierId)
+  const [offers, fix] = await Promise.all([findPendingOffersOfCourier(desk.sql, courierId), lastFix(desk.redis, desk.prefix, courierId)])
   const shown = []
   for (const offer of offers) {
     const order = await findOrderById(desk.sql, offer.orderId)
-    if (order?.status === 'created') shown.push(offerView(offer, order, null))
+    if (order?.status === 'created') shown.push(offerView(offer, order, kmToPickup(fix, order)))
   }
   return shown
+}
+
+/** How far the courier's last fix is from the pickup, as the crow flies; null when either is unknown. */
+function kmToPickup(fix: CourierFix | null, order: Order): number | null {
+  if (!fix || order.pickupLat === null || order.pickupLng === null) return null
+  return haversineKm({ lat: fix.latitude, lng: fix.longitude }, { lat: order.pickupLat, lng: order.pickupLng })
 }
 
 /** Accepts an offer: the order is the courier's, in the trace that made the offer (placement → dispatch → offer → accept). */

@@ -27,6 +27,7 @@ export const offerShownSchema = z.object({
   order_id: z.string(),
   pickup: z.object({ address: z.string().nullable(), state: z.string().nullable() }),
   dropoff: z.object({ area: z.string().nullable(), distance_km: z.number().nullable() }),
+  distance_to_pickup_km: z.number().nullable(),
   item: z.object({ name: z.unknown(), weight: z.unknown(), quantity: z.unknown(), is_fragile: z.unknown() }),
   expires_at: z.string(),
 })
@@ -94,6 +95,7 @@ function offerCard(frame: CourierFrame, offer: OfferShown, now: Date): Html {
   return html`<section class="card offer" aria-labelledby="offer-heading" id="offer-${offer.offer_id}"><h2 id="offer-heading">New offer</h2><dl>
 <dt>Pick up at</dt><dd>${offer.pickup.address ?? 'the sender\'s address'}${offer.pickup.state ? html`, ${offer.pickup.state}` : ''}</dd>
 <dt>Drop-off area</dt><dd>${offer.dropoff.area ?? 'not given'}</dd>
+${offer.distance_to_pickup_km === null ? '' : html`<dt>To the pickup</dt><dd>${offer.distance_to_pickup_km} km from you</dd>`}
 <dt>Distance</dt><dd>${offer.dropoff.distance_km === null ? 'unknown' : `${offer.dropoff.distance_km} km`} pickup to drop-off</dd>
 <dt>Item</dt><dd>${itemText(itemOf(item))}</dd>
 <dt>Answer by</dt><dd><time datetime="${offer.expires_at}">${when(offer.expires_at).slice(11)}</time> (${secondsLeft} s left)</dd></dl>
