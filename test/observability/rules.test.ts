@@ -122,4 +122,6 @@ t.test('the Grafana dashboards: panels query the provisioned Prometheus data sou
     t.ok((panel.targets ?? []).length > 0 && panel.targets!.every((target) => target.expr.trim().length > 0), `${panel.title}: has queries`)
   }
   t.equal(new Set([...all.values()].map((dashboard) => dashboard.uid)).size, all.size, 'unique uids')
+  for (const [file, dashboard] of all) t.match(dashboard.title, /^Courier: /, `${file}: titled ${dashboard.title}`)
+  t.equal(new Set([...all.values()].map((dashboard) => dashboard.title)).size, all.size, 'a title each')
 })
