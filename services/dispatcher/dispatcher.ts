@@ -130,6 +130,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const count = await countOrdersWaitingForCourier(sql).catch(() => null)
     if (count !== null) result.observe(count)
   })
+  metrics.meter.createObservableGauge('courier_queue_jobs', { description: 'Dispatch jobs by state' }).addCallback(async (result) => {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
+    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: DISPATCH_QUEUE, state })
+  })
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift' }).addCallback(async (result) => {
     const count = await countAvailable(redis, prefix).catch(() => null)
     if (count !== null) result.observe(count)

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import { Agent } from 'undici'
 import type { WebhookSenderConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
+import { webhookLagSeconds } from '../../shared/db/webhooks.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
@@ -70,6 +71,12 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
     for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: WEBHOOK_QUEUE, state })
+  })
+  // Webhook lag (DESIGN 15's SLO: under 60 s), read from Postgres when Prometheus scrapes; every
+  // replica reports the same figure, dashboards and alerts take max().
+  instruments().meter.createObservableGauge('courier_webhook_lag_seconds', { description: 'Age of the oldest undelivered webhook work that is due (a due delivery attempt or an unrelayed event)' }).addCallback(async (result) => {
+    const lag = await webhookLagSeconds(sql).catch(() => null)
+    if (lag !== null) result.observe(lag)
   })
 
   // The relay runs again at once while it finds a full batch, and otherwise every interval.

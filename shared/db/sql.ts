@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import postgres from 'postgres'
 import type { CommonConfig, ServingConfig } from '../config.js'
 
@@ -8,6 +9,18 @@ export type Db = Sql | Tx
 
 /** The bounds a service's sessions run under; migrations and the CLI go without them. */
 export type SessionTimeouts = Pick<ServingConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
+
+let pools = 0
+
+/**
+ * The `application_name` of a new pool: unique per pool (host, process, pool number), so a pool
+ * can count its own sessions in `pg_stat_activity` (shared/db/pool.ts); at most 63 bytes, as
+ * Postgres keeps it.
+ */
+function poolName(): string {
+  pools++
+  return `courier ${hostname().slice(0, 40)} ${process.pid}.${pools}`
+}
 
 /**
  * Opens the one connection pool of a process. `bigint` columns hold kobo, far below 2^53,
@@ -24,7 +37,7 @@ export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_
   return postgres(config.DATABASE_URL, {
     max: options.max ?? config.DATABASE_POOL_MAX,
     onnotice: () => {},
-    connection: { search_path: config.DATABASE_SCHEMA, application_name: 'courier', ...bounds },
+    connection: { search_path: config.DATABASE_SCHEMA, application_name: poolName(), ...bounds },
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
     },

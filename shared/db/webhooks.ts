@@ -234,3 +234,22 @@ export async function listAttempts(db: Db, endpointId: string, filter: { beforeI
       ${filter.beforeId === null ? db`` : db`and id < ${filter.beforeId}`}
     order by id desc limit ${filter.limit}`
 }
+
+/**
+ * Webhook lag: seconds since the oldest delivery work still undone fell due (a pending or
+ * retrying delivery whose attempt is due, or an event the relay has not yet turned into
+ * deliveries); 0 when nothing is due. Both reads are on an index (webhook_deliveries_open, the
+ * outbox's key).
+ */
+export async function webhookLagSeconds(db: Db): Promise<number> {
+  const [row] = await db<{ lag: number }[]>`
+    select greatest(0,
+      extract(epoch from now() - (
+        select min(next_attempt_at) from webhook_deliveries
+        where status in ('pending', 'retrying') and next_attempt_at <= now())),
+      extract(epoch from now() - (
+        select e.created_at from (select business_id, livemode, first_sequence from event_outbox order by id limit 1) o
+        join events e on e.business_id = o.business_id and e.livemode = o.livemode and e.sequence = o.first_sequence))
+    )::float8 as lag`
+  return row!.lag
+}

@@ -1,27 +1,70 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { BatchObservableResult, ObservableResult } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
 import type { RedisClient } from '../redis.js'
 import type { Sql } from '../db/sql.js'
+import { poolSessions, type PoolSessions } from '../db/pool.js'
 import { withDeadline } from '../deadline.js'
+import { instruments } from '../telemetry/metrics.js'
 
 const CHECK_MS = 1000
 
 /**
  * Liveness and readiness; mounted at the root of every service and need no key. A service is
  * ready when what it cannot work without answers: Postgres always, Redis only for a service
- * that needs it (the worker's queue). The body reports both either way.
+ * that needs it (the worker's queue). The body reports both either way. The same check feeds
+ * each scrape's `courier_ready` and `courier_dependency_up{dependency}`, and the pool reports
+ * `courier_db_pool_connections{state}` beside `courier_db_pool_max`.
  */
 export default async function healthRoutes(
   app: FastifyInstance,
   { sql, redis, needsRedis }: { sql: Sql; redis: RedisClient; needsRedis: boolean },
 ) {
-  app.get('/healthz', async () => ({ status: 'ok' }))
-
-  app.get('/readyz', async (_request, reply) => {
+  const check = async () => {
     const [postgres, redisUp] = await Promise.all([
       withDeadline(sql`select 1`.then(() => true), CHECK_MS).catch(() => false),
       withDeadline(redis.ping().then(() => true), CHECK_MS).catch(() => false),
     ])
-    const ready = postgres && (redisUp || !needsRedis)
+    return { ready: postgres && (redisUp || !needsRedis), postgres, redis: redisUp }
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }))
+
+  app.get('/readyz', async (_request, reply) => {
+    const { ready, postgres, redis: redisUp } = await check()
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', postgres, redis: redisUp })
+  })
+
+  const { meter } = instruments()
+  const readyGauge = meter.createObservableGauge('courier_ready', { description: '1 when the service is ready (its /readyz answers 200), else 0' })
+  const upGauge = meter.createObservableGauge('courier_dependency_up', { description: '1 when the dependency (postgres, redis) answered a check within a second, else 0' })
+  const observeHealth = async (result: BatchObservableResult) => {
+    const state = await check()
+    result.observe(readyGauge, state.ready ? 1 : 0)
+    result.observe(upGauge, state.postgres ? 1 : 0, { dependency: 'postgres' })
+    result.observe(upGauge, state.redis ? 1 : 0, { dependency: 'redis' })
+  }
+
+  const poolGauge = meter.createObservableGauge('courier_db_pool_connections', { description: 'Postgres sessions of the service\'s pool, by state (busy: running a statement or in a transaction, this count\'s own included; open)' })
+  const poolMax = meter.createObservableGauge('courier_db_pool_max', { description: 'The most sessions the service\'s pool opens' })
+  const max = sql.options.max
+  // A pool that cannot answer within a second is counted full: every session is held. A pool
+  // whose database is gone reports nothing (courier_dependency_up says so).
+  const full: PoolSessions = { busy: max, open: max }
+  const observePool = async (result: ObservableResult) => {
+    const sessions = await Promise.race([poolSessions(sql), sleep(CHECK_MS, full, { ref: false })]).catch(() => null)
+    if (!sessions) return
+    result.observe(sessions.busy, { state: 'busy' })
+    result.observe(sessions.open, { state: 'open' })
+  }
+  const observeMax = (result: ObservableResult) => result.observe(max)
+
+  meter.addBatchObservableCallback(observeHealth, [readyGauge, upGauge])
+  poolGauge.addCallback(observePool)
+  poolMax.addCallback(observeMax)
+  app.addHook('onClose', async () => {
+    meter.removeBatchObservableCallback(observeHealth, [readyGauge, upGauge])
+    poolGauge.removeCallback(observePool)
+    poolMax.removeCallback(observeMax)
   })
 }

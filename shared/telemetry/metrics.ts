@@ -3,6 +3,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { RequestDurations } from './request-durations.js'
+import { observeRuntime } from './runtime.js'
 
 /**
  * Serves the OpenTelemetry metrics of this process for Prometheus at `/metrics` on the ops
@@ -12,7 +13,8 @@ export function startMetrics(port: number, host: string, serviceName = 'courier'
   const exporter = new PrometheusExporter({ port, host, endpoint: '/metrics', metricProducers: [requestDurations] })
   const provider = new MeterProvider({ readers: [exporter], resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }) })
   metrics.setGlobalMeterProvider(provider)
-  return { close: () => provider.shutdown() }
+  const runtime = observeRuntime(metrics.getMeter('courier'))
+  return { close: async () => { runtime.stop(); await provider.shutdown() } }
 }
 
 export interface Instruments {
@@ -32,8 +34,11 @@ export interface Instruments {
   webhookAttemptDuration: Histogram
 }
 
-// The SDK's default buckets suit milliseconds; these suit requests measured in seconds.
-const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+// The SDK's default buckets suit milliseconds; these suit requests measured in seconds. 0.3 and 2
+// are the quote and placement latency SLOs (DESIGN 15): an SLO's threshold must be a bucket's bound.
+const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 1, 2, 2.5, 5, 10, 30]
+// Time to assign is minutes, not milliseconds; 120 s is its SLO (p90 under two minutes).
+const ASSIGN_BUCKETS = [1, 2.5, 5, 10, 15, 30, 60, 120, 180, 300, 600, 1800]
 
 /** Request count and latency per route, method and status, in every service; kept outside the SDK (request-durations.ts). */
 export const requestDurations = new RequestDurations('http_server_request_duration_seconds', 'HTTP requests by route, method and status', SECONDS_BUCKETS)
@@ -59,7 +64,7 @@ export function instruments(): Instruments {
     jobDuration: meter.createHistogram('courier_placement_job_duration_seconds', { description: 'Time a worker spent on one placement job, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
     // DESIGN 14's dispatch metrics, in the `courier_` namespace of every other metric.
     dispatchOffers: meter.createCounter('courier_dispatch_offers', { description: 'Offers of orders to couriers, by outcome (offered, accepted, declined, expired, withdrawn, nobody)' }),
-    timeToAssign: meter.createHistogram('courier_dispatch_time_to_assign_seconds', { description: 'From an order becoming created to a courier accepting it', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),
+    timeToAssign: meter.createHistogram('courier_dispatch_time_to_assign_seconds', { description: 'From an order becoming created to a courier accepting it', advice: { explicitBucketBoundaries: ASSIGN_BUCKETS } }),
     locationUpdates: meter.createCounter('courier_location_updates', { description: 'Location pings accepted from couriers' }),
     webhookDeliveries: meter.createCounter('courier_webhook_attempts', { description: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)' }),
     webhookAttemptDuration: meter.createHistogram('courier_webhook_attempt_duration_seconds', { description: 'Time one webhook attempt took, from sending to the answer or the error, by outcome', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } }),

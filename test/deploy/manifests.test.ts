@@ -756,6 +756,59 @@ t.test('deploy/k8s', async (t) => {
   })
 })
 
+t.test('observability: compose\'s profile and the opt-in kustomize component (DESIGN 15)', async (t) => {
+  const services = compose.services as Record<string, Doc>
+  const observability = Object.entries(services).filter(([, service]) => (service.profiles ?? []).includes('observability')).map(([name]) => name).sort()
+  t.same(observability, ['grafana', 'jaeger', 'prometheus'], 'docker compose --profile observability adds Prometheus, Grafana and Jaeger')
+  for (const [name, service] of Object.entries(services)) {
+    const needs = Object.keys(service.depends_on ?? {}).filter((dependency) => observability.includes(dependency))
+    if (!observability.includes(name)) t.same(needs, [], `${name} starts without the profile`)
+    for (const volume of (service.volumes ?? []) as string[]) {
+      const source = volume.split(':')[0]!
+      if (source.startsWith('./')) t.ok(existsSync(path.join(projectRoot, source)), `${name} mounts ${source}, which exists`)
+    }
+  }
+  const mounted = (service: string, target: string) => ((services[service]?.volumes ?? []) as string[]).find((volume) => volume.split(':')[1] === target)?.split(':')[0]
+  t.equal(mounted('prometheus', '/etc/prometheus/prometheus.yml'), './deploy/observability/prometheus.yml', 'Prometheus reads deploy/observability/prometheus.yml')
+  t.equal(mounted('prometheus', '/etc/prometheus/rules'), './deploy/observability/rules', 'and its rules, where rule_files points')
+  t.same((parse(read('deploy/observability/prometheus.yml')) as Doc).rule_files, ['rules/courier.rules.yml'])
+  t.equal(mounted('grafana', '/etc/grafana/provisioning'), './deploy/observability/grafana/provisioning', 'Grafana is provisioned')
+  const provider = (parse(read('deploy/observability/grafana/provisioning/dashboards/courier.yml')) as Doc).providers[0]
+  t.equal(mounted('grafana', provider.options.path), './deploy/observability/grafana/dashboards', 'with the dashboards where its provider looks')
+  const scrapeJobs = (parse(read('deploy/observability/prometheus.yml')) as Doc).scrape_configs as Doc[]
+  for (const job of scrapeJobs) {
+    const [target] = job.dns_sd_configs[0].names as string[]
+    t.ok(services[target!], `Prometheus finds the compose service ${target}`)
+    t.ok(((services[target!]?.expose ?? []) as unknown[]).map(String).includes(String(job.dns_sd_configs[0].port)), `which exposes ${job.dns_sd_configs[0].port}`)
+  }
+  const otlp = new URL(services.gateway.environment.OTEL_EXPORTER_OTLP_ENDPOINT)
+  t.ok(observability.includes(otlp.hostname), 'traces go to the profile\'s Jaeger')
+
+  const componentDir = `${K8S_DIR}/observability`
+  const component = parse(read(`${componentDir}/kustomization.yaml`)) as Doc
+  t.equal(component.kind, 'Component', 'deploy/k8s/observability is a kustomize Component')
+  const docs = (component.resources as string[]).map((file) => parse(read(`${componentDir}/${file}`)) as Doc)
+  t.same(docs.map((doc) => doc.kind).sort(), ['PodMonitor', 'PrometheusRule'])
+  const base = parse(read(`${K8S_DIR}/kustomization.yaml`)) as Doc
+  for (const doc of docs) t.equal(doc.metadata.namespace, base.namespace, `${doc.kind} in the ${base.namespace} namespace`)
+  for (const included of (base.components ?? []) as string[]) t.equal((parse(read(`${K8S_DIR}/${included}/kustomization.yaml`)) as Doc).kind, 'Component', `${included} is a Component`)
+  const podMonitor = docs.find((doc) => doc.kind === 'PodMonitor')!
+  const selected = (podMonitor.spec.selector.matchExpressions as Doc[]).find((expression) => expression.key === 'app.kubernetes.io/name')
+  t.same([...selected?.values ?? []].sort(), SERVICES, 'the PodMonitor selects the six services\' pods')
+  const endpoint = podMonitor.spec.podMetricsEndpoints[0]
+  t.equal(endpoint.path, '/metrics')
+  t.same(endpoint.relabelings, [{ sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name'], targetLabel: 'job' }], 'the job label is the service\'s name, as the rules and dashboards select')
+  t.same(scrapeJobs.map((job) => job.job_name).sort(), SERVICES, 'the same job names compose\'s Prometheus uses')
+  for (const deployment of k8sDocs.filter((doc) => doc.kind === 'Deployment')) {
+    const name = deployment.spec.template.metadata.labels?.['app.kubernetes.io/name']
+    t.equal(name, deployment.metadata.name, `${deployment.metadata.name}: its pods carry app.kubernetes.io/name`)
+    const ports = (deployment.spec.template.spec.containers[0].ports ?? []) as Doc[]
+    const metrics = ports.find((port) => port.name === endpoint.port)
+    const job = scrapeJobs.find((scrape) => scrape.job_name === name)
+    t.equal(metrics?.containerPort, job?.dns_sd_configs[0].port, `${deployment.metadata.name}: the \`${endpoint.port}\` port is its ops port`)
+  }
+})
+
 t.test('the test reads real files', async (t) => {
   t.ok(statSync(path.join(projectRoot, 'deploy/Dockerfile')).isFile(), 'deploy/Dockerfile')
   t.ok(Object.keys(compose.services ?? {}).length >= 8, 'compose has its services')
