@@ -83,6 +83,14 @@ const serving = {
   REQUEST_TIMEOUT_MS: positiveInt(40000),
 }
 
+/**
+ * A streaming replica for list and backfill reads (DESIGN 16); unset, every read goes to the
+ * primary. Lists read there may lag a write by the replica's replay lag (docs/scaling.md).
+ */
+const readReplica = {
+  DATABASE_READ_URL: z.string().url().optional(),
+}
+
 /** Where addresses and roads come from and which points are served: pricing quotes with it, the worker places with it. */
 const locating = {
   GEOCODER: z.enum(['gazetteer', 'nominatim']).default('gazetteer'),
@@ -153,6 +161,7 @@ export const pricingEnv = commonEnv.extend({
 
 export const gatewayEnv = commonEnv.extend({
   ...serving,
+  ...readReplica,
   ...calling,
   ...idempotency,
   GATEWAY_PORT: port(3000),
@@ -239,6 +248,7 @@ export const webhookSenderEnv = commonEnv.extend({
 
 export const consoleEnv = commonEnv.extend({
   ...serving,
+  ...readReplica,
   ...webhookUrls,
   ...webhookSecrets,
   CONSOLE_PORT: port(3004),
@@ -284,6 +294,7 @@ export type LauncherConfig = z.infer<typeof launcherEnv>
 export type WebhookSenderConfig = z.infer<typeof webhookSenderEnv>
 export type ConsoleConfig = z.infer<typeof consoleEnv>
 export type DispatcherConfig = z.infer<typeof dispatcherEnv>
+export type ReadReplicaConfig = z.infer<z.ZodObject<typeof readReplica>>
 /** The settings every long-running service has (where it listens, its Postgres session bounds). */
 export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 
