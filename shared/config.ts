@@ -199,6 +199,9 @@ export const workerEnv = commonEnv.extend({
   PLACEMENT_ORPHAN_AFTER_S: positiveInt(45),
   // Shipments' names, phones, e-mails and addresses are erased from placements this old.
   PERSONAL_DATA_RETENTION_D: positiveInt(90),
+  // Events and webhook delivery attempts older than this go, a whole month partition at a time
+  // (docs/scaling.md); trails go with PERSONAL_DATA_RETENTION_D.
+  EVENT_RETENTION_D: positiveInt(30),
   // The sandbox courier moves a test order one step this often (decimals allowed, for tests).
   SANDBOX_STEP_S: z.coerce.number().min(0.01).max(86400).default(30),
 })

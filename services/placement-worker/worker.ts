@@ -26,6 +26,7 @@ import { settleOrphans } from './sweeps.js'
 import { erasePersonalDataOlderThan } from '../../shared/orders/personal-data.js'
 import { createPhotoStore } from '../../shared/storage/photos.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { keepHistory, type HistoryRetention } from '../../shared/orders/history.js'
 
 const SWEEP_MS = 15 * 60 * 1000
 // Often enough that an orphan is settled a few seconds after PLACEMENT_ORPHAN_AFTER_S.
@@ -112,7 +113,15 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   }, (err) => app.log.warn({ err }, 'placement settler failed'))
 
   const photos = createPhotoStore(config)
+  // Months of events, attempts and trails made ahead and dropped past retention: now, and with every sweep.
+  const retention: HistoryRetention = { eventRetentionD: config.EVENT_RETENTION_D, trailRetentionD: config.PERSONAL_DATA_RETENTION_D }
+  const upkeep = async () => {
+    const done = await keepHistory(sql, retention)
+    if (done.created.length + done.dropped.length + done.strays + done.deliveriesDeleted > 0) app.log.info(done, 'history partitions kept')
+  }
+  upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
   const sweep = setInterval(() => {
+    upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
     erasePersonalDataOlderThan(sql, photos, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
   }, SWEEP_MS).unref()

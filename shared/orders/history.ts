@@ -1,0 +1,95 @@
+import {
+  createMonthPartition, deleteDefaultRowsBefore, deleteSettledDeliveriesBefore, dropPartition, listPartitions,
+  tryLockPartitionChanges, type MonthPartition, type PartitionedTable,
+} from '../db/partitions.js'
+import type { Sql } from '../db/sql.js'
+
+/*
+ * Partitioned history and retention (DESIGN 16, docs/scaling.md): events, webhook delivery
+ * attempts and order trails are partitioned by UTC month. The placement worker keeps the current
+ * month and the next MONTHS_AHEAD made ahead (so the default partition, the safety net, stays
+ * empty) and drops a month once all of it is older than its table's retention:
+ * - events and webhook_attempts: EVENT_RETENTION_D (30), as Stripe keeps events; webhook
+ *   deliveries at rest go with them (row deletes: that table is not partitioned);
+ * - order_trail_points: PERSONAL_DATA_RETENTION_D (90), the erasure's own period (section 7),
+ *   which also deletes an order's trail when it erases the order.
+ */
+
+export const MONTHS_AHEAD = 2
+const DELIVERY_BATCH = 1000
+
+export interface HistoryRetention {
+  /** Days events and webhook attempts are kept. */
+  eventRetentionD: number
+  /** Days trail points are kept. */
+  trailRetentionD: number
+}
+
+export interface HistoryUpkeep {
+  created: string[]
+  dropped: string[]
+  /** Rows deleted from default partitions, older than their retention. */
+  strays: number
+  deliveriesDeleted: number
+  /** False when another worker held the lock and did the partition work this time. */
+  ran: boolean
+}
+
+const DAY_MS = 86_400_000
+
+/** The UTC month `offset` months after the one `at` falls in, as `table`'s partition. */
+export function monthPartition(table: PartitionedTable, at: Date, offset = 0): MonthPartition {
+  const from = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + offset, 1))
+  const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1))
+  const name = `${table}_${from.getUTCFullYear()}_${String(from.getUTCMonth() + 1).padStart(2, '0')}`
+  return { name, from, to }
+}
+
+/** The month a partition name stands for, or null for the default partition or a name of another shape. */
+export function partitionMonth(table: PartitionedTable, name: string): MonthPartition | null {
+  const match = new RegExp(`^${table}_(\\d{4})_(\\d{2})$`).exec(name)
+  if (!match) return null
+  return monthPartition(table, new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1)))
+}
+
+function retentionOf(table: PartitionedTable, retention: HistoryRetention): number {
+  return table === 'order_trail_points' ? retention.trailRetentionD : retention.eventRetentionD
+}
+
+/**
+ * One round of upkeep: months made ahead, months past retention dropped, strays in the default
+ * partitions past retention deleted, then settled deliveries past EVENT_RETENTION_D deleted in
+ * batches. Safe to run from every worker at once: the partition work takes a lock and a worker
+ * that finds it taken leaves it to the holder.
+ */
+export async function keepHistory(sql: Sql, retention: HistoryRetention, now = new Date()): Promise<HistoryUpkeep> {
+  const upkeep: HistoryUpkeep = { created: [], dropped: [], strays: 0, deliveriesDeleted: 0, ran: false }
+  await sql.begin(async (tx) => {
+    if (!(await tryLockPartitionChanges(tx))) return
+    upkeep.ran = true
+    for (const table of ['events', 'webhook_attempts', 'order_trail_points'] as const) {
+      const existing = new Set(await listPartitions(tx, table))
+      for (let offset = 0; offset <= MONTHS_AHEAD; offset++) {
+        const month = monthPartition(table, now, offset)
+        if (existing.has(month.name)) continue
+        await createMonthPartition(tx, table, month)
+        upkeep.created.push(month.name)
+      }
+      const cutoff = new Date(now.getTime() - retentionOf(table, retention) * DAY_MS)
+      for (const name of existing) {
+        const month = partitionMonth(table, name)
+        if (month && month.to <= cutoff) {
+          await dropPartition(tx, name)
+          upkeep.dropped.push(name)
+        }
+      }
+      upkeep.strays += await deleteDefaultRowsBefore(tx, table, cutoff)
+    }
+  })
+  const deliveryCutoff = new Date(now.getTime() - retention.eventRetentionD * DAY_MS)
+  for (;;) {
+    const deleted = await deleteSettledDeliveriesBefore(sql, deliveryCutoff, DELIVERY_BATCH)
+    upkeep.deliveriesDeleted += deleted
+    if (deleted < DELIVERY_BATCH) return upkeep
+  }
+}
