@@ -184,6 +184,18 @@ export const gatewayEnv = commonEnv.extend({
   ...webhookSecrets,
 })
 
+/**
+ * How long history is kept: the worker erases and prunes with it, the migrate CLI drops month
+ * partitions with it (docs/scaling.md).
+ */
+const retention = {
+  // Shipments' names, phones, e-mails and addresses are erased from placements this old; trails
+  // go a month partition at a time once the whole month is this old.
+  PERSONAL_DATA_RETENTION_D: positiveInt(90),
+  // Events and webhook delivery attempts older than this go, a whole month partition at a time.
+  EVENT_RETENTION_D: positiveInt(30),
+}
+
 export const workerEnv = commonEnv.extend({
   ...serving,
   ...locating,
@@ -197,11 +209,7 @@ export const workerEnv = commonEnv.extend({
   WORKER_STALLED_INTERVAL_MS: positiveInt(30000),
   // A pending placement this old whose job is missing or failed for good is settled not processed.
   PLACEMENT_ORPHAN_AFTER_S: positiveInt(45),
-  // Shipments' names, phones, e-mails and addresses are erased from placements this old.
-  PERSONAL_DATA_RETENTION_D: positiveInt(90),
-  // Events and webhook delivery attempts older than this go, a whole month partition at a time
-  // (docs/scaling.md); trails go with PERSONAL_DATA_RETENTION_D.
-  EVENT_RETENTION_D: positiveInt(30),
+  ...retention,
   // The sandbox courier moves a test order one step this often (decimals allowed, for tests).
   SANDBOX_STEP_S: z.coerce.number().min(0.01).max(86400).default(30),
 })
@@ -285,6 +293,9 @@ export const launcherEnv = commonEnv.extend({
   QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
   WEBHOOK_SECRET_KEYS: z.string().optional(),
 })
+
+/** `npm run migrate`: migrates, then keeps the history's month partitions (the owner role's DDL). */
+export const migrateEnv = commonEnv.extend(retention)
 
 /** `webhooks:reencrypt`: the key ring, to seal every stored webhook secret under its first key. */
 export const webhookKeysEnv = commonEnv.extend(webhookSecrets)

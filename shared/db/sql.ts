@@ -57,6 +57,7 @@ export const PG = {
   uniqueViolation: '23505',
   checkViolation: '23514',
   lockNotAvailable: '55P03',
+  insufficientPrivilege: '42501',
   queryCanceled: '57014',
 } as const
 

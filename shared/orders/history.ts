@@ -6,9 +6,13 @@ import type { Sql } from '../db/sql.js'
 
 /*
  * Partitioned history and retention (DESIGN 16, docs/scaling.md): events, webhook delivery
- * attempts and order trails are partitioned by UTC month. The placement worker keeps the current
+ * attempts and order trails are partitioned by UTC month. `keepPartitions` keeps the current
  * month and the next MONTHS_AHEAD made ahead (so the default partition, the safety net, stays
- * empty) and drops a month once all of it is older than its table's retention:
+ * empty) and drops a month once all of it is older than its table's retention. It is DDL, so it
+ * runs as a role that owns the tables: the migrate CLI after migrating (and its daily CronJob in
+ * deploy/k8s), and the placement worker where its role may (`npm start`, compose); where the
+ * worker's role may not (deploy/postgres/roles.sql), Postgres refuses it and the worker leaves it
+ * to the owner. Retention by table:
  * - events and webhook_attempts: EVENT_RETENTION_D (30), as Stripe keeps events; webhook
  *   deliveries at rest go with them (row deletes: that table is not partitioned);
  * - order_trail_points: PERSONAL_DATA_RETENTION_D (90), the erasure's own period (section 7),
@@ -25,13 +29,12 @@ export interface HistoryRetention {
   trailRetentionD: number
 }
 
-export interface HistoryUpkeep {
+export interface PartitionUpkeep {
   created: string[]
   dropped: string[]
   /** Rows deleted from default partitions, older than their retention. */
   strays: number
-  deliveriesDeleted: number
-  /** False when another worker held the lock and did the partition work this time. */
+  /** False when another process held the lock and did the work this time. */
   ran: boolean
 }
 
@@ -57,13 +60,13 @@ function retentionOf(table: PartitionedTable, retention: HistoryRetention): numb
 }
 
 /**
- * One round of upkeep: months made ahead, months past retention dropped, strays in the default
- * partitions past retention deleted, then settled deliveries past EVENT_RETENTION_D deleted in
- * batches. Safe to run from every worker at once: the partition work takes a lock and a worker
- * that finds it taken leaves it to the holder.
+ * One round of partition upkeep, in one transaction: months made ahead, months past retention
+ * dropped, strays in the default partitions past retention deleted. Safe to run from several
+ * processes at once: it takes a lock, and a process that finds it taken leaves the work to the
+ * holder. Needs a role that owns the tables (Postgres answers 42501 otherwise).
  */
-export async function keepHistory(sql: Sql, retention: HistoryRetention, now = new Date()): Promise<HistoryUpkeep> {
-  const upkeep: HistoryUpkeep = { created: [], dropped: [], strays: 0, deliveriesDeleted: 0, ran: false }
+export async function keepPartitions(sql: Sql, retention: HistoryRetention, now = new Date()): Promise<PartitionUpkeep> {
+  const upkeep: PartitionUpkeep = { created: [], dropped: [], strays: 0, ran: false }
   await sql.begin(async (tx) => {
     if (!(await tryLockPartitionChanges(tx))) return
     upkeep.ran = true
@@ -86,10 +89,20 @@ export async function keepHistory(sql: Sql, retention: HistoryRetention, now = n
       upkeep.strays += await deleteDefaultRowsBefore(tx, table, cutoff)
     }
   })
-  const deliveryCutoff = new Date(now.getTime() - retention.eventRetentionD * DAY_MS)
+  return upkeep
+}
+
+/**
+ * Deletes the webhook deliveries at rest (succeeded, failed) made more than `eventRetentionD`
+ * days ago, in batches, with what is left of their attempts: rows, not DDL, so any service role
+ * may. A delivery still retrying is kept whatever its age. Returns how many went.
+ */
+export async function pruneSettledDeliveries(sql: Sql, eventRetentionD: number, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - eventRetentionD * DAY_MS)
+  let total = 0
   for (;;) {
-    const deleted = await deleteSettledDeliveriesBefore(sql, deliveryCutoff, DELIVERY_BATCH)
-    upkeep.deliveriesDeleted += deleted
-    if (deleted < DELIVERY_BATCH) return upkeep
+    const deleted = await deleteSettledDeliveriesBefore(sql, cutoff, DELIVERY_BATCH)
+    total += deleted
+    if (deleted < DELIVERY_BATCH) return total
   }
 }

@@ -22,9 +22,10 @@ create index webhook_deliveries_by_created on webhook_deliveries (created_at);
 
 -- Creates `parent`'s month partitions (`parent_YYYY_MM`, UTC months) from the month of
 -- `first_at` through two months after now, and its default partition (`parent_default`), the
--- safety net for a row outside every month. The worker creates later months ahead
--- (shared/history/partitions.ts) with the same names.
-create function pg_temp.courier_month_partitions(parent text, first_at timestamptz) returns void language plpgsql as $$
+-- safety net for a row outside every month. keepPartitions makes later months ahead
+-- (shared/orders/history.ts) with the same names. Dropped at the end: the schema keeps no function
+-- (and not a temporary one: the owner role of deploy/postgres/roles.sql may not make those).
+create function courier_month_partitions(parent text, first_at timestamptz) returns void language plpgsql as $$
 declare
   -- UTC wall time, so a month is a UTC month whatever the session's time zone.
   month timestamp := date_trunc('month', coalesce(first_at, now()) at time zone 'UTC');
@@ -53,7 +54,7 @@ create table events (
   created_at     timestamptz not null,
   traceparent    text
 ) partition by range (created_at);
-select pg_temp.courier_month_partitions('events', (select min(created_at) from events_unpartitioned));
+select courier_month_partitions('events', (select min(created_at) from events_unpartitioned));
 insert into events (id, business_id, livemode, sequence, type, order_id, order_version, data, created_at, traceparent)
 select id, business_id, livemode, sequence, type, order_id, order_version, data, created_at, traceparent from events_unpartitioned;
 drop table events_unpartitioned;
@@ -78,7 +79,7 @@ create table webhook_attempts (
   next_attempt_at  timestamptz,
   at               timestamptz not null default now()
 ) partition by range (at);
-select pg_temp.courier_month_partitions('webhook_attempts', (select min(at) from webhook_attempts_unpartitioned));
+select courier_month_partitions('webhook_attempts', (select min(at) from webhook_attempts_unpartitioned));
 insert into webhook_attempts (id, delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at, at)
 overriding system value
 select id, delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at, at from webhook_attempts_unpartitioned;
@@ -97,7 +98,9 @@ create table order_trail_points (
   longitude  float8 not null,
   primary key (order_id, at)
 ) partition by range (at);
-select pg_temp.courier_month_partitions('order_trail_points', (select min(at) from order_trail_points_unpartitioned));
+select courier_month_partitions('order_trail_points', (select min(at) from order_trail_points_unpartitioned));
 insert into order_trail_points (order_id, at, latitude, longitude)
 select order_id, at, latitude, longitude from order_trail_points_unpartitioned;
 drop table order_trail_points_unpartitioned;
+
+drop function courier_month_partitions(text, timestamptz);

@@ -9,7 +9,7 @@ import { listPartitions, PARTITIONED, type PartitionedTable } from '../../../sha
 import { createSql, type Sql } from '../../../shared/db/sql.js'
 import { findTrail } from '../../../shared/db/trails.js'
 import { listAttempts } from '../../../shared/db/webhooks.js'
-import { keepHistory, MONTHS_AHEAD, monthPartition, partitionMonth } from '../../../shared/orders/history.js'
+import { keepPartitions, MONTHS_AHEAD, monthPartition, partitionMonth, pruneSettledDeliveries } from '../../../shared/orders/history.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
 import { TEST_DATABASE_URL } from '../../helpers/db.js'
@@ -100,7 +100,7 @@ t.test('migration 00021 moves every row of the old tables into month partitions'
   await t.rejects(sql`insert into events (id, business_id, livemode, sequence, type, order_id, order_version, data, created_at) values ('evt_old1', ${account.businessId}, true, 99, 'order.created', ${orderId}, 1, '{}', ${times[1]!})`, { code: '23505' }, 'an event id is still unique within its month')
 })
 
-t.test('upkeep makes months ahead, rescues rows the default partition caught, and is idempotent', async (t) => {
+t.test('partition upkeep makes months ahead, rescues rows the default partition caught, and is idempotent', async (t) => {
   const { sql } = await schemaAt(t, null)
   const account = await seedAccount(sql, { card: null })
   const orderId = await seedOrder(sql, account.businessId)
@@ -113,13 +113,13 @@ t.test('upkeep makes months ahead, rescues rows the default partition caught, an
   t.equal((await sql`select tableoid::regclass::text as p from events where id = 'evt_ahead'`)[0]!.p, 'events_default')
 
   const retention = { eventRetentionD: 30, trailRetentionD: 90 }
-  const first = await keepHistory(sql, retention, later)
+  const first = await keepPartitions(sql, retention, later)
   t.ok(first.ran)
   for (const table of TABLES) {
     for (let offset = 0; offset <= MONTHS_AHEAD; offset++) t.ok(first.created.includes(monthPartition(table, later, offset).name), `${table}: month +${offset} of the later date made`)
   }
   t.equal((await sql`select tableoid::regclass::text as p from events where id = 'evt_ahead'`)[0]!.p, stray.name, 'the caught row moved into its month when the month was made')
-  const again = await keepHistory(sql, retention, later)
+  const again = await keepPartitions(sql, retention, later)
   t.same(again.created, [], 'a second run makes nothing')
   t.same(again.dropped, [], 'and drops nothing')
 })
@@ -149,8 +149,9 @@ t.test('retention drops whole months past their table\'s retention, and nothing 
     values ('evt_800', ${account.businessId}, true, 99, 'order.created', ${orderId}, 1, '{}', ${ago(800)})`
 
   const now = new Date(T0)
-  const upkeep = await keepHistory(sql, { eventRetentionD: 30, trailRetentionD: 90 }, now)
+  const upkeep = await keepPartitions(sql, { eventRetentionD: 30, trailRetentionD: 90 }, now)
   t.equal(upkeep.strays, 1, 'the stray row past retention left the default partition')
+  t.equal(await pruneSettledDeliveries(sql, 30, now), 1, 'one settled delivery is past 30 days')
 
   const kept = (table: PartitionedTable, days: number, retentionD: number) => monthPartition(table, ago(days)).to.getTime() > T0 - retentionD * DAY
   const eventsLeft = new Set((await sql<{ id: string }[]>`select id from events`).map((row) => row.id))
