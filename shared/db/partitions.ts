@@ -1,7 +1,7 @@
 import type { Db, Sql, Tx } from './sql.js'
 
 /**
- * The tables partitioned by month (migration 00021) and the time column each is partitioned on.
+ * The tables partitioned by month (migration 00022) and the time column each is partitioned on.
  * Each has month partitions named `<table>_YYYY_MM` (UTC months) and a default partition,
  * `<table>_default`, that catches a row no month holds.
  */

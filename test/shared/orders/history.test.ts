@@ -14,13 +14,13 @@ import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
 import { TEST_DATABASE_URL } from '../../helpers/db.js'
 
-// DESIGN 16, "Tables that grow forever stop doing so": migration 00021 turns events, webhook
+// DESIGN 16, "Tables that grow forever stop doing so": migration 00022 turns events, webhook
 // attempts and order trails into tables partitioned by month without losing a row, the worker's
 // upkeep makes months ahead, and retention drops whole months past EVENT_RETENTION_D (events,
 // attempts) or PERSONAL_DATA_RETENTION_D (trails), and nothing younger.
 
 const DAY = 86_400_000
-const BEFORE_PARTITIONING = 20
+const BEFORE_PARTITIONING = 21
 const TABLES = Object.keys(PARTITIONED) as PartitionedTable[]
 const T0 = Date.now()
 const ago = (days: number) => new Date(T0 - days * DAY)
@@ -45,7 +45,7 @@ async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql; migra
 
 const rowsOf = async (sql: Sql, table: string, order: string) => (await sql.unsafe<{ row: string }[]>(`select t::text as row from ${table} t order by ${order}`)).map((r) => r.row)
 
-t.test('migration 00021 moves every row of the old tables into month partitions', async (t) => {
+t.test('migration 00022 moves every row of the old tables into month partitions', async (t) => {
   const { sql, migrateRest } = await schemaAt(t, BEFORE_PARTITIONING)
   const account = await seedAccount(sql, { card: null })
   const orderId = await seedOrder(sql, account.businessId)
