@@ -85,6 +85,14 @@ const serving = {
   REQUEST_TIMEOUT_MS: positiveInt(40000),
 }
 
+/**
+ * A streaming replica for list and backfill reads (DESIGN 16); unset, every read goes to the
+ * primary. Lists read there may lag a write by the replica's replay lag (docs/scaling.md).
+ */
+const readReplica = {
+  DATABASE_READ_URL: z.string().url().optional(),
+}
+
 /** Where addresses and roads come from and which points are served: pricing quotes with it, the worker places with it. */
 const locating = {
   GEOCODER: z.enum(['gazetteer', 'nominatim']).default('gazetteer'),
@@ -155,6 +163,7 @@ export const pricingEnv = commonEnv.extend({
 
 export const gatewayEnv = commonEnv.extend({
   ...serving,
+  ...readReplica,
   ...calling,
   ...idempotency,
   GATEWAY_PORT: port(3000),
@@ -177,6 +186,18 @@ export const gatewayEnv = commonEnv.extend({
   ...webhookSecrets,
 })
 
+/**
+ * How long history is kept: the worker erases and prunes with it, the migrate CLI drops month
+ * partitions with it (docs/scaling.md).
+ */
+const retention = {
+  // Shipments' names, phones, e-mails and addresses are erased from placements this old; trails
+  // go a month partition at a time once the whole month is this old.
+  PERSONAL_DATA_RETENTION_D: positiveInt(90),
+  // Events and webhook delivery attempts older than this go, a whole month partition at a time.
+  EVENT_RETENTION_D: positiveInt(30),
+}
+
 export const workerEnv = commonEnv.extend({
   ...serving,
   ...locating,
@@ -190,8 +211,7 @@ export const workerEnv = commonEnv.extend({
   WORKER_STALLED_INTERVAL_MS: positiveInt(30000),
   // A pending placement this old whose job is missing or failed for good is settled not processed.
   PLACEMENT_ORPHAN_AFTER_S: positiveInt(45),
-  // Shipments' names, phones, e-mails and addresses are erased from placements this old.
-  PERSONAL_DATA_RETENTION_D: positiveInt(90),
+  ...retention,
   // The sandbox courier moves a test order one step this often (decimals allowed, for tests).
   SANDBOX_STEP_S: z.coerce.number().min(0.01).max(86400).default(30),
 })
@@ -241,6 +261,7 @@ export const webhookSenderEnv = commonEnv.extend({
 
 export const consoleEnv = commonEnv.extend({
   ...serving,
+  ...readReplica,
   ...webhookUrls,
   ...webhookSecrets,
   CONSOLE_PORT: port(3004),
@@ -275,6 +296,9 @@ export const launcherEnv = commonEnv.extend({
   WEBHOOK_SECRET_KEYS: z.string().optional(),
 })
 
+/** `npm run migrate`: migrates, then keeps the history's month partitions (the owner role's DDL). */
+export const migrateEnv = commonEnv.extend(retention)
+
 /** `webhooks:reencrypt`: the key ring, to seal every stored webhook secret under its first key. */
 export const webhookKeysEnv = commonEnv.extend(webhookSecrets)
 
@@ -286,6 +310,7 @@ export type LauncherConfig = z.infer<typeof launcherEnv>
 export type WebhookSenderConfig = z.infer<typeof webhookSenderEnv>
 export type ConsoleConfig = z.infer<typeof consoleEnv>
 export type DispatcherConfig = z.infer<typeof dispatcherEnv>
+export type ReadReplicaConfig = z.infer<z.ZodObject<typeof readReplica>>
 /** The settings every long-running service has (where it listens, its Postgres session bounds). */
 export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
 

@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import type { ConsoleConfig } from '../../shared/config.js'
 import { findConsoleUser, type ConsoleUser } from '../../shared/db/console-users.js'
 import { deleteExpiredSessions } from '../../shared/db/console-sessions.js'
-import { createSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
+import { createReadSql, createSql, endReadSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 import trackingRoutes from './routes/tracking.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
@@ -48,6 +48,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
 
   const sql = createSql(config, { timeouts: config })
+  const reads = createReadSql(config, sql, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   // The login limit counts in Redis: give the connection a moment before the first request, but
@@ -68,6 +69,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     await webhooks.close()
     await dispatch.close()
     redis.disconnect()
+    await endReadSql(reads, sql)
     await sql.end({ timeout: 5 })
   })
   // Gateways and pricing hear of console changes as they do of the CLI's (DESIGN 13.15); a lost
@@ -75,7 +77,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   const announce = async (message: Invalidation) => {
     await publishInvalidation(redis, config.QUEUE_PREFIX, message).catch((err) => app.log.warn({ err, message }, 'invalidation not announced'))
   }
-  const deps: ConsoleDeps = { sql, config, announce, webhooks: webhooks.queue, redis, dispatch, photos }
+  const deps: ConsoleDeps = { sql, reads, config, announce, webhooks: webhooks.queue, redis, dispatch, photos }
 
   const sessionTtlMs = config.CONSOLE_SESSION_TTL_H * 3600 * 1000
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.

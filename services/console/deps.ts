@@ -10,6 +10,11 @@ import type { WebhookJob } from '../../shared/webhooks/queue.js'
 /** What the console's route plugins are given. */
 export interface ConsoleDeps {
   sql: Sql
+  /**
+   * Lists, statements, logs and counts read here: a replica when DATABASE_READ_URL is set, so
+   * they may lag a change just made by its replay lag; one record is always read on `sql`.
+   */
+  reads: Sql
   config: ConsoleConfig
   /** Publishes a cache invalidation after a commit; never throws. */
   announce(message: Invalidation): Promise<void>

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { GatewayConfig } from '../../shared/config.js'
-import { createSql } from '../../shared/db/sql.js'
+import { createReadSql, createSql, endReadSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
@@ -51,6 +51,8 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   app.removeContentTypeParser('text/plain')
 
   const sql = createSql(config, { timeouts: config })
+  // Lists and the events backfill read here: a replica when DATABASE_READ_URL is set (DESIGN 16).
+  const reads = createReadSql(config, sql, { timeouts: config })
   const redis = createRedis(config, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   redis.on('error', (err) => app.log.debug({ err }, 'redis connection error'))
   const pricing = createPricingClient(config.PRICING_URL, { connections: config.PRICING_CONNECTIONS, timeoutMs: config.PRICING_TIMEOUT_MS, token: config.INTERNAL_TOKEN })
@@ -89,6 +91,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await invalidations.close()
     await pricing.close()
     redis.disconnect()
+    await endReadSql(reads, sql)
     await sql.end({ timeout: 5 })
   })
 
@@ -113,12 +116,12 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
-    await v2.register(orderRoutes, { sql, redis, queuePrefix: config.QUEUE_PREFIX })
+    await v2.register(orderRoutes, { sql, reads, redis, queuePrefix: config.QUEUE_PREFIX })
     await v2.register(businessPhotoRoutes, { sql, photos, links, publicBaseUrl, ttlS: config.PHOTO_LINK_TTL_S })
     await v2.register(sandboxRoutes, { sql })
-    await v2.register(walletRoutes, { sql })
-    await v2.register(eventRoutes, { sql, webhooks: webhooks.queue })
-    await v2.register(webhookEndpointRoutes, { sql, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS) })
+    await v2.register(walletRoutes, { sql, reads })
+    await v2.register(eventRoutes, { sql, reads, webhooks: webhooks.queue })
+    await v2.register(webhookEndpointRoutes, { sql, reads, rules: { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS) })
   }, { prefix: '/v2' })
   // The courier API: courier tokens only, never a business key (DESIGN 14, 17.1).
   await app.register(async (couriers) => {

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { WorkerConfig } from '../../shared/config.js'
 import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
-import { createSql } from '../../shared/db/sql.js'
+import { createSql, PG } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
@@ -26,6 +26,7 @@ import { settleOrphans } from './sweeps.js'
 import { erasePersonalDataOlderThan } from '../../shared/orders/personal-data.js'
 import { createPhotoStore } from '../../shared/storage/photos.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { keepPartitions, pruneSettledDeliveries, type HistoryRetention } from '../../shared/orders/history.js'
 
 const SWEEP_MS = 15 * 60 * 1000
 // Often enough that an orphan is settled a few seconds after PLACEMENT_ORPHAN_AFTER_S.
@@ -112,7 +113,27 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   }, (err) => app.log.warn({ err }, 'placement settler failed'))
 
   const photos = createPhotoStore(config)
+  // Months of events, attempts and trails made ahead and dropped past retention, and settled
+  // deliveries pruned: now, and with every sweep. The months are DDL: where this worker's role may
+  // not (deploy/postgres/roles.sql), the migrate CLI's daily run as the owner does them.
+  const retention: HistoryRetention = { eventRetentionD: config.EVENT_RETENTION_D, trailRetentionD: config.PERSONAL_DATA_RETENTION_D }
+  let partitionsRefused = false
+  const upkeep = async () => {
+    if (!partitionsRefused) {
+      const kept = await keepPartitions(sql, retention).catch((err: unknown) => {
+        if ((err as { code?: string }).code !== PG.insufficientPrivilege) throw err
+        partitionsRefused = true
+        app.log.info('history partitions are left to the migration role (npm run migrate, daily): this role may not change tables')
+        return null
+      })
+      if (kept && kept.created.length + kept.dropped.length + kept.strays > 0) app.log.info(kept, 'history partitions kept')
+    }
+    const deliveries = await pruneSettledDeliveries(sql, config.EVENT_RETENTION_D)
+    if (deliveries > 0) app.log.info({ deliveries }, 'settled webhook deliveries past retention deleted')
+  }
+  upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
   const sweep = setInterval(() => {
+    upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
     releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
     erasePersonalDataOlderThan(sql, photos, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
   }, SWEEP_MS).unref()

@@ -1,11 +1,18 @@
-import { commonEnv, loadConfig } from '../config.js'
+import { migrateEnv, loadConfig } from '../config.js'
+import { keepPartitions } from '../orders/history.js'
 import { migrate } from './migrate.js'
+import { createSql } from './sql.js'
 
-// The one-shot entrypoint of the migration Job and of the compose `migrate` service.
+// The one-shot entrypoint of the migration Job, its daily CronJob and the compose `migrate`
+// service: migrates, then keeps the history's month partitions (made ahead, dropped past
+// retention), the DDL that services' roles may not do (docs/scaling.md).
 try {
-  const config = loadConfig(commonEnv)
+  const config = loadConfig(migrateEnv)
   await migrate(config)
-  console.log(JSON.stringify({ migrated: true, schema: config.DATABASE_SCHEMA }))
+  const sql = createSql(config, { max: 1 })
+  const partitions = await keepPartitions(sql, { eventRetentionD: config.EVENT_RETENTION_D, trailRetentionD: config.PERSONAL_DATA_RETENTION_D })
+    .finally(() => sql.end())
+  console.log(JSON.stringify({ migrated: true, schema: config.DATABASE_SCHEMA, partitions: { created: partitions.created, dropped: partitions.dropped } }))
 } catch (err) {
   console.error((err as Error).message)
   process.exitCode = 1

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import postgres from 'postgres'
-import type { CommonConfig, ServingConfig } from '../config.js'
+import type { CommonConfig, ReadReplicaConfig, ServingConfig } from '../config.js'
 
 export type Sql = postgres.Sql<{}>
 export type Tx = postgres.TransactionSql<{}>
@@ -48,11 +48,29 @@ export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_
   }) as unknown as Sql
 }
 
+/**
+ * The pool list and backfill reads go to (DESIGN 16): a streaming replica at `DATABASE_READ_URL`,
+ * with the primary's schema, size and session bounds; the primary's own pool when it is unset. A
+ * list read there may lag a write just made on the primary by the replica's replay lag, so only
+ * lists take it: single-resource reads and every write stay on `primary` (docs/scaling.md).
+ * The caller ends it when it is not `primary`.
+ */
+export function createReadSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'> & ReadReplicaConfig, primary: Sql, options: { max?: number; timeouts?: SessionTimeouts } = {}): Sql {
+  if (config.DATABASE_READ_URL === undefined) return primary
+  return createSql({ ...config, DATABASE_URL: config.DATABASE_READ_URL }, options)
+}
+
+/** Ends the read pool when it is a pool of its own (a replica's), not the primary's. */
+export async function endReadSql(reads: Sql, primary: Sql): Promise<void> {
+  if (reads !== primary) await reads.end({ timeout: 5 })
+}
+
 /** SQLSTATE codes this service branches on. */
 export const PG = {
   uniqueViolation: '23505',
   checkViolation: '23514',
   lockNotAvailable: '55P03',
+  insufficientPrivilege: '42501',
   queryCanceled: '57014',
 } as const
 

@@ -20,6 +20,7 @@ import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type C
 import { dispatchCase, locationCase } from './couriers.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
+import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
 import { nodeArgsOf } from '../../services/launcher/scripts.js'
 
@@ -43,6 +44,10 @@ import { nodeArgsOf } from '../../services/launcher/scripts.js'
  *   BENCH_DISPATCH_BUSINESSES businesses placing them in turn (default 10; 1 queues every order and
  *                   courier move on one business's event counter)
  *   BENCH_DISPATCH_DEADLINE_S an order with no offer on a stream by then, after the placing ends, is missed (default 10)
+ *   BENCH_HISTORY_SMALL, BENCH_HISTORY_LARGE  events of one business the history case reads at (default
+ *                   100000 and 10000000); BENCH_HISTORY_CALLS timed calls per query and size (default 1000).
+ *                   That case is not in the default list (filling 10 million rows takes minutes and
+ *                   a few GB): name it, and it runs first, on Postgres alone (history.ts)
  *   BENCH_ID        names the schemas and Redis prefixes (default `bench`)
  *   BENCH_RESULTS_DIR  where the JSON goes (default test/bench/results)
  *   BENCH_CPU_PROF  comma list of processes to run with --cpu-prof, into .bench-prof/: gateway, pricing,
@@ -66,11 +71,15 @@ const DISPATCH_COURIERS = Number(process.env.BENCH_DISPATCH_COURIERS ?? 200)
 const DISPATCH_RATE = Number(process.env.BENCH_DISPATCH_RATE ?? 100)
 const DISPATCH_BUSINESSES = Number(process.env.BENCH_DISPATCH_BUSINESSES ?? 10)
 const DISPATCH_DEADLINE_S = Number(process.env.BENCH_DISPATCH_DEADLINE_S ?? 10)
+const HISTORY_SMALL = Number(process.env.BENCH_HISTORY_SMALL ?? 100_000)
+const HISTORY_LARGE = Number(process.env.BENCH_HISTORY_LARGE ?? 10_000_000)
+const HISTORY_CALLS = Number(process.env.BENCH_HISTORY_CALLS ?? 1000)
 // The cases that leave live orders behind: the dispatch case runs before them (couriers.ts).
 const PLACING = ['place-1', 'place-100', 'place-1-ten', 'webhooks']
 
 const PROJECT_SCHEMA = `${ID.replace(/\W/g, '_')}_project`
 const BASELINE_SCHEMA = `${ID.replace(/\W/g, '_')}_baseline`
+const HISTORY_SCHEMA = `${ID.replace(/\W/g, '_')}_history`
 const QUEUE_PREFIX = `{courier-${ID}}`
 const BASELINE_PREFIX = `{baseline-${ID}}`
 // Enough for every placement of the run many times over (major units).
@@ -121,7 +130,7 @@ async function clearRedis(prefixes: string[]): Promise<void> {
 async function dropSchemas(): Promise<void> {
   const sql = createSql({ DATABASE_URL, DATABASE_SCHEMA: 'public', DATABASE_POOL_MAX: 1 })
   try {
-    for (const schema of [PROJECT_SCHEMA, BASELINE_SCHEMA]) await sql`drop schema if exists ${sql(schema)} cascade`
+    for (const schema of [PROJECT_SCHEMA, BASELINE_SCHEMA, HISTORY_SCHEMA]) await sql`drop schema if exists ${sql(schema)} cascade`
   } finally {
     await sql.end()
   }
@@ -171,10 +180,22 @@ async function main() {
   if (caseNames !== listed) log('bench: dispatch moved before the placement cases, whose orders would wait for its dispatcher first')
   log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs`)
 
+
   // A clean slate: the bench's own schemas and Redis keys, never the dev stack's.
   await clearRedis([QUEUE_PREFIX, BASELINE_PREFIX])
   await ensureDatabase(DATABASE_URL)
   await dropSchemas()
+
+  // Postgres alone, before anything is started (history.ts); its figures go in the report's `history`.
+  const history = caseNames.includes('history')
+    ? await historyCase({ databaseUrl: DATABASE_URL, schema: HISTORY_SCHEMA, small: HISTORY_SMALL, large: HISTORY_LARGE, calls: HISTORY_CALLS, log })
+    : undefined
+  if (history) console.log(formatHistory(history))
+  const stackCases = caseNames.filter((name) => name !== 'history')
+  if (stackCases.length === 0) {
+    writeReport(started, { settings: { cases: caseNames, historySmall: HISTORY_SMALL, historyLarge: HISTORY_LARGE, historyCalls: HISTORY_CALLS }, history })
+    return
+  }
   const projectEnv: Record<string, string> = {
     DATABASE_URL,
     DATABASE_SCHEMA: PROJECT_SCHEMA,
@@ -343,11 +364,11 @@ async function main() {
     }
   }
   const known = [...Object.keys(definitions), 'webhooks', 'courier-location', 'dispatch']
-  const unknown = caseNames.find((name) => !known.includes(name))
+  const unknown = stackCases.find((name) => !known.includes(name))
   if (unknown) throw new Error(`unknown case ${unknown}; known: ${known.join(', ')}`)
 
   const results: CaseResult[] = []
-  for (const name of caseNames) {
+  for (const name of stackCases) {
     const sides = name === 'webhooks' ? await webhooks() : name === 'courier-location' ? await courierLocation() : name === 'dispatch' ? await dispatch() : timed(definitions[name])
     const unit = sides.unit
     const baselineRuns: Run[] = []
@@ -376,10 +397,8 @@ async function main() {
   await receiver.close()
 
   const gatewayPeakRssMb = peakRssMb(gateway.process.pid!)
-  const report = {
-    startedAt: started.toISOString(),
-    finishedAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
+  console.log(formatTable(results, gatewayPeakRssMb))
+  writeReport(started, {
     settings: {
       seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames, webhookEvents: WEBHOOK_EVENTS, locationCouriers: LOCATION_COURIERS,
       dispatchCouriers: DISPATCH_COURIERS, dispatchRate: DISPATCH_RATE, dispatchBusinesses: DISPATCH_BUSINESSES, dispatchDeadlineS: DISPATCH_DEADLINE_S,
@@ -387,8 +406,18 @@ async function main() {
     gatewayPeakRssMb,
     cases: results,
     verdicts: verdicts(results, gatewayPeakRssMb),
+    ...(history && { history }),
+  })
+}
+
+/** Writes the run's figures as JSON into RESULTS_DIR and says where. */
+function writeReport(started: Date, figures: Record<string, unknown>): void {
+  const report = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, totalMemMb: Math.round(os.totalmem() / 2 ** 20) },
+    ...figures,
   }
-  console.log(formatTable(results, gatewayPeakRssMb))
   mkdirSync(RESULTS_DIR, { recursive: true })
   const file = path.join(RESULTS_DIR, `${started.toISOString().replace(/[:.]/g, '-')}.json`)
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n')

@@ -5,7 +5,7 @@ import { QueueKeys } from 'bullmq'
 import t, { type Test } from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
 import type { z } from 'zod'
-import { commonEnv, consoleEnv, dispatcherEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
+import { commonEnv, consoleEnv, dispatcherEnv, gatewayEnv, loadConfig, migrateEnv, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
 import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
@@ -56,7 +56,7 @@ const ROLES: Record<string, Role> = {
   'webhook-sender': { script: 'start:webhook-sender', schema: webhookSenderEnv, port: defaults.webhookSender.WEBHOOK_SENDER_PORT, opsPort: defaults.webhookSender.WEBHOOK_SENDER_OPS_PORT },
   console: { script: 'start:console', schema: consoleEnv, port: defaults.console.CONSOLE_PORT, opsPort: defaults.console.CONSOLE_OPS_PORT },
   dispatcher: { script: 'start:dispatcher', schema: dispatcherEnv, port: defaults.dispatcher.DISPATCHER_PORT, opsPort: defaults.dispatcher.DISPATCHER_OPS_PORT },
-  migrate: { script: 'migrate', schema: commonEnv },
+  migrate: { script: 'migrate', schema: migrateEnv },
   admin: { script: 'admin', schema: commonEnv },
 }
 
@@ -140,6 +140,8 @@ const generatedSecrets: Array<Doc & { file: string }> = ((parse(read(`${K8S_DIR}
 }))
 k8sDocs.push(...generatedSecrets)
 const ofKind = (kind: string) => k8sDocs.filter((doc) => doc.kind === kind)
+/** One-shot workloads: the Jobs, and each CronJob's job (its `spec.template` is the pod the schedule runs). */
+const oneShots = (): Array<Doc & { file: string }> => [...ofKind('Job'), ...ofKind('CronJob').map((cron) => ({ ...cron, spec: cron.spec.jobTemplate.spec }))]
 const named = (kind: string, name: string) => ofKind(kind).find((doc) => doc.metadata?.name === name)
 // Instructions only: comments may mention what the instructions must not do.
 const dockerfile = read('deploy/Dockerfile').split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n')
@@ -430,11 +432,11 @@ t.test('deploy/k8s', async (t) => {
     t.notOk(tokenRef('webhook-sender'), 'nor does the webhook sender')
     t.notOk(tokenRef('console'), 'nor does the console')
     t.notOk(tokenRef('dispatcher'), 'nor does the dispatcher')
-    const envFromSecrets = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).filter((source: Doc) => source.secretRef)
+    const envFromSecrets = [...ofKind('Deployment'), ...oneShots()].flatMap((d) => d.spec.template.spec.containers[0].envFrom ?? []).filter((source: Doc) => source.secretRef)
     t.same(envFromSecrets, [], 'no pod takes a whole Secret: each reads only its own keys')
   })
 
-  const workloads = [...ofKind('Deployment'), ...ofKind('Job')]
+  const workloads = [...ofKind('Deployment'), ...oneShots()]
   const images = new Set<string>()
   const deploymentOf = new Map<string, Doc>()
   /** The environment each Deployment's process sees, by role. */
@@ -688,7 +690,7 @@ t.test('deploy/k8s', async (t) => {
   t.test('one database role per process; only the migration owns the schema', async (t) => {
     const roles = read('deploy/postgres/roles.sql')
     const keys = new Map<string, string>()
-    for (const workload of [...ofKind('Deployment'), ...ofKind('Job')]) {
+    for (const workload of [...ofKind('Deployment'), ...oneShots()]) {
       const container = workload.spec.template.spec.containers[0]
       const role = roleOf([...(container.command ?? []), ...(container.args ?? [])])!
       const ref = (container.env ?? []).find((e: Doc) => e.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef
@@ -743,7 +745,7 @@ t.test('deploy/k8s', async (t) => {
       dispatcher: { egress: [...dns, ...data], ingress: [scrape(9469)] },
       migrate: { egress: [...dns, 'any:5432'], ingress: [] },
     }
-    for (const workload of [...ofKind('Deployment'), ...ofKind('Job')]) {
+    for (const workload of [...ofKind('Deployment'), ...oneShots()]) {
       const container = workload.spec.template.spec.containers[0]
       const role = roleOf([...(container.command ?? []), ...(container.args ?? [])])!
       t.same(allowed(workload, 'egress'), [...expected[role].egress].sort(), `${role} may reach exactly ${expected[role].egress.join(', ')}`)

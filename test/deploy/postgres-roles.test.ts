@@ -4,6 +4,8 @@ import path from 'node:path'
 import postgres from 'postgres'
 import t from 'tap'
 import { migrate } from '../../shared/db/migrate.js'
+import { createSql } from '../../shared/db/sql.js'
+import { keepPartitions, pruneSettledDeliveries } from '../../shared/orders/history.js'
 import { projectRoot } from '../helpers/processes.js'
 
 /*
@@ -76,4 +78,17 @@ t.test('services get rows, only the migration owner gets the schema', async (t) 
   await refused('alter table rate_cards add column note text', 'ALTER TABLE')
   await refused('truncate rate_cards', 'TRUNCATE')
   await refused('create schema intruder', 'CREATE SCHEMA')
+
+  // The history's month partitions are DDL (docs/scaling.md): the migrate CLI keeps them as the
+  // owner; a worker's role is refused and prunes rows only.
+  const retention = { eventRetentionD: 30, trailRetentionD: 90 }
+  const sqlAs = (name: string) => createSql({ DATABASE_URL: urlAs(role(name), database), DATABASE_SCHEMA: 'public', DATABASE_POOL_MAX: 1 }, { max: 1 })
+  const owner = sqlAs('owner')
+  const worker = sqlAs('worker')
+  t.teardown(async () => { await owner.end(); await worker.end() })
+  const kept = await keepPartitions(owner, retention, new Date(Date.now() + 200 * 86_400_000))
+  t.ok(kept.created.some((name) => name.startsWith('events_')), `the owner makes months ahead: ${kept.created.join(', ')}`)
+  const refusal = await keepPartitions(worker, retention, new Date(Date.now() + 400 * 86_400_000)).then(() => undefined, (err: unknown) => err as { code?: string })
+  t.equal(refusal?.code, '42501', 'a worker\'s role may not make months')
+  t.equal(await pruneSettledDeliveries(worker, retention.eventRetentionD), 0, 'but prunes settled deliveries')
 })

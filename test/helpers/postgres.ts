@@ -38,21 +38,51 @@ function userIds(): { uid: number; gid: number } {
 
 /**
  * A PostgreSQL server of the test's own on a free port, in a temporary data directory, so a test
- * can crash and restart it without touching the shared one. Removed when the test ends.
+ * can crash and restart it without touching the shared one. Removed when the test ends. Its
+ * pg_hba (initdb's, trust) lets 127.0.0.1 connect for replication too, so a test can stand a
+ * streaming replica beside it (`startStreamingReplica`).
  */
 export async function startOwnPostgres(t: Test): Promise<OwnPostgres> {
   const bin = binDir()
-  const port = await freePort()
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'courier-pg-'))
+  const dir = ownedTempDir()
   const data = path.join(dir, 'data')
+  const [initCommand, ...initArgs] = asPostgres(path.join(bin, 'initdb'), ['-D', data, '-U', POSTGRES_USER, '--auth=trust', '--no-sync', '-E', 'UTF8'])
+  const init = spawnSync(initCommand!, initArgs, { encoding: 'utf8' })
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`)
+  return runPostgres(t, dir, await freePort())
+}
+
+/**
+ * A hot standby of `primary` on a free port: `pg_basebackup -R -X stream` copies the primary's
+ * whole cluster and writes the standby's settings, and the server then replays the primary's WAL
+ * as it streams in, read-only. Stopped and removed when the test ends.
+ */
+export async function startStreamingReplica(t: Test, primary: OwnPostgres): Promise<OwnPostgres> {
+  const dir = ownedTempDir()
+  // A spread checkpoint would make it wait minutes for the primary's next one: --checkpoint=fast asks for one now.
+  const [command, ...args] = asPostgres(path.join(binDir(), 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', POSTGRES_USER, '-D', path.join(dir, 'data'), '-R', '-X', 'stream', '--checkpoint=fast', '--no-sync'])
+  const backup = spawnSync(command!, args, { encoding: 'utf8', timeout: 60_000 })
+  if (backup.status !== 0) {
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(`pg_basebackup failed: ${backup.stderr}`)
+  }
+  return runPostgres(t, dir, await freePort())
+}
+
+/** A temporary directory the postgres OS user owns. */
+function ownedTempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'courier-pg-'))
   if (process.getuid?.() === 0) {
     const { uid, gid } = userIds()
     chownSync(dir, uid, gid)
   }
-  const [initCommand, ...initArgs] = asPostgres(path.join(bin, 'initdb'), ['-D', data, '-U', POSTGRES_USER, '--auth=trust', '--no-sync', '-E', 'UTF8'])
-  const init = spawnSync(initCommand!, initArgs, { encoding: 'utf8' })
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`)
+  return dir
+}
 
+/** Runs the cluster in `dir`/data on `port` (its socket in `dir`), stops it and removes `dir` when the test ends. */
+async function runPostgres(t: Test, dir: string, port: number): Promise<OwnPostgres> {
+  const bin = binDir()
+  const data = path.join(dir, 'data')
   let child: ChildProcess | null = null
   const url = (database: string) => `postgres://${POSTGRES_USER}@127.0.0.1:${port}/${database}`
   const ready = async () => {

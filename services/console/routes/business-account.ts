@@ -29,7 +29,7 @@ function signedAmount(entry: LedgerEntry): number {
 }
 
 /** Overview, the wallet statement (and its CSV), and the catalog: what a business looks at. */
-export default async function businessAccountRoutes(app: FastifyInstance, { sql }: ConsoleDeps) {
+export default async function businessAccountRoutes(app: FastifyInstance, { sql, reads }: ConsoleDeps) {
   app.get('/console', async (request, reply) => {
     const businessId = businessIdOf(request)
     const livemode = livemodeOf(readForm(modeSchema, request.query))
@@ -38,8 +38,8 @@ export default async function businessAccountRoutes(app: FastifyInstance, { sql 
       findBusiness(sql, businessId),
       findWalletView(sql, businessId, true),
       findWalletView(sql, businessId, false),
-      countOrdersByStatusSince(sql, { businessId, livemode }, today),
-      dailySpend(sql, businessId, livemode, SPEND_DAYS),
+      countOrdersByStatusSince(reads, { businessId, livemode }, today),
+      dailySpend(reads, businessId, livemode, SPEND_DAYS),
     ])
     const currency = business?.currency ?? 'NGN'
     const body = html`<p>${business?.name}</p><div class="cards">
@@ -58,7 +58,7 @@ export default async function businessAccountRoutes(app: FastifyInstance, { sql 
     const wallet = await findWalletView(sql, businessId, livemode)
     const frame = frameOf(request, reply, livemode)
     if (!wallet) return sendPage(reply, 200, frame, { title: 'Wallet', path: '/console/wallet', body: html`<p>There is no test wallet yet: create a test API key to open one.</p>` })
-    const rows = await listLedger(sql, businessId, { kinds: null, beforeId: query.before ? Number(query.before) : null, limit: STATEMENT_PAGE + 1 }, livemode)
+    const rows = await listLedger(reads, businessId, { kinds: null, beforeId: query.before ? Number(query.before) : null, limit: STATEMENT_PAGE + 1 }, livemode)
     const shown = rows.slice(0, STATEMENT_PAGE)
     const last = shown.at(-1)
     const body = html`<p>Balance: <strong id="wallet-balance">${money(wallet.balance, wallet.currency)}</strong></p>
@@ -76,7 +76,7 @@ ${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wa
     if (!wallet) return reply.callNotFound()
     const entries: LedgerEntry[] = []
     for (let beforeId: number | null = null; ;) {
-      const batch = await listLedger(sql, businessId, { kinds: null, beforeId, limit: CSV_BATCH }, livemode)
+      const batch = await listLedger(reads, businessId, { kinds: null, beforeId, limit: CSV_BATCH }, livemode)
       entries.push(...batch)
       if (batch.length < CSV_BATCH) break
       beforeId = batch[batch.length - 1].id

@@ -26,7 +26,7 @@ const endpointSchema = z.object({ _csrf: z.string(), mode: z.enum(['live', 'test
 const csrfOnly = z.object({ _csrf: z.string() })
 
 /** API keys and webhook endpoints: what a business's developers set up. */
-export default async function businessIntegrationRoutes(app: FastifyInstance, { sql, config, announce, webhooks }: ConsoleDeps) {
+export default async function businessIntegrationRoutes(app: FastifyInstance, { sql, reads, config, announce, webhooks }: ConsoleDeps) {
   async function keysPage(request: FastifyRequest, reply: FastifyReply, status: number, created: CreatedApiKey | null, error: string | null) {
     const frame = frameOf(request, reply)
     const keys = await listApiKeys(sql, businessIdOf(request))
@@ -90,7 +90,7 @@ ${endpoints.map((endpoint) => html`<tr><td><a href="/console/webhooks/${endpoint
     const endpoint = await ownEndpoint(request.params.id, businessIdOf(request))
     if (!endpoint) return reply.callNotFound()
     const frame = frameOf(request, reply, endpoint.livemode)
-    const attempts = await listAttempts(sql, endpoint.id, { beforeId: null, limit: 50 })
+    const attempts = await listAttempts(reads, endpoint.id, { beforeId: null, limit: 50 })
     const body = html`<p>${endpoint.url} — ${endpoint.status}${endpoint.description ? html`, ${endpoint.description}` : ''}</p>
 ${actionButton(frame, `/console/webhooks/${endpoint.id}/rotate`, 'Rotate the signing secret')}
 ${actionButton(frame, `/console/webhooks/${endpoint.id}/delete`, 'Delete this endpoint')}

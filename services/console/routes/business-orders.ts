@@ -21,7 +21,7 @@ const cancelSchema = z.object({ _csrf: z.string(), reason: z.string().trim().max
 const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), reason: z.string().trim().max(500).optional() })
 
 /** A business's orders: the list with the API's filters, one order's page, cancel, and (test orders) advance. */
-export default async function businessOrderRoutes(app: FastifyInstance, { sql, photos }: ConsoleDeps) {
+export default async function businessOrderRoutes(app: FastifyInstance, { sql, reads, photos }: ConsoleDeps) {
   /** The caller's own order, live or test; anyone else's is "not found". */
   async function ownOrder(request: FastifyRequest<{ Params: { id: string } }>): Promise<Order | null> {
     const order = isOrderId(request.params.id) ? await findOrderById(sql, request.params.id) : null
@@ -31,7 +31,7 @@ export default async function businessOrderRoutes(app: FastifyInstance, { sql, p
   app.get('/console/orders', async (request, reply) => {
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
-    const rows = await listOrders(sql, { businessId: businessIdOf(request), livemode }, orderFilterOf(query))
+    const rows = await listOrders(reads, { businessId: businessIdOf(request), livemode }, orderFilterOf(query))
     const shown = rows.slice(0, PAGE_SIZE)
     const body = html`${orderFilters('/console/orders', query, livemode ? html`` : html`<input type="hidden" name="mode" value="test">`)}
 ${orderTable(shown, (order) => `/console/orders/${order.id}`)}${nextPageLink('/console/orders', filterParams(query), shown.at(-1), rows.length > PAGE_SIZE)}`

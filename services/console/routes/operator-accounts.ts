@@ -27,7 +27,7 @@ const userSchema = z.object({ _csrf: z.string(), email: z.string().trim().max(25
 const csrfOnly = z.object({ _csrf: z.string() })
 
 /** Businesses, one business's wallet, keys, card and users, and the audit trail: the operator's accounts work. */
-export default async function operatorAccountRoutes(app: FastifyInstance, { sql, config, announce }: ConsoleDeps) {
+export default async function operatorAccountRoutes(app: FastifyInstance, { sql, reads, config, announce }: ConsoleDeps) {
   app.get('/console/ops/businesses', async (request, reply) => {
     const { q = '' } = readForm(z.object({ q: z.string().trim().max(100).optional() }), request.query)
     const frame = frameOf(request, reply)
@@ -56,7 +56,7 @@ ${field({ name: 'address', label: 'Address', required: true })}${field({ name: '
     const frame = frameOf(request, reply)
     const [live, test, keys, cards, users, ledger] = await Promise.all([
       findWalletView(sql, business.id, true), findWalletView(sql, business.id, false), listApiKeys(sql, business.id),
-      listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(sql, business.id, { kinds: null, beforeId: null, limit: 10 }, true),
+      listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(reads, business.id, { kinds: null, beforeId: null, limit: 10 }, true),
     ])
     const base = `/console/ops/businesses/${business.id}`
     const enabled = cards.find((card) => card.id === business.rateCardId)
@@ -132,7 +132,7 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
 
   app.get('/console/ops/audit', async (request, reply) => {
     const query = readForm(z.object({ business: z.string().refine(isUuid, 'is not a business id').optional(), before: z.string().regex(/^\d{1,18}$/).optional() }), request.query)
-    const entries = await listAudit(sql, { businessId: query.business ?? null, beforeId: query.before ? Number(query.before) : null, limit: 51 })
+    const entries = await listAudit(reads, { businessId: query.business ?? null, beforeId: query.before ? Number(query.before) : null, limit: 51 })
     const shown = entries.slice(0, 50)
     const body = html`<table aria-label="Audit trail"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Business</th><th scope="col">Subject</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
 ${shown.map((entry) => html`<tr><td>${when(entry.at)}</td><td>${entry.actor}</td><td>${entry.action}</td><td>${entry.businessId ? html`<a href="/console/ops/businesses/${entry.businessId}">${entry.businessId.slice(0, 8)}</a>` : ''}</td>

@@ -20,7 +20,7 @@ const WAITING_SHOWN = 100
 const csrfOnly = z.object({ _csrf: z.string() })
 
 /** The couriers (shift, last fix, orders held, disable) and the live orders still waiting for one. */
-export default async function operatorCourierRoutes(app: FastifyInstance, { sql, config, redis, announce }: ConsoleDeps) {
+export default async function operatorCourierRoutes(app: FastifyInstance, { sql, reads, config, redis, announce }: ConsoleDeps) {
   app.get('/console/ops/couriers', async (request, reply) => {
     const frame = frameOf(request, reply)
     const couriers = await listCouriers(sql, COURIERS_SHOWN + 1)
@@ -43,7 +43,7 @@ ${couriers.length > COURIERS_SHOWN ? html`<p>Showing the newest ${COURIERS_SHOWN
   })
 
   app.get('/console/ops/waiting', async (request, reply) => {
-    const orders = await listOrdersWaitingForCourier(sql, WAITING_AFTER_S, WAITING_SHOWN + 1)
+    const orders = await listOrdersWaitingForCourier(reads, WAITING_AFTER_S, WAITING_SHOWN + 1)
     const body = html`<p>Live orders still <code>created</code> more than ${WAITING_AFTER_S / 60} minutes after they were placed, oldest first.</p>
 ${waitingTable(orders.slice(0, WAITING_SHOWN), new Date())}${orders.length > WAITING_SHOWN ? html`<p>Showing the oldest ${WAITING_SHOWN}.</p>` : ''}`
     return sendPage(reply, 200, frameOf(request, reply), { title: 'Waiting for a courier', path: '/console/ops/waiting', body })

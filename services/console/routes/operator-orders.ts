@@ -21,11 +21,11 @@ const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), 
 const cancelSchema = z.object({ _csrf: z.string(), reason: optional })
 
 /** Orders across businesses, with dispatch's `advance` and the operator's free cancel, both on the audit trail. */
-export default async function operatorOrderRoutes(app: FastifyInstance, { sql, photos }: ConsoleDeps) {
+export default async function operatorOrderRoutes(app: FastifyInstance, { sql, reads, photos }: ConsoleDeps) {
   app.get('/console/ops/orders', async (request, reply) => {
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
-    const rows = await listOrders(sql, { businessId: query.business || null, livemode }, orderFilterOf(query))
+    const rows = await listOrders(reads, { businessId: query.business || null, livemode }, orderFilterOf(query))
     const shown = rows.slice(0, PAGE_SIZE)
     const extra = html`<div class="field"><label for="field-business">Business id</label><input id="field-business" name="business" value="${query.business ?? ''}"></div>
 ${select({ name: 'mode', label: 'Mode', options: [['live', 'Live'], ['test', 'Test']], value: livemode ? 'live' : 'test' })}`

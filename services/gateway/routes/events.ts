@@ -12,6 +12,8 @@ import { enumListParam, integerParam, limitParam, readQuery } from '../query.js'
 
 interface EventRouteOptions {
   sql: Sql
+  /** The backfill's pool: a replica when one is configured (it may lag the primary by its replay lag). */
+  reads: Sql
   webhooks: Queue<WebhookJob>
 }
 
@@ -19,13 +21,13 @@ interface EventRouteOptions {
  * The outbox, read in sequence order: a receiver that was down asks for everything after the
  * last sequence it saw, and, the numbers having no gaps, knows when it has it all.
  */
-export default async function eventRoutes(app: FastifyInstance, { sql, webhooks }: EventRouteOptions) {
+export default async function eventRoutes(app: FastifyInstance, { sql, reads, webhooks }: EventRouteOptions) {
   app.get('/business/events', { config: { access: 'read' } }, async (request) => {
     const query = readQuery(request.query, ['after', 'limit', 'type'])
     const after = integerParam('after', query.after, { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 })
     const types = enumListParam('type', query.type, ORDER_EVENT_TYPES)
     const limit = limitParam(query.limit)
-    const rows = await listEvents(sql, request.caller, { after, types, limit: limit + 1 })
+    const rows = await listEvents(reads, request.caller, { after, types, limit: limit + 1 })
     return { data: rows.slice(0, limit).map(toEventResource), has_more: rows.length > limit }
   })
 

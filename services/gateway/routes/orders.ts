@@ -24,13 +24,15 @@ const orderCursor = z.object({ t: z.iso.datetime(), id: z.string().max(64) }).st
 
 interface OrderRouteOptions {
   sql: Sql
+  /** The list's pool: a replica when one is configured; one order is always read on `sql`, the primary. */
+  reads: Sql
   redis: RedisClient
   /** Not `prefix`: fastify would take that for the routes' URL prefix. */
   queuePrefix: string
 }
 
 /** The caller's orders: read, list, cancel (docs/contracts.md section 6). */
-export default async function orderRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix }: OrderRouteOptions) {
+export default async function orderRoutes(app: FastifyInstance, { sql, reads, redis, queuePrefix: prefix }: OrderRouteOptions) {
   /** Where the couriers of these orders are, one Redis round trip; without Redis, nowhere (the order still reads). */
   const couriersOnTheWay = (orders: Order[]) =>
     lastFixes(redis, prefix, orders.flatMap((order) => locatedBy(order) ?? [])).catch(() => new Map<string, CourierFix>())
@@ -57,7 +59,7 @@ export default async function orderRoutes(app: FastifyInstance, { sql, redis, qu
 
     // One more than the page shows: whether it exists is `has_more`.
     const [rows, rates] = await Promise.all([
-      listOrders(sql, request.caller, { statuses, placementId, createdGte, createdLt, after, limit: limit + 1 }),
+      listOrders(reads, request.caller, { statuses, placementId, createdGte, createdLt, after, limit: limit + 1 }),
       getPlatformRates(sql),
     ])
     const now = new Date()

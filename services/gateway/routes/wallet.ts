@@ -12,10 +12,12 @@ const entryCursor = z.object({ id: z.number().int().positive() }).strict()
 
 interface WalletRouteOptions {
   sql: Sql
+  /** The statement's pool: a replica when one is configured; the balance is read on `sql`, the primary. */
+  reads: Sql
 }
 
 /** The wallet a business pays from and its statement (docs/contracts.md section 6). */
-export default async function walletRoutes(app: FastifyInstance, { sql }: WalletRouteOptions) {
+export default async function walletRoutes(app: FastifyInstance, { sql, reads }: WalletRouteOptions) {
   app.get('/business/wallet', { config: { access: 'read' } }, async (request) => {
     const wallet = await findWalletView(sql, request.caller.businessId, request.caller.livemode)
     if (!wallet) throw new ApiError(404, 'This business has no wallet')
@@ -27,7 +29,7 @@ export default async function walletRoutes(app: FastifyInstance, { sql }: Wallet
     const kinds = enumListParam('type', query.type, ENTRY_TYPES)
     const limit = limitParam(query.limit)
     const cursor = decodeCursor(query.cursor, entryCursor)
-    const rows = await listLedger(sql, request.caller.businessId, { kinds, beforeId: cursor?.id ?? null, limit: limit + 1 }, request.caller.livemode)
+    const rows = await listLedger(reads, request.caller.businessId, { kinds, beforeId: cursor?.id ?? null, limit: limit + 1 }, request.caller.livemode)
     return keysetPage(rows, limit, toTransaction, (entry) => ({ id: entry.id }))
   })
 }

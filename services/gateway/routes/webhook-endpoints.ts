@@ -14,6 +14,8 @@ import { decodeCursor, keysetPage, limitParam, readQuery } from '../query.js'
 
 interface WebhookEndpointRouteOptions {
   sql: Sql
+  /** The delivery log's pool: a replica when one is configured; endpoints themselves are read on `sql`, the primary. */
+  reads: Sql
   rules: UrlRules
   secrets: SecretBox
 }
@@ -25,7 +27,7 @@ function endpointNotFound(id: string): ApiError {
 }
 
 /** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write`. */
-export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, rules, secrets }: WebhookEndpointRouteOptions) {
+export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, reads, rules, secrets }: WebhookEndpointRouteOptions) {
   const config = { access: 'webhooks' } as const
 
   app.post('/business/webhook-endpoints', { config }, async (request, reply) => {
@@ -68,7 +70,7 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
     const cursor = decodeCursor(query.cursor, attemptCursor)
     const endpoint = isWebhookEndpointId(id) ? await findEndpoint(sql, id, request.caller) : null
     if (!endpoint) throw endpointNotFound(id)
-    const rows = await listAttempts(sql, endpoint.id, { beforeId: cursor?.id ?? null, limit: limit + 1 })
+    const rows = await listAttempts(reads, endpoint.id, { beforeId: cursor?.id ?? null, limit: limit + 1 })
     return keysetPage(rows, limit, toAttemptResource, (attempt) => ({ id: attempt.id }))
   })
 }
