@@ -76,7 +76,7 @@ t.test('a streaming replica serves the lists and the backfill, never a write or 
   const eventTypes = async () => (await get('/v2/business/events?after=0')).data.map((event) => event.type as string)
   const entryTypes = async () => (await get('/v2/business/wallet/transactions')).data.map((entry) => entry.type as string)
   const gatewayConnections = async (db: Sql) =>
-    Number((await db<{ count: number }[]>`select count(*)::int as count from pg_stat_activity where application_name = 'courier' and pid <> pg_backend_pid()`)[0]!.count)
+    Number((await db<{ count: number }[]>`select count(*)::int as count from pg_stat_activity where application_name like 'courier %' and pid <> pg_backend_pid()`)[0]!.count)
 
   const caughtUp = await waitForValue(listed, (status) => status === 'created', REPLAY_MS, 100)
   t.equal(caughtUp.value, 'created', 'the seeded order is listed once the replica has replayed it')
