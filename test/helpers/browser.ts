@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page, type Response } from 'playwright-core'
 import type { Test } from 'tap'
 import { projectRoot } from './processes.js'
 
@@ -52,4 +52,17 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(screenshotDir, `${name}.png`)
   await page.screenshot({ path: file, fullPage: true })
   return file
+}
+
+/**
+ * Clicks a form's button (or a link) and waits for the page it leads to: the final answer of
+ * the navigation (after any 303) and the new document's load event. Returns that answer.
+ */
+export async function submit(page: Page, action: Locator): Promise<Response> {
+  const answered = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame()
+    && (response.status() < 300 || response.status() >= 400))
+  const loaded = page.waitForEvent('load')
+  await action.click()
+  const [response] = await Promise.all([answered, loaded])
+  return response
 }

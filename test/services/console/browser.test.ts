@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { Locator, Page, Response } from 'playwright-core'
+import type { Page, Response } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { findOrderById } from '../../../shared/db/orders.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { demoCardFile, seedAccount } from '../../helpers/accounts.js'
-import { openBrowser, screenshot } from '../../helpers/browser.js'
+import { openBrowser, screenshot, submit } from '../../helpers/browser.js'
 import { consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { waitForValue } from '../../helpers/processes.js'
@@ -80,18 +80,6 @@ t.test('the console in a browser: both roles, every page they need', async (t) =
   let shots = 0
   const shot = (page: Page, name: string) => screenshot(page, `${String(++shots).padStart(2, '0')}-${name}`)
 
-  /**
-   * Clicks a form's button (or a link) and waits for the page it leads to: the final answer of
-   * the navigation (after any 303) and the new document's load event. Returns that answer.
-   */
-  async function submit(page: Page, action: Locator): Promise<Response> {
-    const answered = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame()
-      && (response.status() < 300 || response.status() >= 400))
-    const loaded = page.waitForEvent('load')
-    await action.click()
-    const [response] = await Promise.all([answered, loaded])
-    return response
-  }
   async function open(page: Page, to: string): Promise<Response> {
     const response = await page.goto(to)
     if (!response) throw new Error(`no answer for ${to}`)

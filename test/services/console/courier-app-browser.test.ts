@@ -1,9 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { Locator, Page, Response } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import t from 'tap'
-import { openBrowser } from '../../helpers/browser.js'
+import { openBrowser, submit } from '../../helpers/browser.js'
 import { TEST_PASSWORD } from '../../helpers/console.js'
 import { startLauncher } from '../../helpers/launcher.js'
 import { pngPhoto } from '../../helpers/png.js'
@@ -55,15 +55,6 @@ t.test('a rider delivers an order in the courier app; the recipient and the busi
   // Phone-sized: the viewport, or the whole page where a form runs below it.
   const shot = (page: Page | Locator, name: string, fullPage = false) => page.screenshot({ path: path.join(shots, `${name}.png`), ...(fullPage ? { fullPage } : {}) })
 
-  /** Clicks a form's button and waits for the page it leads to (after the 303), loaded. */
-  async function submit(page: Page, action: Locator): Promise<Response> {
-    const answered = page.waitForResponse((response) => response.request().isNavigationRequest() && response.frame() === page.mainFrame()
-      && (response.status() < 300 || response.status() >= 400))
-    const loaded = page.waitForEvent('load')
-    await action.click()
-    const [response] = await Promise.all([answered, loaded])
-    return response
-  }
   const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true })
   const flash = (page: Page) => page.locator('main p.flash').textContent()
   /** The tracking page reloaded until its heading reads `line`; the heading it last read. */
