@@ -22,6 +22,16 @@ const boundingBox = z
   )
   .transform(([minLat, minLng, maxLat, maxLng]) => ({ minLat, minLng, maxLat, maxLng }))
 
+/** A Redis Cluster's seed nodes, `host:port,host:port,…`. */
+const clusterNodes = z
+  .string()
+  .transform((text) => text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''))
+  .pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'must be host:port,host:port,…')).min(1, 'must name at least one host:port'))
+  .transform((entries) => entries.map((entry) => {
+    const colon = entry.lastIndexOf(':')
+    return { host: entry.slice(0, colon), port: Number(entry.slice(colon + 1)) }
+  }))
+
 /**
  * fastify's `trustProxy`: `true` or `false`, a number of proxy hops, or a comma list of proxy
  * addresses and CIDR ranges.
@@ -43,10 +53,12 @@ export const commonEnv = z.object({
   // A Redis command a request waits on fails after this, so a black-holed Redis costs each
   // request a second (the rate limit fails open, a placement answers 503), not minutes.
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(1000),
-  // REDIS_URL then names one seed node of a Redis Cluster.
-  REDIS_CLUSTER: z.stringbool().default(false),
-  // The hash tag keeps every BullMQ key of the deployment in one Redis Cluster slot.
-  QUEUE_PREFIX: z.string().min(1).default('{courier}'),
+  // Set: the deployment's Redis is a Redis Cluster reached through these seed nodes (REDIS_URL then
+  // gives only the user, password and rediss:); unset: the one Redis at REDIS_URL.
+  REDIS_CLUSTER_NODES: clusterNodes.optional(),
+  // The hash tag keeps every Redis key of the deployment in one Redis Cluster slot, so BullMQ's
+  // scripts and ours (multi-key by design) never cross slots.
+  QUEUE_PREFIX: z.string().regex(/^[^{]*\{[^}]+\}/, 'must carry a {…} hash tag (every key of the deployment shares its Redis Cluster slot)').default('{courier}'),
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // What a business's test wallet starts with (major units), credited when its first test key is made.
