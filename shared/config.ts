@@ -251,7 +251,8 @@ export const consoleEnv = commonEnv.extend({
 })
 
 /**
- * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, and hands
+ * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, gives each
+ * replica of a service its own ports (services/launcher/replicas.ts), and hands
  * its children the internal token (its own when set, otherwise a fresh one per run).
  */
 export const launcherEnv = commonEnv.extend({
@@ -262,6 +263,13 @@ export const launcherEnv = commonEnv.extend({
   WEBHOOK_SENDER_PORT: port(3003),
   CONSOLE_PORT: port(3004),
   DISPATCHER_PORT: port(3005),
+  // Each service's own, as it reads them: with --replicas, replica n gets these plus 10·(n−1).
+  GATEWAY_OPS_PORT: port(9464),
+  PRICING_OPS_PORT: port(9465),
+  WORKER_OPS_PORT: port(9466),
+  WEBHOOK_SENDER_OPS_PORT: port(9467),
+  CONSOLE_OPS_PORT: port(9468),
+  DISPATCHER_OPS_PORT: port(9469),
   INTERNAL_TOKEN: internalToken.optional(),
   QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
   WEBHOOK_SECRET_KEYS: z.string().optional(),

@@ -54,6 +54,8 @@ interface LauncherOptions {
   databaseUrl: string
   redisUrl: string
   env?: Record<string, string>
+  /** The launcher's command line, e.g. `['--replicas', 'gateway=2']`. */
+  args?: string[]
 }
 
 /**
@@ -90,7 +92,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     ...Object.fromEntries(Object.entries(ports).map(([name, value]) => [name, String(value)])),
     ...options.env,
   }
-  const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js')], {
+  const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js'), ...(options.args ?? [])], {
     cwd: projectRoot,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
