@@ -117,7 +117,10 @@ process.once('SIGINT', () => stopAll(0))
 process.once('SIGTERM', () => stopAll(0))
 
 const base = `http://127.0.0.1:${config.GATEWAY_PORT}`
-for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
+// Many replicas starting at once on a busy machine take a while: the banner waits up to 2 minutes.
+const readyBy = Date.now() + 120_000
+let announced = false
+while (!announced && Date.now() < readyBy && !stopping) {
   const up = await fetch(`${base}/readyz`).then((response) => response.ok, () => false)
   if (up) {
     console.log('')
@@ -142,7 +145,9 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
         : `  ${user.role} ${user.email}: log in with the password you set`)
     }
     console.log('')
+    announced = true
     break
   }
   await new Promise((resolve) => setTimeout(resolve, 200))
 }
+if (!announced && !stopping) console.error(`launcher: the gateway at ${base} is not ready after 2 minutes; its lines above say why`)
