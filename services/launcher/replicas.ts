@@ -27,7 +27,7 @@ function isServiceName(name: string): name is ServiceName {
  * `--replicas a=2,b=3` or `--replicas=a=2,b=3`.
  */
 export function replicasFromArgs(args: string[]): Record<ServiceName, number> {
-  const counts = Object.fromEntries(SERVICE_NAMES.map((name) => [name, 1])) as Record<ServiceName, number>
+  const counts: Record<ServiceName, number> = { pricing: 1, worker: 1, 'webhook-sender': 1, console: 1, dispatcher: 1, gateway: 1 }
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     let value: string | undefined
