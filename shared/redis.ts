@@ -18,21 +18,17 @@ export function createRedis(config: RedisSettings, options: RedisOptions = {}): 
   if (!config.REDIS_CLUSTER_NODES) return new Redis(config.REDIS_URL, options)
   const url = new URL(config.REDIS_URL)
   const { enableOfflineQueue, lazyConnect, ...nodeOptions } = options
+  // Only what is set, so ioredis's own defaults hold for the rest (its failover retries too:
+  // 16 redirections, 100 ms apart).
+  const credentials = {
+    ...(url.username && { username: decodeURIComponent(url.username) }),
+    ...(url.password && { password: decodeURIComponent(url.password) }),
+    ...(url.protocol === 'rediss:' && { tls: {} }),
+  }
   return new Cluster(config.REDIS_CLUSTER_NODES, {
-    enableOfflineQueue,
-    lazyConnect,
-    // A master that dies is replaced by its replica after the cluster's node timeout and an
-    // election (a few seconds): a command for its slots is retried meanwhile, 300 ms apart, up
-    // to 20 times (past that, or past its commandTimeout, it fails as on a Redis that is down).
-    retryDelayOnFailover: 300,
-    retryDelayOnClusterDown: 300,
-    maxRedirections: 20,
-    redisOptions: {
-      ...nodeOptions,
-      username: url.username ? decodeURIComponent(url.username) : undefined,
-      password: url.password ? decodeURIComponent(url.password) : undefined,
-      tls: url.protocol === 'rediss:' ? {} : undefined,
-    },
+    ...(enableOfflineQueue !== undefined && { enableOfflineQueue }),
+    ...(lazyConnect !== undefined && { lazyConnect }),
+    redisOptions: { ...nodeOptions, ...credentials },
   })
 }
 

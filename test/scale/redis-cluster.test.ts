@@ -1,4 +1,7 @@
+import { Queue } from 'bullmq'
 import t from 'tap'
+import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
+import { createRedis } from '../../shared/redis.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { TEST_DATABASE_URL } from '../helpers/db.js'
 import { acceptOverHttp, courierOnShift, doubleAssignments, goOnShift, newCourier, openStream, pendingOfferOf, pingOverHttp } from '../helpers/http-couriers.js'
@@ -93,6 +96,11 @@ t.test('placements, webhooks and dispatch through a Redis Cluster whose master i
     t.comment(`orders: ${JSON.stringify(await sql`select status, count(*)::int from orders where business_id = ${account.businessId} group by 1`)}`)
     t.comment(`offers: ${JSON.stringify(await sql`select status, count(*)::int from dispatch_offers group by 1`)}`)
     t.comment(launched.output().split('\n').filter((line) => line.startsWith('[dispatcher') || line.startsWith('launcher:')).slice(-20).join('\n'))
+    const connection = createRedis(launched.config, { maxRetriesPerRequest: 1 })
+    const queue = new Queue(DISPATCH_QUEUE, { connection, prefix })
+    t.comment(`dispatch queue: ${JSON.stringify(await queue.getJobCounts())}; workers: ${(await queue.getWorkers()).length}`)
+    await queue.close()
+    connection.disconnect()
   }
   if (lateOffer) t.equal(await acceptOverHttp(baseUrl, late, lateOffer.id), 200, 'and accepts it')
   const [assigned] = await sql<{ count: number }[]>`select count(*)::int as count from orders where business_id = ${account.businessId} and status = 'assigned'`
