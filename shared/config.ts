@@ -22,6 +22,16 @@ const boundingBox = z
   )
   .transform(([minLat, minLng, maxLat, maxLng]) => ({ minLat, minLng, maxLat, maxLng }))
 
+/** A Redis Cluster's seed nodes, `host:port,host:port,…`. */
+const clusterNodes = z
+  .string()
+  .transform((text) => text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''))
+  .pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'must be host:port,host:port,…')).min(1, 'must name at least one host:port'))
+  .transform((entries) => entries.map((entry) => {
+    const colon = entry.lastIndexOf(':')
+    return { host: entry.slice(0, colon), port: Number(entry.slice(colon + 1)) }
+  }))
+
 /**
  * fastify's `trustProxy`: `true` or `false`, a number of proxy hops, or a comma list of proxy
  * addresses and CIDR ranges.
@@ -43,10 +53,12 @@ export const commonEnv = z.object({
   // A Redis command a request waits on fails after this, so a black-holed Redis costs each
   // request a second (the rate limit fails open, a placement answers 503), not minutes.
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(1000),
-  // REDIS_URL then names one seed node of a Redis Cluster.
-  REDIS_CLUSTER: z.stringbool().default(false),
-  // The hash tag keeps every BullMQ key of the deployment in one Redis Cluster slot.
-  QUEUE_PREFIX: z.string().min(1).default('{courier}'),
+  // Set: the deployment's Redis is a Redis Cluster reached through these seed nodes (REDIS_URL then
+  // gives only the user, password and rediss:); unset: the one Redis at REDIS_URL.
+  REDIS_CLUSTER_NODES: clusterNodes.optional(),
+  // The hash tag keeps every Redis key of the deployment in one Redis Cluster slot, so BullMQ's
+  // scripts and ours (multi-key by design) never cross slots.
+  QUEUE_PREFIX: z.string().regex(/^[^{]*\{[^}]+\}/, 'must carry a {…} hash tag (every key of the deployment shares its Redis Cluster slot)').default('{courier}'),
   CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code').default('NGN'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // What a business's test wallet starts with (major units), credited when its first test key is made.
@@ -280,7 +292,8 @@ export const consoleEnv = commonEnv.extend({
 })
 
 /**
- * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, and hands
+ * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, gives each
+ * replica of a service its own ports (services/launcher/replicas.ts), and hands
  * its children the internal token (its own when set, otherwise a fresh one per run).
  */
 export const launcherEnv = commonEnv.extend({
@@ -291,6 +304,13 @@ export const launcherEnv = commonEnv.extend({
   WEBHOOK_SENDER_PORT: port(3003),
   CONSOLE_PORT: port(3004),
   DISPATCHER_PORT: port(3005),
+  // Each service's own, as it reads them: with --replicas, replica n gets these plus 10·(n−1).
+  GATEWAY_OPS_PORT: port(9464),
+  PRICING_OPS_PORT: port(9465),
+  WORKER_OPS_PORT: port(9466),
+  WEBHOOK_SENDER_OPS_PORT: port(9467),
+  CONSOLE_OPS_PORT: port(9468),
+  DISPATCHER_OPS_PORT: port(9469),
   INTERNAL_TOKEN: internalToken.optional(),
   QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
   WEBHOOK_SECRET_KEYS: z.string().optional(),

@@ -30,7 +30,7 @@ export interface InvalidationListener {
  * `onReset` runs after every reconnect, since messages sent while disconnected are lost.
  */
 export function listenForInvalidations(
-  config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX'>,
+  config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>,
   handlers: { onMessage: (message: Invalidation) => void; onReset: () => void },
 ): InvalidationListener {
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, lazyConnect: false })

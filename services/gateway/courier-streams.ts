@@ -9,7 +9,7 @@ type Listener = (message: string) => void
  * Couriers' Server-Sent Event streams over one Redis subscriber per gateway: a channel is
  * subscribed while at least one of its courier's streams is open here.
  */
-export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX'>, log: FastifyBaseLogger) {
+export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>, log: FastifyBaseLogger) {
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, lazyConnect: true })
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'courier stream subscriber error'))
   const listeners = new Map<string, Set<Listener>>()

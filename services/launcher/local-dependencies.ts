@@ -78,11 +78,14 @@ async function ensureRedis(endpoint: Endpoint): Promise<string | null> {
   throw new DependencyDownError(`Redis does not answer at ${endpoint.host}:${endpoint.port}. Start it with: redis-server --daemonize yes --port ${endpoint.port} (or docker compose up -d redis)`)
 }
 
-/** Starts what is local and stopped; returns what it did, one line each. */
-export async function ensureLocalDependencies(config: Pick<LauncherConfig, 'DATABASE_URL' | 'REDIS_URL'>): Promise<string[]> {
+/**
+ * Starts what is local and stopped; returns what it did, one line each. A Redis Cluster
+ * (`REDIS_CLUSTER_NODES`) is the operator's to run: it is never started here.
+ */
+export async function ensureLocalDependencies(config: Pick<LauncherConfig, 'DATABASE_URL' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): Promise<string[]> {
   const postgres = endpointOf(config.DATABASE_URL, 5432)
   const redis = endpointOf(config.REDIS_URL, 6379)
   const postgresStarted = LOCAL_HOSTS.has(postgres.host) ? await ensurePostgres(postgres) : null
-  const redisStarted = LOCAL_HOSTS.has(redis.host) ? await ensureRedis(redis) : null
+  const redisStarted = !config.REDIS_CLUSTER_NODES && LOCAL_HOSTS.has(redis.host) ? await ensureRedis(redis) : null
   return [postgresStarted, redisStarted].filter((line) => line !== null)
 }

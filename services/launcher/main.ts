@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ConfigError, launcherEnv, loadConfig } from '../../shared/config.js'
+import { ConfigError, launcherEnv, loadConfig, type LauncherConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
@@ -12,6 +12,7 @@ import { DependencyDownError, ensureLocalDependencies } from './local-dependenci
 import { localWebhookEnv } from './local-webhooks.js'
 import { devWebhookSecretKeys } from './dev-secrets.js'
 import { nodeArgsOf } from './scripts.js'
+import { replicaName, replicaPort, replicasFromArgs, ReplicasError, SERVICE_NAMES, type ServiceName } from './replicas.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -20,11 +21,13 @@ import { supervise, type ServiceSpec } from './supervise.js'
  * and restarts any that dies (supervise.ts).
  */
 
-let config
+let config: LauncherConfig
+let replicas: Record<ServiceName, number>
 try {
   config = loadConfig(launcherEnv)
+  replicas = replicasFromArgs(process.argv.slice(2))
 } catch (err) {
-  console.error(err instanceof ConfigError ? err.message : err)
+  console.error(err instanceof ConfigError || err instanceof ReplicasError ? err.message : err)
   process.exit(1)
 }
 
@@ -72,14 +75,35 @@ const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECR
 const internal = { ...shared, HOST: '127.0.0.1' }
 const localWebhooks = { ...localWebhookEnv(config.NODE_ENV, process.env), WEBHOOK_SECRET_KEYS: config.WEBHOOK_SECRET_KEYS ?? devWebhookSecretKeys() }
 const health = (port: number) => `http://127.0.0.1:${port}/healthz`
-const SERVICES: ServiceSpec[] = [
-  { name: 'pricing', args: nodeArgsOf('start:pricing'), env: internal, healthUrl: health(config.PRICING_PORT) },
-  { name: 'worker', args: nodeArgsOf('start:worker'), env: internal, healthUrl: health(config.WORKER_PORT) },
-  { name: 'webhook-sender', args: nodeArgsOf('start:webhook-sender'), env: { ...internal, ...localWebhooks }, healthUrl: health(config.WEBHOOK_SENDER_PORT) },
-  { name: 'console', args: nodeArgsOf('start:console'), env: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL }, healthUrl: health(config.CONSOLE_PORT) },
-  { name: 'dispatcher', args: nodeArgsOf('start:dispatcher'), env: internal, healthUrl: health(config.DISPATCHER_PORT) },
-  { name: 'gateway', args: nodeArgsOf('start:gateway'), env: { ...shared, ...localWebhooks }, healthUrl: health(config.GATEWAY_PORT) },
-]
+const ENVS: Record<ServiceName, Record<string, string>> = {
+  pricing: internal,
+  worker: internal,
+  'webhook-sender': { ...internal, ...localWebhooks },
+  console: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL },
+  dispatcher: internal,
+  gateway: { ...shared, ...localWebhooks },
+}
+type PortSetting = keyof LauncherConfig & `${string}_PORT`
+/** Each service's port and ops port settings. */
+const PORTS: Record<ServiceName, readonly [PortSetting, PortSetting]> = {
+  pricing: ['PRICING_PORT', 'PRICING_OPS_PORT'],
+  worker: ['WORKER_PORT', 'WORKER_OPS_PORT'],
+  'webhook-sender': ['WEBHOOK_SENDER_PORT', 'WEBHOOK_SENDER_OPS_PORT'],
+  console: ['CONSOLE_PORT', 'CONSOLE_OPS_PORT'],
+  dispatcher: ['DISPATCHER_PORT', 'DISPATCHER_OPS_PORT'],
+  gateway: ['GATEWAY_PORT', 'GATEWAY_OPS_PORT'],
+}
+const portOf = (service: ServiceName, n: number) => replicaPort(config[PORTS[service][0]], n)
+
+/** Replica n of a service, on its own ports; with several pricing replicas, the gateways take turns among them. */
+function replicaSpec(service: ServiceName, n: number): ServiceSpec {
+  const [portSetting, opsPortSetting] = PORTS[service]
+  const port = portOf(service, n)
+  const env: Record<string, string> = { ...ENVS[service], [portSetting]: String(port), [opsPortSetting]: String(replicaPort(config[opsPortSetting], n)) }
+  if (service === 'gateway' && replicas.pricing > 1) env.PRICING_URL = `http://127.0.0.1:${portOf('pricing', ((n - 1) % replicas.pricing) + 1)}`
+  return { name: replicaName(service, n), args: nodeArgsOf(`start:${service}`), env, healthUrl: health(port) }
+}
+const SERVICES: ServiceSpec[] = SERVICE_NAMES.flatMap((service) => Array.from({ length: replicas[service] }, (_, i) => replicaSpec(service, i + 1)))
 
 let stopping = false
 const services = supervise(SERVICES, () => stopAll(1))
@@ -99,11 +123,19 @@ process.once('SIGINT', () => stopAll(0))
 process.once('SIGTERM', () => stopAll(0))
 
 const base = `http://127.0.0.1:${config.GATEWAY_PORT}`
-for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
+// Many replicas starting at once on a busy machine take a while: the banner waits up to 2 minutes.
+const readyBy = Date.now() + 120_000
+let announced = false
+while (!announced && Date.now() < readyBy && !stopping) {
   const up = await fetch(`${base}/readyz`).then((response) => response.ok, () => false)
   if (up) {
     console.log('')
     console.log(`Courier API ready at ${base}/v2`)
+    if (replicas.gateway > 1) {
+      // No proxy of ours: each gateway is its own address; in production a load balancer spreads requests.
+      const gateways = Array.from({ length: replicas.gateway }, (_, i) => `http://127.0.0.1:${portOf('gateway', i + 1)}/v2`)
+      console.log(`Gateways, one per replica (put a load balancer in front for one address): ${gateways.join(' ')}`)
+    }
     console.log(`Demo business ${demo.business_id}, wallet ${demo.balance} ${demo.currency}`)
     console.log(`Demo API key: ${demo.api_key}`)
     console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
@@ -122,7 +154,9 @@ for (let attempt = 0; attempt < 100 && !stopping; attempt++) {
         : `  ${user.role} ${user.email}: log in with the password you set`)
     }
     console.log('')
+    announced = true
     break
   }
   await new Promise((resolve) => setTimeout(resolve, 200))
 }
+if (!announced && !stopping) console.error(`launcher: the gateway at ${base} is not ready after 2 minutes; its lines above say why`)

@@ -10,7 +10,7 @@ function warn(message: string): void {
  * A short-lived connection for one command: no offline queue and no reconnecting, so a
  * Redis that is down costs one failed connect, not a hung CLI.
  */
-export async function connectRedis(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER'>): Promise<RedisClient | null> {
+export async function connectRedis(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): Promise<RedisClient | null> {
   const redis = createRedis(config, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -26,7 +26,8 @@ export async function connectRedis(config: Pick<CommonConfig, 'REDIS_URL' | 'RED
     return redis
   } catch (err) {
     redis.disconnect()
-    warn(`Redis at ${config.REDIS_URL} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
+    const where = config.REDIS_CLUSTER_NODES ? 'The Redis Cluster' : `Redis at ${config.REDIS_URL}`
+    warn(`${where} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
     return null
   }
 }

@@ -64,7 +64,7 @@ export function spread(job: JobSpec): [string, DispatchJob, JobsOptions] {
  * The producer the placement worker and the gateway use to say "offer these orders now". A job
  * lost here is found by the dispatcher's sweep: the order row is the truth.
  */
-export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
+export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
   const connection = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   connection.on('error', (err) => log.debug({ err: err.message }, 'dispatch producer connection error'))
   // Traced: the dispatch job continues the trace of the placement (or move) that asked for it.

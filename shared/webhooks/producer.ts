@@ -14,7 +14,7 @@ import { queueDeliveries, WEBHOOK_QUEUE, type WebhookJob } from './queue.js'
  * The producer for redeliveries (the gateway's API, the console's button). No offline queue: with Redis down `add` fails at
  * once, and the delivery rows already written are queued by the sender's sweep instead.
  */
-export function createWebhookQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
+export function createWebhookQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
   const connection = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   connection.on('error', (err) => log.debug({ err: err.message }, 'webhook producer connection error'))
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })

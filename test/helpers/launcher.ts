@@ -54,6 +54,10 @@ interface LauncherOptions {
   databaseUrl: string
   redisUrl: string
   env?: Record<string, string>
+  /** The launcher's command line, e.g. `['--replicas', 'gateway=2']`. */
+  args?: string[]
+  /** How long to wait for its banner: many replicas on a busy machine take longer than the default 60 s. */
+  readyTimeoutMs?: number
 }
 
 /**
@@ -90,7 +94,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     ...Object.fromEntries(Object.entries(ports).map(([name, value]) => [name, String(value)])),
     ...options.env,
   }
-  const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js')], {
+  const launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/services/launcher/main.js'), ...(options.args ?? [])], {
     cwd: projectRoot,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -130,7 +134,7 @@ export async function startLauncher(t: Test, options: LauncherOptions): Promise<
   const { env, launcherPid, pids, lines, exit } = await spawnLauncher(t, options)
   let exited = false
   void exit.then(() => (exited = true))
-  const ready = await waitFor(() => exited || lines.some((line) => line.startsWith('Demo API key: ')), 60000)
+  const ready = await waitFor(() => exited || lines.some((line) => line.startsWith('Demo API key: ')), options.readyTimeoutMs ?? 60000)
   const apiKey = lines.map((line) => /^Demo API key: (ck_live_[0-9A-Za-z]{32})$/.exec(line)?.[1]).find(Boolean)
   const baseUrl = lines.map((line) => /^Courier API ready at (http:\/\/\S+\/v2)$/.exec(line)?.[1]).find(Boolean)
   const businessId = lines.map((line) => /^Demo business ([0-9a-f-]{36}),/.exec(line)?.[1]).find(Boolean)

@@ -17,7 +17,7 @@ export interface CliRun {
  * Runs the built CLI as an operator would (`npm test` builds first), against the test file's
  * own schema and queue prefix.
  */
-export function runOperatorCli(db: TestDb, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export function runOperatorCli(db: Pick<TestDb, 'env'>, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [builtCli, ...args], { env: childEnv({ ...db.env, ...env }), cwd: projectRoot })
     let stdout = ''

@@ -156,7 +156,7 @@ t.test('Postgres out of reach: 503 in the error body, never a 500', async (t) =>
 
 t.test('Redis Cluster: the hash-tagged prefix keeps placements, quotes and the rate limit in one slot', async (t) => {
   const redis = await startOwnRedis(t, undefined, { cluster: true })
-  const env = { REDIS_URL: redis.url, REDIS_CLUSTER: 'true' }
+  const env = { REDIS_URL: redis.url, REDIS_CLUSTER_NODES: `127.0.0.1:${redis.port}` }
   const { gateway, db } = await startStack(t, { worker: false, env: { ...env, RATE_LIMIT_MAX: '100' } })
   startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, ...env, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
   const account = await seedAccount(db.sql, { balance: 100000 })

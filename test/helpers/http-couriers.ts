@@ -1,0 +1,97 @@
+import { createCourier } from '../../shared/couriers/accounts.js'
+import type { Sql } from '../../shared/db/sql.js'
+import { waitForValue } from './processes.js'
+
+/*
+ * Couriers against gateways that run as processes (the launcher's): made as `courier:create`
+ * makes them, on shift and located over HTTP, accepting offers over HTTP. The offers
+ * themselves are read from the database, the source of truth.
+ */
+
+export interface HttpCourier {
+  id: string
+  auth: Record<string, string>
+}
+
+async function call(url: string, auth: Record<string, string>, body?: unknown): Promise<Response> {
+  return fetch(url, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10000),
+  })
+}
+
+/** A new courier, offline, as `courier:create` makes one. */
+export async function newCourier(sql: Sql, name: string): Promise<HttpCourier> {
+  const created = await createCourier(sql, 'test', { name, phone: '+2348090000000', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  return { id: created.courier.id, auth: { authorization: `Bearer ${created.token}` } }
+}
+
+/** On shift at `at`, through the gateway at `baseUrl` (`…/v2`). */
+export async function goOnShift(baseUrl: string, courier: HttpCourier, at: { lat: number; lng: number }): Promise<void> {
+  const shift = await call(`${baseUrl}/courier/shift`, courier.auth, { status: 'available' })
+  if (shift.status !== 200) throw new Error(`shift: ${shift.status} ${await shift.text()}`)
+  if ((await pingOverHttp(baseUrl, courier, at)) !== 204) throw new Error('the first location ping was refused')
+}
+
+/** A new courier on shift at `at`. */
+export async function courierOnShift(baseUrl: string, sql: Sql, name: string, at: { lat: number; lng: number }): Promise<HttpCourier> {
+  const courier = await newCourier(sql, name)
+  await goOnShift(baseUrl, courier, at)
+  return courier
+}
+
+/** The courier's Server-Sent Events stream, open (past its `: connected` line): the event names received so far. */
+export async function openStream(baseUrl: string, courier: HttpCourier): Promise<{ events: string[]; close: () => void }> {
+  const abort = new AbortController()
+  const response = await fetch(`${baseUrl}/courier/stream`, { headers: courier.auth, signal: abort.signal })
+  if (response.status !== 200 || !response.body) throw new Error(`stream: ${response.status}`)
+  const events: string[] = []
+  let connected = false
+  let text = ''
+  void (async () => {
+    const decoder = new TextDecoder()
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk, { stream: true })
+      connected ||= text.includes(': connected')
+      for (const match of text.matchAll(/^event: (\S+)$/gm)) events.push(match[1]!)
+      text = text.slice(text.lastIndexOf('\n\n') + 2)
+    }
+  })().catch(() => undefined)
+  if (!(await waitForValue(async () => connected, (value) => value, 10000, 50)).held) throw new Error('the stream did not connect')
+  return { events, close: () => abort.abort() }
+}
+
+/** A location ping, sent again while the one-a-second limit (or a Redis failover) turns it away; the last status. */
+export async function pingOverHttp(baseUrl: string, courier: HttpCourier, at: { lat: number; lng: number }, timeoutMs = 10000): Promise<number> {
+  const sent = await waitForValue(
+    () => call(`${baseUrl}/courier/location`, courier.auth, { latitude: at.lat, longitude: at.lng }).then((response) => response.status, () => 0),
+    (status) => status === 204, timeoutMs, 200)
+  return sent.value
+}
+
+/** The courier's pending offer, from the database; null if none came within `timeoutMs`. */
+export async function pendingOfferOf(sql: Sql, courierId: string, timeoutMs: number): Promise<{ id: string; orderId: string } | null> {
+  const seen = await waitForValue(
+    () => sql<{ id: string; orderId: string }[]>`select id, order_id from dispatch_offers where courier_id = ${courierId} and status = 'pending' order by created_at limit 1`,
+    (rows) => rows.length > 0, timeoutMs, 100)
+  return seen.value[0] ?? null
+}
+
+/** Accepts the offer over HTTP; the status (200 when the order is now the courier's). */
+export async function acceptOverHttp(baseUrl: string, courier: HttpCourier, offerId: string): Promise<number> {
+  const response = await call(`${baseUrl}/courier/offers/${offerId}/accept`, courier.auth, {})
+  await response.arrayBuffer()
+  return response.status
+}
+
+/** Orders with more than one accepted offer, or assigned more than once: what must never be. */
+export async function doubleAssignments(sql: Sql, businessIds: string[]): Promise<{ id: string; accepted: number; assignedEvents: number }[]> {
+  return sql<{ id: string; accepted: number; assignedEvents: number }[]>`
+    select o.id, (select count(*)::int from dispatch_offers d where d.order_id = o.id and d.status = 'accepted') as accepted,
+           (select count(*)::int from events e where e.order_id = o.id and e.type = 'order.assigned') as assigned_events
+    from orders o where o.business_id in ${sql(businessIds)}
+    and ((select count(*) from dispatch_offers d where d.order_id = o.id and d.status = 'accepted') > 1
+      or (select count(*) from events e where e.order_id = o.id and e.type = 'order.assigned') > 1)`
+}
