@@ -128,6 +128,12 @@ const quoteSigning = { QUOTE_SIGNING_KEY: quoteSigningKey }
 /** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
 const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
 
+/**
+ * A queue worker (placement worker, dispatcher, webhook sender) that has started no job for this
+ * long while jobs are due answers `/healthz` 503, so it is restarted (shared/queue-liveness.ts).
+ */
+const queueWorker = { QUEUE_STUCK_S: positiveInt(60) }
+
 /** One key of a key ring: its id and 32 bytes. */
 export interface SecretKey {
   id: string
@@ -211,6 +217,7 @@ const retention = {
 }
 
 export const workerEnv = commonEnv.extend({
+  ...queueWorker,
   ...serving,
   ...locating,
   ...idempotency,
@@ -239,6 +246,7 @@ const dispatching = {
 }
 
 export const dispatcherEnv = commonEnv.extend({
+  ...queueWorker,
   ...serving,
   ...dispatching,
   DISPATCHER_PORT: port(3005),
@@ -251,6 +259,7 @@ export const dispatcherEnv = commonEnv.extend({
 })
 
 export const webhookSenderEnv = commonEnv.extend({
+  ...queueWorker,
   ...serving,
   ...webhookUrls,
   ...webhookSecrets,

@@ -11,6 +11,7 @@ import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
+import { watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
@@ -147,7 +148,9 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     redis.disconnect()
     await sql.end({ timeout: 5 })
   })
-  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
+  const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
+  app.addHook('onClose', async () => liveness.close())
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 
 export const startDispatcher = fp(dispatcher, { name: 'dispatcher' })

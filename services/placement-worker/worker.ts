@@ -9,6 +9,7 @@ import { createSql, PG } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
+import { watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { toMajor } from '../../shared/money.js'
@@ -150,7 +151,9 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
     await sql.end({ timeout: 5 })
   })
 
-  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
+  const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
+  app.addHook('onClose', async () => liveness.close())
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 
 export const startPlacementWorker = fp(placementWorker, { name: 'placement-worker' })

@@ -7,6 +7,7 @@ import type { WebhookSenderConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import { webhookLagSeconds } from '../../shared/db/webhooks.js'
 import healthRoutes from '../../shared/http/health.js'
+import { watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
@@ -109,7 +110,9 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
     await sql.end({ timeout: 5 })
   })
 
-  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true })
+  const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
+  app.addHook('onClose', async () => liveness.close())
+  await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 
 export const startWebhookSender = fp(webhookSender, { name: 'webhook-sender' })

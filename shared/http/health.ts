@@ -18,7 +18,7 @@ const CHECK_MS = 1000
  */
 export default async function healthRoutes(
   app: FastifyInstance,
-  { sql, redis, needsRedis }: { sql: Sql; redis: RedisClient; needsRedis: boolean },
+  { sql, redis, needsRedis, taking }: { sql: Sql; redis: RedisClient; needsRedis: boolean; taking?: () => boolean },
 ) {
   const check = async () => {
     const [postgres, redisUp] = await Promise.all([
@@ -28,7 +28,12 @@ export default async function healthRoutes(
     return { ready: postgres && (redisUp || !needsRedis), postgres, redis: redisUp }
   }
 
-  app.get('/healthz', async () => ({ status: 'ok' }))
+  // Alive, unless a queue worker has stopped taking due jobs (shared/queue-liveness.ts): then a
+  // restart is what brings it back, and the launcher and Kubernetes restart on this answer.
+  app.get('/healthz', async (_request, reply) => {
+    if (taking && !taking()) return reply.code(503).send({ status: 'stuck', reason: 'jobs are due and this worker has started none' })
+    return { status: 'ok' }
+  })
 
   app.get('/readyz', async (_request, reply) => {
     const { ready, postgres, redis: redisUp } = await check()

@@ -40,6 +40,9 @@ const ENV = {
   DISPATCH_RETRY_S: '1',
   DISPATCHER_LOCK_MS: '1500',
   DISPATCHER_STALLED_INTERVAL_MS: '500',
+  // A queue worker that takes no due job for 5 s answers /healthz 503 and the launcher restarts
+  // it: after a failover BullMQ's worker sometimes stops taking jobs (docs/scaling.md).
+  QUEUE_STUCK_S: '5',
 }
 
 const missing = await redisClusterMissing()

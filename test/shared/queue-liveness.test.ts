@@ -1,0 +1,58 @@
+import { Queue, Worker } from 'bullmq'
+import { Redis } from 'ioredis'
+import t, { type Test } from 'tap'
+import Fastify from 'fastify'
+import healthRoutes from '../../shared/http/health.js'
+import { watchWorker } from '../../shared/queue-liveness.js'
+import { useTestDb } from '../helpers/db.js'
+import { waitForValue } from '../helpers/processes.js'
+
+// A queue worker that stops taking due jobs (seen after a Redis Cluster failover) answers
+// /healthz 503 so it is restarted; an idle one, or one that takes jobs again, stays healthy.
+// A worker made with `autorun: false` takes nothing until `run()`: a stuck worker, on demand.
+const db = await useTestDb(t)
+const connection = new Redis(db.env.REDIS_URL, { maxRetriesPerRequest: null })
+t.teardown(() => connection.disconnect())
+const STUCK_MS = 1500
+
+async function watched(t: Test, name: string) {
+  const queue = new Queue(name, { connection, prefix: db.env.QUEUE_PREFIX })
+  const done: string[] = []
+  const worker = new Worker(name, async (job) => { done.push(String(job.id)) }, { connection, prefix: db.env.QUEUE_PREFIX, autorun: false })
+  const liveness = watchWorker(worker, queue, STUCK_MS)
+  const app = Fastify()
+  await app.register(healthRoutes, { sql: db.sql, redis: connection, needsRedis: true, taking: liveness.taking })
+  t.teardown(async () => {
+    liveness.close()
+    await app.close()
+    await worker.close()
+    await queue.obliterate({ force: true })
+    await queue.close()
+  })
+  const health = async () => (await app.inject({ method: 'GET', url: '/healthz' })).statusCode
+  return { queue, worker, done, app, health }
+}
+
+t.test('nothing due: healthy however long; jobs due and none started: 503 until it takes them', async (t) => {
+  const { queue, worker, done, app, health } = await watched(t, 'liveness-wait')
+  const idle = await waitForValue(health, (status) => status !== 200, STUCK_MS * 3, 250)
+  t.equal(idle.value, 200, `healthy after ${STUCK_MS * 3} ms with nothing to do`)
+
+  await queue.add('job', {}, { jobId: 'due-1' })
+  const stuck = await waitForValue(health, (status) => status === 503, STUCK_MS * 8, 100)
+  t.equal(stuck.value, 503, 'a job waits and the worker started none: stuck')
+  t.same((await app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'stuck', reason: 'jobs are due and this worker has started none' })
+
+  void worker.run()
+  const back = await waitForValue(health, (status) => status === 200, STUCK_MS * 8, 100)
+  t.equal(back.value, 200, 'taking jobs again: healthy')
+  t.same(done, ['due-1'], 'the job ran')
+})
+
+t.test('a delayed job long past its time counts as due; one not yet due does not', async (t) => {
+  const { queue, health } = await watched(t, 'liveness-delayed')
+  await queue.add('later', {}, { jobId: 'later-1', delay: 600_000 })
+  t.equal((await waitForValue(health, (status) => status !== 200, STUCK_MS * 3, 250)).value, 200, 'due in ten minutes: not stuck')
+  await queue.add('late', {}, { jobId: 'late-1', delay: 10 })
+  t.equal((await waitForValue(health, (status) => status === 503, STUCK_MS * 8, 100)).value, 503, 'overdue and not taken: stuck')
+})
