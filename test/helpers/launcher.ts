@@ -91,6 +91,12 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     AUTH_FAILURE_LIMIT: '0',
     PRICING_URL: `http://127.0.0.1:${ports.PRICING_PORT}`,
     CONSOLE_PUBLIC_URL: `http://localhost:${ports.CONSOLE_PORT}`,
+    // Postgres allows 100 sessions and two test files run at once: a launched stack keeps its
+    // pools small (34 sessions at most, where the defaults allow 82), as a test's load needs.
+    DATABASE_POOL_MAX: '4',
+    WORKER_CONCURRENCY: '6',
+    WEBHOOK_CONCURRENCY: '6',
+    DISPATCHER_CONCURRENCY: '4',
     ...Object.fromEntries(Object.entries(ports).map(([name, value]) => [name, String(value)])),
     ...options.env,
   }

@@ -37,6 +37,11 @@ const ENV = {
   DISPATCH_RETRY_S: '1',
   DISPATCHER_LOCK_MS: '1500',
   DISPATCHER_STALLED_INTERVAL_MS: '500',
+  // Nine queue workers and two gateways: small pools keep them within Postgres's 100 sessions
+  // beside the other test file running at once (about 50 at most).
+  WORKER_CONCURRENCY: '3',
+  WEBHOOK_CONCURRENCY: '3',
+  DISPATCHER_CONCURRENCY: '2',
 }
 
 const SERVICES = ['GATEWAY', 'PRICING', 'WORKER', 'WEBHOOK_SENDER', 'CONSOLE', 'DISPATCHER'] as const
