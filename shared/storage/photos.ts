@@ -1,8 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { CommonConfig } from '../config.js'
 
 // Proof-of-delivery photos (DESIGN 14): one small interface, a local directory by default and any
@@ -73,16 +71,32 @@ function directoryStore(root: string): PhotoStore {
   }
 }
 
+/**
+ * The AWS SDK, loaded on first use: a deployment that keeps photos in a directory never loads it,
+ * and one that uses S3 loads it once (it adds megabytes to every process that imports it).
+ */
+async function loadSdk() {
+  const [s3, presigner] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')])
+  return { ...s3, getSignedUrl: presigner.getSignedUrl }
+}
+
 function s3Store(bucket: string, config: StorageConfig): PhotoStore {
   const credentials = config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY ? { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY } : undefined
-  const client = new S3Client({ region: config.S3_REGION, endpoint: config.S3_ENDPOINT, forcePathStyle: config.S3_FORCE_PATH_STYLE, credentials })
+  let ready: ReturnType<typeof connect> | null = null
+  async function connect() {
+    const sdk = await loadSdk()
+    return { sdk, client: new sdk.S3Client({ region: config.S3_REGION, endpoint: config.S3_ENDPOINT, forcePathStyle: config.S3_FORCE_PATH_STYLE, credentials }) }
+  }
+  const s3 = () => (ready ??= connect())
   return {
     async put(key, photo) {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: photo.bytes, ContentType: photo.contentType }))
+      const { sdk, client } = await s3()
+      await client.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: photo.bytes, ContentType: photo.contentType }))
     },
     async get(key) {
+      const { sdk, client } = await s3()
       try {
-        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+        const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }))
         const bytes = object.Body ? Buffer.from(await object.Body.transformToByteArray()) : null
         const type = bytes && photoTypeOf(bytes)
         return bytes && type ? { bytes, contentType: type } : null
@@ -92,9 +106,13 @@ function s3Store(bucket: string, config: StorageConfig): PhotoStore {
       }
     },
     async remove(key) {
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }))
+      const { sdk, client } = await s3()
+      await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key }))
     },
-    presign: (key, ttlS) => getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlS }),
+    async presign(key, ttlS) {
+      const { sdk, client } = await s3()
+      return sdk.getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlS })
+    },
   }
 }
 

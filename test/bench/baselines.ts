@@ -264,8 +264,8 @@ async function webhookWorker() {
 /** A courier's location ping at its barest: no token check, no rate gate, no last fix, one GEOADD. */
 async function location() {
   const app = bareApp()
-  // The gateway's Redis options (services/gateway/app.ts), no auto-pipelining, as there.
-  const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  // The gateway's Redis options (services/gateway/app.ts), auto-pipelining included, as there.
+  const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true })
   await new Promise((resolve) => redis.once('ready', resolve))
   const key = `${env('QUEUE_PREFIX')}:couriers:available`
   app.post('/location', async (request, reply) => {
