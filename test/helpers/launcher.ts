@@ -177,3 +177,23 @@ function childPids(parent: number, service: ServiceName, queuePrefix: string): n
       }
     })
 }
+
+/**
+ * Small locks and sweeps (DESIGN 17.5) for the fault tests of a launched stack, so work a killed
+ * process or a failed-over Redis held is taken back within seconds.
+ */
+export const FAST_RECOVERY_ENV = {
+  PLACEMENT_ORPHAN_AFTER_S: '3',
+  PLACEMENT_TIMEOUT_MS: '5000',
+  REQUEST_TIMEOUT_MS: '10000',
+  WORKER_LOCK_MS: '1500',
+  WORKER_STALLED_INTERVAL_MS: '500',
+  WEBHOOK_LOCK_MS: '1500',
+  WEBHOOK_STALLED_INTERVAL_MS: '500',
+  WEBHOOK_REQUEUE_AFTER_S: '2',
+  WEBHOOK_RETRY_SCALE: '0.001',
+  DISPATCH_OFFER_S: '10',
+  DISPATCH_RETRY_S: '1',
+  DISPATCHER_LOCK_MS: '1500',
+  DISPATCHER_STALLED_INTERVAL_MS: '500',
+}

@@ -5,7 +5,7 @@ import { createRedis } from '../../shared/redis.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { TEST_DATABASE_URL } from '../helpers/db.js'
 import { acceptOverHttp, courierOnShift, doubleAssignments, goOnShift, newCourier, openStream, pendingOfferOf, pingOverHttp } from '../helpers/http-couriers.js'
-import { startLauncher } from '../helpers/launcher.js'
+import { FAST_RECOVERY_ENV, startLauncher } from '../helpers/launcher.js'
 import { runOperatorCli } from '../helpers/operator-cli.js'
 import { waitFor, waitForValue } from '../helpers/processes.js'
 import { redisClusterMissing, startRedisCluster } from '../helpers/redis-cluster.js'
@@ -27,19 +27,7 @@ const ANSWERS_BEFORE_FAULT = 8
 const WAIT_MS = 45_000
 // Small locks and sweeps (DESIGN 17.5), so work lost with the dead master is taken back within seconds.
 const ENV = {
-  PLACEMENT_ORPHAN_AFTER_S: '3',
-  PLACEMENT_TIMEOUT_MS: '5000',
-  REQUEST_TIMEOUT_MS: '10000',
-  WORKER_LOCK_MS: '1500',
-  WORKER_STALLED_INTERVAL_MS: '500',
-  WEBHOOK_LOCK_MS: '1500',
-  WEBHOOK_STALLED_INTERVAL_MS: '500',
-  WEBHOOK_REQUEUE_AFTER_S: '2',
-  WEBHOOK_RETRY_SCALE: '0.001',
-  DISPATCH_OFFER_S: '10',
-  DISPATCH_RETRY_S: '1',
-  DISPATCHER_LOCK_MS: '1500',
-  DISPATCHER_STALLED_INTERVAL_MS: '500',
+  ...FAST_RECOVERY_ENV,
   // A queue worker that takes no due job for 5 s answers /healthz 503 and the launcher restarts
   // it: after a failover BullMQ's worker sometimes stops taking jobs (docs/scaling.md).
   QUEUE_STUCK_S: '5',

@@ -4,7 +4,7 @@ import { seedAccount, type SeededAccount } from '../helpers/accounts.js'
 import { kmNorth } from '../helpers/couriers.js'
 import { TEST_DATABASE_URL } from '../helpers/db.js'
 import { acceptOverHttp, courierOnShift, doubleAssignments, pendingOfferOf } from '../helpers/http-couriers.js'
-import { startLauncher, type ServiceName } from '../helpers/launcher.js'
+import { FAST_RECOVERY_ENV, startLauncher, type ServiceName } from '../helpers/launcher.js'
 import { waitFor } from '../helpers/processes.js'
 import { assertChargedOnce, assertEveryEventDelivered } from '../helpers/scale-checks.js'
 import { ISLAND, shipment } from '../helpers/shipments.js'
@@ -24,19 +24,7 @@ const ANSWERS_BEFORE_FAULT = 10
 const WAIT_MS = 45_000
 // Small locks and sweeps (DESIGN 17.5), so work a killed replica held is taken back within seconds.
 const ENV = {
-  PLACEMENT_ORPHAN_AFTER_S: '3',
-  PLACEMENT_TIMEOUT_MS: '5000',
-  REQUEST_TIMEOUT_MS: '10000',
-  WORKER_LOCK_MS: '1500',
-  WORKER_STALLED_INTERVAL_MS: '500',
-  WEBHOOK_LOCK_MS: '1500',
-  WEBHOOK_STALLED_INTERVAL_MS: '500',
-  WEBHOOK_REQUEUE_AFTER_S: '2',
-  WEBHOOK_RETRY_SCALE: '0.001',
-  DISPATCH_OFFER_S: '10',
-  DISPATCH_RETRY_S: '1',
-  DISPATCHER_LOCK_MS: '1500',
-  DISPATCHER_STALLED_INTERVAL_MS: '500',
+  ...FAST_RECOVERY_ENV,
   // Nine queue workers and two gateways: small pools keep them within Postgres's 100 sessions
   // beside the other test file running at once (about 50 at most).
   WORKER_CONCURRENCY: '3',
