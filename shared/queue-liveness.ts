@@ -1,4 +1,5 @@
 import type { Queue, Worker } from 'bullmq'
+import { instruments } from './telemetry/metrics.js'
 
 // A BullMQ worker that stops taking jobs while jobs are due (seen after a Redis Cluster master
 // fails over: docs/scaling.md) is alive to every other check. This watch tells: its `/healthz`
@@ -9,6 +10,7 @@ const CHECK_MS = 5000
 export interface WorkerLiveness {
   /** False once jobs have been due for `stuckMs` while the worker started none. */
   taking(): boolean
+  /** Stops the watch (it stops by itself when its worker closes). */
   close(): void
 }
 
@@ -37,5 +39,14 @@ export function watchWorker(worker: Worker, queue: Queue, stuckMs: number): Work
     })
   }, Math.min(CHECK_MS, stuckMs / 2))
   timer.unref()
+  worker.on('closed', () => clearInterval(timer))
   return { taking: () => !stuck, close: () => clearInterval(timer) }
+}
+
+/** `courier_queue_jobs{queue, state}`: the queue's jobs by state, read from Redis when Prometheus scrapes. */
+export function observeQueueJobs(queue: Queue): void {
+  instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
+    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: queue.name, state })
+  })
 }

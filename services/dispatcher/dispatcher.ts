@@ -11,7 +11,7 @@ import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
-import { watchWorker } from '../../shared/queue-liveness.js'
+import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
@@ -131,10 +131,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const count = await countOrdersWaitingForCourier(sql).catch(() => null)
     if (count !== null) result.observe(count)
   })
-  metrics.meter.createObservableGauge('courier_queue_jobs', { description: 'Dispatch jobs by state' }).addCallback(async (result) => {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
-    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: DISPATCH_QUEUE, state })
-  })
+  observeQueueJobs(queue)
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift' }).addCallback(async (result) => {
     const count = await countAvailable(redis, prefix).catch(() => null)
     if (count !== null) result.observe(count)
@@ -149,7 +146,6 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     await sql.end({ timeout: 5 })
   })
   const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
-  app.addHook('onClose', async () => liveness.close())
   await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 

@@ -5,11 +5,11 @@ import fp from 'fastify-plugin'
 import type { WorkerConfig } from '../../shared/config.js'
 import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
-import { createSql, PG } from '../../shared/db/sql.js'
+import { createSql, isPrivilegeError } from '../../shared/db/sql.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
-import { watchWorker } from '../../shared/queue-liveness.js'
+import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createDistanceProvider } from '../../shared/pricing/distance.js'
 import { toMajor } from '../../shared/money.js'
@@ -84,10 +84,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
 
   // Queue depth for dashboards and autoscaling, read from Redis when Prometheus scrapes.
   const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
-  instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Placement jobs by state' }).addCallback(async (result) => {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
-    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: PLACEMENT_QUEUE, state })
-  })
+  observeQueueJobs(queue)
 
   // Orders not yet at rest, by status, counted on the partial index when Prometheus scrapes.
   // Every replica reports the same figure: dashboards take max() across them.
@@ -122,7 +119,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   const upkeep = async () => {
     if (!partitionsRefused) {
       const kept = await keepPartitions(sql, retention).catch((err: unknown) => {
-        if ((err as { code?: string }).code !== PG.insufficientPrivilege) throw err
+        if (!isPrivilegeError(err)) throw err
         partitionsRefused = true
         app.log.info('history partitions are left to the migration role (npm run migrate, daily): this role may not change tables')
         return null
@@ -152,7 +149,6 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   })
 
   const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
-  app.addHook('onClose', async () => liveness.close())
   await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 

@@ -7,7 +7,7 @@ import type { WebhookSenderConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
 import { webhookLagSeconds } from '../../shared/db/webhooks.js'
 import healthRoutes from '../../shared/http/health.js'
-import { watchWorker } from '../../shared/queue-liveness.js'
+import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
@@ -69,10 +69,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
     if (job && !(err instanceof RetryLaterError)) app.log.warn({ jobId: job.id, err: err.message }, 'webhook job failed')
   })
 
-  instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
-    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: WEBHOOK_QUEUE, state })
-  })
+  observeQueueJobs(queue)
   // Webhook lag (DESIGN 15's SLO: under 60 s), read from Postgres when Prometheus scrapes; every
   // replica reports the same figure, dashboards and alerts take max().
   instruments().meter.createObservableGauge('courier_webhook_lag_seconds', { description: 'Age of the oldest undelivered webhook work that is due (a due delivery attempt or an unrelayed event)' }).addCallback(async (result) => {
@@ -111,7 +108,6 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   })
 
   const liveness = watchWorker(worker, queue, config.QUEUE_STUCK_S * 1000)
-  app.addHook('onClose', async () => liveness.close())
   await app.register(healthRoutes, { sql, redis: connection, needsRedis: true, taking: liveness.taking })
 }
 

@@ -89,6 +89,11 @@ export function isTimeoutError(err: unknown): boolean {
   return err.code === PG.queryCanceled || err.code === PG.lockNotAvailable
 }
 
+/** True when the session's role may not do what it asked (a service role asked for DDL). */
+export function isPrivilegeError(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === PG.insufficientPrivilege
+}
+
 /**
  * The database's clock, to the millisecond as JSON shows it. `clock_timestamp()`, not `now()`:
  * sent after a row lock in the same pipeline, it reads the time the lock was held, so a change
