@@ -15,6 +15,7 @@ import { deleteExpiredSessions } from '../../shared/db/console-sessions.js'
 import { createReadSql, createSql, endReadSql, isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 import trackingRoutes from './routes/tracking.js'
 import healthRoutes from '../../shared/http/health.js'
+import handlerDeadline from '../../shared/http/handler-deadline.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
@@ -46,6 +47,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+  await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
 
   const sql = createSql(config, { timeouts: config })
   const reads = createReadSql(config, sql, { timeouts: config })

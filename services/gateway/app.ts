@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { GatewayConfig } from '../../shared/config.js'
 import { createReadSql, createSql, endReadSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
+import handlerDeadline from '../../shared/http/handler-deadline.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
@@ -46,6 +47,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+  await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
   installErrorBody(app, config.BODY_LIMIT_BYTES)
   // JSON is the only body this API takes; anything else is a 415.
   app.removeContentTypeParser('text/plain')

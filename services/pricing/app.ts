@@ -10,6 +10,7 @@ import { apiErrorBody, toApiError } from '../../shared/errors/error-body.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
 import { requireInternalToken } from '../../shared/http/internal-token.js'
+import handlerDeadline from '../../shared/http/handler-deadline.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
@@ -32,6 +33,7 @@ async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
   if (tracingActive()) await app.register(fastifyOtel.plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
+  await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })
   const sql = createSql(config, { timeouts: config })
   // Quotes are held here: auto-pipelining sends the SETs of concurrent quotes together, and a
   // Redis that does not answer within the command timeout leaves the quote without an id.

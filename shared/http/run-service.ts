@@ -4,11 +4,11 @@ import { startMetrics } from '../telemetry/metrics.js'
 import { stopTelemetry } from '../telemetry/sdk.js'
 
 /**
- * fastify's bounds on one request: `requestTimeout` on receiving it, `handlerTimeout` on
- * answering it (a 503 with the error body, whatever the handler still waits on).
+ * fastify's bound on receiving one request; answering it is bounded by the same figure in each
+ * app (`handler-deadline.ts`: a 503 with the error body, whatever the handler still waits on).
  */
 export function requestTimeouts(config: Pick<ServingConfig, 'REQUEST_TIMEOUT_MS'>) {
-  return { requestTimeout: config.REQUEST_TIMEOUT_MS, handlerTimeout: config.REQUEST_TIMEOUT_MS }
+  return { requestTimeout: config.REQUEST_TIMEOUT_MS }
 }
 
 interface Running {

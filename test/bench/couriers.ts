@@ -91,6 +91,9 @@ export async function locationCase(options: {
   const pool = new Pool(options.gatewayUrl, { connections: 32 })
   try {
     await inTurn(couriers, 32, (courier) => expectOk('shift', call(pool, courier.token, 'POST', '/v2/courier/shift', { status: 'available' })))
+    // Each courier's first fix joins the dispatch set and starts a trail window (one trail write
+    // per courier per TRAIL_EVERY_S): done here, so the rounds measure the steady ping.
+    await inTurn(couriers, 32, (courier) => expectOk('first fix', call(pool, courier.token, 'POST', '/v2/courier/location', KANO)))
   } finally {
     await pool.close()
   }

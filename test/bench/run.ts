@@ -36,7 +36,7 @@ import { nodeArgsOf } from '../../services/launcher/scripts.js'
  *                   webhooks (default all); dispatch always runs before the placement cases
  *   BENCH_WEBHOOK_EVENTS      events per webhooks burst (default 3000)
  *   BENCH_WEBHOOK_DEADLINE_S  a webhooks burst not delivered by then fails the bench (default 60)
- *   BENCH_LOCATION_COURIERS   couriers the location case's requests take turns over (default 10000:
+ *   BENCH_LOCATION_COURIERS   couriers the location case's requests take turns over (default 20000:
  *                   over twice the gateway's pings a second, so none pings twice a second; a 429
  *                   in that case's row says to raise it)
  *   BENCH_DISPATCH_COURIERS   couriers on shift near the pickups in the dispatch case (default 200)
@@ -66,7 +66,7 @@ const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ?? path.join(projectRoot, 'tes
 const PROFILED = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean))
 const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 3000)
 const WEBHOOK_DEADLINE_S = Number(process.env.BENCH_WEBHOOK_DEADLINE_S ?? 60)
-const LOCATION_COURIERS = Number(process.env.BENCH_LOCATION_COURIERS ?? 10_000)
+const LOCATION_COURIERS = Number(process.env.BENCH_LOCATION_COURIERS ?? 20_000)
 const DISPATCH_COURIERS = Number(process.env.BENCH_DISPATCH_COURIERS ?? 200)
 const DISPATCH_RATE = Number(process.env.BENCH_DISPATCH_RATE ?? 100)
 const DISPATCH_BUSINESSES = Number(process.env.BENCH_DISPATCH_BUSINESSES ?? 10)
