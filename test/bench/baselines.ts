@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Queue, QueueEvents, Worker } from 'bullmq'
-import createFastify from 'fastify'
+import createFastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import { Agent, Pool, request } from 'undici'
@@ -22,8 +22,9 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
  *                  through QueueEvents. That is the work DESIGN sections 4 and 7 and 13.13 ask of
  *                  any implementation (the pending row before the job, ids in the job, the
  *                  placement locked and settled in the transaction, a ledger entry per movement).
- *                  BENCH_BARE_PLACEMENT=1 runs the former, barer form: shipments in the job, no
- *                  placement row, no ledger entry.
+ *                  `/place-bare` is the bare stack (the second column): shipments in the job, no
+ *                  placement row, no ledger entry; one transaction of orders, events and the debit.
+ *                  `/quote-bare` likewise: front ──▶ back, nothing held and no token checked.
  *   (c) webhooks:  BullMQ job carrying an event's body ──worker──▶ HMAC-SHA256 in the Standard
  *                  Webhooks form, POST with undici to the bench's receiver
  *   (d) location:  fastify that authenticates nothing: one Redis GEOADD of the body's position
@@ -121,29 +122,35 @@ async function quoteBack() {
     await redis.set(`${prefix}:quote:${id}`, JSON.stringify(held), 'EX', QUOTE_TTL_S + 3600)
     return { ...quote, quote_id: id, expires_at: expiresAt }
   })
+  // The bare stack (the performance issue's second column): a quote-shaped answer, nothing held, nothing checked.
+  app.post('/internal/quote-bare', async (request) => {
+    const body = request.body as { request: { weight: number } }
+    return { ...QUOTE, price: QUOTE.price + (body.request.weight > 5 ? 1000 : 0), quote_id: 'qt_BARE', expires_at: new Date(Date.now() + QUOTE_TTL_S * 1000).toISOString() }
+  })
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
 
 async function quoteFront() {
   const app = bareApp()
   const pool = new Pool(env('BACK_URL'), { connections: PRICING_CONNECTIONS, keepAliveTimeout: 30_000 })
-  app.post('/quote', async (request, reply) => {
+  const relay = (path: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const response = await pool.request({
       method: 'POST',
-      path: '/internal/quote',
+      path,
       headers: { 'content-type': 'application/json', authorization: 'Bearer baseline-internal-token' },
       body: JSON.stringify({ business_id: 'b', request: request.body }),
     })
     const text = await response.body.text()
     return reply.code(response.statusCode).type('application/json; charset=utf-8').send(text)
-  })
+  }
+  app.post('/quote', relay('/internal/quote'))
+  app.post('/quote-bare', relay('/internal/quote-bare'))
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
 
 type Shipments = { weight: number }[]
-/** The job: ids only, the shipments on the placement row; the bare form carries the shipments. */
+/** The job: ids only, the shipments on the placement row; the bare stack's job carries the shipments. */
 interface BaselineJob { walletId: string; placementId: string; shipments?: Shipments }
-const BARE = process.env.BENCH_BARE_PLACEMENT === '1'
 interface BaselineResult { orders: { order_id: string; price: number }[]; charged_total: number }
 
 async function placeFront() {
@@ -161,7 +168,8 @@ async function placeFront() {
     resolve((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as BaselineResult)
   })
   const ownWallet = env('WALLET_ID')
-  app.post('/place', async (request, reply) => {
+  // `/place` does the work the design requires (b); `/place-bare` is the bare stack's.
+  const place = (bare: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const shipments = request.body as Shipments
     // The caller names its wallet as the project's caller names its business, by a header.
     const named = request.headers['x-wallet-id']
@@ -171,7 +179,7 @@ async function placeFront() {
       const timer = setTimeout(() => { waiters.delete(id); resolve(null) }, WAIT_TIMEOUT_MS)
       waiters.set(id, (value) => { clearTimeout(timer); resolve(value) })
     })
-    if (BARE) await queue.add('place', { walletId, placementId: id, shipments }, { ...placementJobOptions, jobId: id })
+    if (bare) await queue.add('place', { walletId, placementId: id, shipments }, { ...placementJobOptions, jobId: id })
     else {
       await sql`insert into placements (id, wallet_id, status, shipments) values (${id}, ${walletId}, 'pending', ${JSON.stringify(shipments)}::text::jsonb)`
       await queue.add('place', { walletId, placementId: id }, { ...placementJobOptions, jobId: id })
@@ -179,7 +187,9 @@ async function placeFront() {
     const outcome = await result
     if (!outcome) return reply.code(503).send({ message: 'timed out' })
     return reply.code(201).send({ status: 'Success', ...outcome, placement_id: id })
-  })
+  }
+  app.post('/place', place(false))
+  app.post('/place-bare', place(true))
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
 

@@ -44,6 +44,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.match(stdout, /^\| dispatch\s+\| 20\s+\| project\s+\| \d+ placements\/s/m, 'prints the dispatch row')
   t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
   t.match(stdout, /^\| webhooks\s+\| 32\s+\| project\s+\| \d+ deliveries\/s/m, 'prints the webhooks row')
+  t.match(stdout, /^\| quote\s+\| 50\s+\| bare\s+\| \d+ quotes\/s/m, 'prints the bare stack\'s row beside the same-work baseline\'s')
   t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
 
   const files = readdirSync(resultsDir).filter((name) => name.endsWith('.json'))
@@ -52,9 +53,10 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.type(report.gatewayPeakRssMb, 'number')
   t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'courier-location', 'dispatch', 'place-1', 'place-1-ten', 'webhooks'])
   for (const entry of report.cases) {
-    // Dispatch has no baseline: its target is absolute.
-    t.equal(entry.baseline === undefined, entry.name === 'dispatch', `${entry.name} has a baseline unless it is dispatch`)
-    for (const side of [entry.baseline, entry.project].filter(Boolean)) {
+    // Both columns: a same-work baseline where one is built, the bare stack for all but dispatch, whose target is absolute.
+    t.equal(entry.baseline !== undefined, ['quote', 'place-1', 'place-1-ten'].includes(entry.name), `${entry.name} has a same-work baseline where one is built`)
+    t.equal(entry.bare === undefined, entry.name === 'dispatch', `${entry.name} has a bare-stack side unless it is dispatch`)
+    for (const side of [entry.baseline, entry.bare, entry.project].filter(Boolean)) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)
       t.ok(side.best.requests > 0, `${entry.name} answered requests`)
       if (entry.name === 'dispatch') t.ok(side.best.dispatch.placed > 0, 'dispatch placed orders')

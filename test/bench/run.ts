@@ -98,6 +98,7 @@ interface CaseDefinition {
   unit: string
   project: Target
   baseline: Target
+  bare: Target
 }
 
 /** A case as the rounds see it: two sides to alternate, whatever drives them. */
@@ -105,8 +106,10 @@ interface CaseSides {
   connections: number
   unit: string
   seconds: number
-  /** None where the target is absolute (dispatch). */
+  /** The same-work baseline; none where the case has none. */
   baseline?: (seconds: number) => Promise<Run>
+  /** The bare stack; none where the target is absolute (dispatch). */
+  bare?: (seconds: number) => Promise<Run>
   project: (seconds: number) => Promise<Run>
   close?: () => Promise<void>
 }
@@ -283,15 +286,20 @@ async function main() {
 
   const auth = { authorization: `Bearer ${account.apiKey}` }
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
-  const placement = (count: number): Pick<CaseDefinition, 'project' | 'baseline'> => {
+  const placement = (count: number): Pick<CaseDefinition, 'project' | 'baseline' | 'bare'> => {
     const body = JSON.stringify(Array.from({ length: count }, () => SHIPMENT))
-    return { project: { url: `${gatewayUrl}/v2/business/order`, headers: auth, body }, baseline: { url: `http://127.0.0.1:${placeFront}/place`, headers: auth, body } }
+    return {
+      project: { url: `${gatewayUrl}/v2/business/order`, headers: auth, body },
+      baseline: { url: `http://127.0.0.1:${placeFront}/place`, headers: auth, body },
+      bare: { url: `http://127.0.0.1:${placeFront}/place-bare`, headers: auth, body },
+    }
   }
   const definitions: Record<string, CaseDefinition> = {
     quote: {
       name: 'quote', connections: 50, unitsPerRequest: 1, unit: 'quotes/s',
       project: { url: `${gatewayUrl}/v2/business/order/cost`, headers: auth, body: JSON.stringify(QUOTE_BODY) },
       baseline: { url: `http://127.0.0.1:${quoteFront}/quote`, headers: auth, body: JSON.stringify(QUOTE_BODY) },
+      bare: { url: `http://127.0.0.1:${quoteFront}/quote-bare`, headers: auth, body: JSON.stringify(QUOTE_BODY) },
     },
     'place-1': { name: 'place-1', connections: 32, unitsPerRequest: 1, unit: 'orders/s', ...placement(1) },
     'place-100': { name: 'place-100', connections: 8, unitsPerRequest: 100, unit: 'orders/s', ...placement(100) },
@@ -300,6 +308,7 @@ async function main() {
       name: 'place-1-ten', connections: 32, unitsPerRequest: 1, unit: 'orders/s',
       project: { ...placement(1).project, spread: spread.map((business) => ({ authorization: `Bearer ${business.apiKey}` })) },
       baseline: { ...placement(1).baseline, spread: spreadWallets.map((id) => ({ 'x-wallet-id': id })) },
+      bare: { ...placement(1).bare, spread: spreadWallets.map((id) => ({ 'x-wallet-id': id })) },
     },
   }
 
@@ -310,6 +319,7 @@ async function main() {
       unit: definition.unit,
       seconds: SECONDS,
       baseline: (seconds) => drive(definition.baseline, { ...options, seconds, processes: baselinePids }),
+      bare: (seconds) => drive(definition.bare, { ...options, seconds, processes: baselinePids }),
       project: (seconds) => drive(definition.project, { ...options, seconds, watchPid: gateway.process.pid, processes: projectPids }),
     }
   }
@@ -324,7 +334,8 @@ async function main() {
       connections: webhookConcurrency,
       unit: 'deliveries/s',
       seconds: WEBHOOK_DEADLINE_S,
-      baseline: () => sides.baseline(baselinePids),
+      // Baseline (c) is the bare sender the issue names; no same-work sender baseline is built.
+      bare: () => sides.baseline(baselinePids),
       project: () => sides.project(projectPids),
       close: () => sides.close().finally(() => sql.end()),
     }
@@ -336,7 +347,8 @@ async function main() {
       sql, gatewayUrl, baselineUrl: `http://127.0.0.1:${locationBaseline}`, couriers: LOCATION_COURIERS, connections,
       processes: { project: projectPids, baseline: baselinePids }, watchPid: gateway.process.pid!,
     }).finally(() => sql.end())
-    return { connections, unit: 'pings/s', seconds: SECONDS, ...sides }
+    // Baseline (d) is the bare stack DESIGN 14 names.
+    return { connections, unit: 'pings/s', seconds: SECONDS, bare: sides.baseline, project: sides.project }
   }
   // The dispatcher, started as the launcher starts it, for this case only (couriers.ts says why).
   const dispatch = async (): Promise<CaseSides> => {
@@ -372,27 +384,31 @@ async function main() {
     const sides = name === 'webhooks' ? await webhooks() : name === 'courier-location' ? await courierLocation() : name === 'dispatch' ? await dispatch() : timed(definitions[name])
     const unit = sides.unit
     const baselineRuns: Run[] = []
+    const bareRuns: Run[] = []
     const projectRuns: Run[] = []
     try {
       if (WARMUP > 0) {
         await sides.baseline?.(WARMUP)
+        await sides.bare?.(WARMUP)
         await sides.project(WARMUP)
       }
       for (let round = 0; round < ROUNDS; round++) {
-        // Alternating, so a drift of the machine (another process, the disk) hits both sides alike.
+        // Alternating, so a drift of the machine (another process, the disk) hits every side alike.
         if (sides.baseline) baselineRuns.push(await sides.baseline(SECONDS))
+        if (sides.bare) bareRuns.push(await sides.bare(SECONDS))
         projectRuns.push(await sides.project(SECONDS))
-        const [b, p] = [baselineRuns.at(-1), projectRuns.at(-1)!]
-        const before = b ? `baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, ` : ''
-        log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${b ? `${b.non2xx}/` : ''}${p.non2xx + p.errors}`)
-        log(`    cores used: ${b ? `baseline ${formatCpu(b.cpu)}; ` : ''}project ${formatCpu(p.cpu)}`)
+        const [b, r, p] = [sides.baseline && baselineRuns.at(-1), sides.bare && bareRuns.at(-1), projectRuns.at(-1)!]
+        const others = [b && ['same-work', b] as const, r && ['bare', r] as const].filter((side) => !!side)
+        const before = others.map(([label, run]) => `${label} ${run.unitsPerSecond.toFixed(0)} ${unit} p99 ${run.p99Ms} ms, `).join('')
+        log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${others.map(([, run]) => `${run.non2xx}/`).join('')}${p.non2xx + p.errors}`)
+        log(`    cores used: ${others.map(([label, run]) => `${label} ${formatCpu(run.cpu)}; `).join('')}project ${formatCpu(p.cpu)}`)
         log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
       }
     } finally {
       // A failed clean-up is told but must not hide the error of a failed round.
       await sides.close?.().catch((err) => log(`  ${name}: clean-up failed: ${(err as Error).message}`))
     }
-    results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), project: summarise(projectRuns)! })
+    results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), bare: summarise(bareRuns), project: summarise(projectRuns)! })
   }
   await receiver.close()
 
