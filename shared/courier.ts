@@ -150,3 +150,10 @@ export interface HistoryEntry {
   at: string
   reason?: string
 }
+
+/** What is kept of a console account's (or a courier phone's) recent wrong login tries (LOGIN_RULE). */
+export interface LoginFailures {
+  failedLogins: number
+  failuresSince: Date | null
+  lockedUntil: Date | null
+}

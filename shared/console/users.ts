@@ -4,16 +4,16 @@ import { findBusiness } from '../db/businesses.js'
 import { insertAudit } from '../db/audit.js'
 import { deleteUserSessions } from '../db/console-sessions.js'
 import {
-  claimLoginAttempt, clearLoginFailures, disableConsoleUser, findConsoleUserByEmail, findPasswordTokenUser, insertConsoleUser, insertPasswordToken, setPasswordByToken,
-  type ConsoleRole, type ConsoleUser,
+  clearLoginFailures, disableConsoleUser, findConsoleUserByEmail, findPasswordTokenUser, insertConsoleUser, insertPasswordToken, setPasswordByToken,
+  lockLoginFailuresOf, saveLoginFailuresOf, type ConsoleRole, type ConsoleUser,
 } from '../db/console-users.js'
+import { claimTry } from '../accounts/login-rule.js'
 import type { Db, Sql } from '../db/sql.js'
 import { newUuid } from '../ids.js'
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js'
 
-// DESIGN 12: a set-password link lasts 24 h; 5 failed logins in 15 minutes lock the account for 15.
+// DESIGN 12: a set-password link lasts 24 h (failed logins lock the account: LOGIN_RULE).
 const LINK_VALID_S = 24 * 3600
-export const LOGIN_RULE = { limit: 5, windowS: 15 * 60, lockS: 15 * 60 }
 
 const emailSchema = z.email({ error: 'must be an e-mail address' }).max(254)
 
@@ -107,11 +107,25 @@ export type LoginOutcome = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'
  * e-mails exist.
  */
 export async function logIn(sql: Sql, email: string, password: string): Promise<LoginOutcome> {
-  const user = await claimLoginAttempt(sql, email.trim(), LOGIN_RULE)
+  const user = await claimLoginTry(sql, email)
   const matches = await verifyPassword(password, user?.passwordHash ?? null)
   if (!user || !matches) return { kind: 'refused' }
   await clearLoginFailures(sql, user.id)
   return { kind: 'ok', user }
+}
+
+/**
+ * Counts a login try against the account before its password is looked at (LOGIN_RULE). Null:
+ * no such user, disabled, or locked, which the caller answers alike.
+ */
+export function claimLoginTry(sql: Sql, email: string): Promise<ConsoleUser | null> {
+  return sql.begin(async (tx) => {
+    const user = await lockLoginFailuresOf(tx, email.trim())
+    const claimed = user && claimTry(user)
+    if (!user || !claimed) return null
+    await saveLoginFailuresOf(tx, user.id, claimed)
+    return user
+  })
 }
 
 const DEMO_USERS = [

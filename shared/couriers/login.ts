@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
-import { LOGIN_RULE } from '../console/users.js'
+import { claimTry } from '../accounts/login-rule.js'
 import type { CourierRow } from '../db/couriers.js'
 import {
   clearLoginFailures, deleteCourierSession, findCourierSession, findCouriersWithCode, insertCourierSession, lockLoginFailures, saveLoginFailures, takeLoginCode,
@@ -10,7 +10,7 @@ import type { Db, Sql } from '../db/sql.js'
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
 // (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
 // code open a session of their own. Five wrong codes for one phone within 15 minutes lock that
-// phone's logins for 15, as the console locks an account (LOGIN_RULE).
+// phone's logins for 15: the console's rule for an account (LOGIN_RULE).
 
 /** The code is tied to its courier: the same six digits of two couriers hash apart. */
 function codeHash(courierId: string, code: string): string {
@@ -41,15 +41,9 @@ export async function logInCourier(sql: Sql, phoneInput: string, code: string): 
   const phone = normalizePhone(phoneInput)
   if (phone.length < 4 || phone.length > 20 || !/^\d{6}$/.test(code)) return { kind: 'refused' }
   const mayTry = await sql.begin(async (tx) => {
-    const failures = await lockLoginFailures(tx, phone)
-    const now = Date.now()
-    if (failures.lockedUntil && failures.lockedUntil.getTime() > now) return false
-    const inWindow = failures.failuresSince !== null && failures.failuresSince.getTime() > now - LOGIN_RULE.windowS * 1000
-    const count = inWindow ? failures.failedLogins + 1 : 1
-    await saveLoginFailures(tx, phone, count >= LOGIN_RULE.limit
-      ? { failedLogins: 0, failuresSince: null, lockedUntil: new Date(now + LOGIN_RULE.lockS * 1000) }
-      : { failedLogins: count, failuresSince: inWindow ? failures.failuresSince : new Date(now), lockedUntil: null })
-    return true
+    const claimed = claimTry(await lockLoginFailures(tx, phone))
+    if (claimed) await saveLoginFailures(tx, phone, claimed)
+    return claimed !== null
   })
   if (!mayTry) return { kind: 'refused' }
   const candidates = await findCouriersWithCode(sql, phone)

@@ -1,3 +1,4 @@
+import type { LoginFailures } from '../courier.js'
 import type { Db, Tx } from './sql.js'
 
 export type ConsoleRole = 'operator' | 'business'
@@ -40,29 +41,19 @@ export async function listConsoleUsers(db: Db, businessId: string): Promise<Cons
   return db<ConsoleUser[]>`select ${db.unsafe(USER_COLUMNS)} from console_users where business_id = ${businessId} order by created_at`
 }
 
-/**
- * Claims one login attempt, atomically, before the password is looked at: the attempt counts
- * as a failure until the password proves right (`clearLoginFailures`). The `limit`-th attempt
- * within `windowS` seconds locks the account for `lockS` seconds, so however many attempts run
- * at once, at most `limit` passwords are checked per window. Null: no such user, disabled, or
- * locked (the caller answers all three alike).
- */
-export async function claimLoginAttempt(db: Db, email: string, rule: { limit: number; windowS: number; lockS: number }): Promise<ConsoleUser | null> {
-  const [row] = await db<ConsoleUser[]>`
-    with counted as (
-      select id,
-        case when failures_since > now() - make_interval(secs => ${rule.windowS}) then failed_logins + 1 else 1 end as failures,
-        case when failures_since > now() - make_interval(secs => ${rule.windowS}) then failures_since else now() end as since
-      from console_users
-      where lower(email) = lower(${email}) and disabled_at is null and (locked_until is null or locked_until <= now())
-      for update)
-    update console_users u set
-      failed_logins = case when c.failures >= ${rule.limit} then 0 else c.failures end,
-      failures_since = case when c.failures >= ${rule.limit} then null else c.since end,
-      locked_until = case when c.failures >= ${rule.limit} then now() + make_interval(secs => ${rule.lockS}) else null end
-    from counted c where u.id = c.id
-    returning ${db.unsafe(USER_COLUMNS.split(', ').map((column) => `u.${column}`).join(', '))}`
+/** An enabled user's row by e-mail (any case) with its wrong tries, locked for the rest of the transaction. */
+export async function lockLoginFailuresOf(tx: Tx, email: string): Promise<(ConsoleUser & LoginFailures) | null> {
+  const [row] = await tx<(ConsoleUser & LoginFailures)[]>`
+    select ${tx.unsafe(USER_COLUMNS)}, failed_logins, failures_since from console_users
+    where lower(email) = lower(${email}) and disabled_at is null
+    for update`
   return row ?? null
+}
+
+export async function saveLoginFailuresOf(tx: Tx, userId: string, failures: LoginFailures): Promise<void> {
+  await tx`
+    update console_users set failed_logins = ${failures.failedLogins}, failures_since = ${failures.failuresSince}, locked_until = ${failures.lockedUntil}
+    where id = ${userId}`
 }
 
 /** Marks the user disabled (idempotent); null when there is no such user (of `businessId`, when given). `newly` is false on a repeat. */

@@ -1,4 +1,5 @@
 import type { CourierRow } from './couriers.js'
+import type { LoginFailures } from '../courier.js'
 import type { Db, Tx } from './sql.js'
 
 // The courier web app's logins (DESIGN 14): one-time codes, wrong tries per phone, and sessions.
@@ -31,12 +32,6 @@ export async function takeLoginCode(db: Db, codeHashes: string[]): Promise<strin
 
 export async function deleteLoginCode(db: Db, courierId: string): Promise<void> {
   await db`delete from courier_login_codes where courier_id = ${courierId}`
-}
-
-export interface LoginFailures {
-  failedLogins: number
-  failuresSince: Date | null
-  lockedUntil: Date | null
 }
 
 /** The phone's wrong tries, locked for the rest of the transaction (a new phone starts at none). */

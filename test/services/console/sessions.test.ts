@@ -1,6 +1,6 @@
 import t from 'tap'
-import { claimLoginAttempt } from '../../../shared/db/console-users.js'
-import { issuePasswordLink, LOGIN_RULE } from '../../../shared/console/users.js'
+import { LOGIN_RULE } from '../../../shared/accounts/login-rule.js'
+import { claimLoginTry, issuePasswordLink } from '../../../shared/console/users.js'
 import { useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
@@ -59,11 +59,11 @@ t.test('a multipart upload is read only after the login and CSRF checks', async 
 
 t.test('at most five password checks per account per window, however many logins race', async (t) => {
   const racer = await businessUser('racer@ada.example')
-  const claims = await Promise.all(Array.from({ length: 12 }, () => claimLoginAttempt(db.sql, 'RACER@ada.example', LOGIN_RULE)))
+  const claims = await Promise.all(Array.from({ length: 12 }, () => claimLoginTry(db.sql, 'RACER@ada.example')))
   t.equal(claims.filter((claim) => claim !== null).length, LOGIN_RULE.limit, 'five claims won, seven found the account locked')
   const [row] = await db.sql<{ locked: boolean }[]>`select locked_until > now() as locked from console_users where id = ${racer.id}`
   t.ok(row.locked)
-  t.equal(await claimLoginAttempt(db.sql, 'nobody@ada.example', LOGIN_RULE), null, 'an unknown e-mail claims nothing')
+  t.equal(await claimLoginTry(db.sql, 'nobody@ada.example'), null, 'an unknown e-mail claims nothing')
 })
 
 t.test('a disabled user is logged out everywhere and cannot log in or use a link again', async (t) => {
