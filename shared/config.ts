@@ -43,6 +43,16 @@ function trustProxy(value: string): boolean | number | string[] {
 }
 
 /** Settings every process shares (the CLI and migrations too): where the data lives and what the deployment charges in. */
+const GATEWAY_DEFAULT_PORT = 3000
+
+/**
+ * Where integrators call the API (PUBLIC_BASE_URL), or the gateway on this machine when unset:
+ * its own port where the service knows it, else the default one.
+ */
+export function publicBaseUrl(config: { PUBLIC_BASE_URL?: string | undefined; GATEWAY_PORT?: number }): string {
+  return config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT ?? GATEWAY_DEFAULT_PORT}`
+}
+
 export const commonEnv = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.string().url().default('postgres://root@127.0.0.1:5432/courier'),
@@ -184,7 +194,7 @@ export const gatewayEnv = commonEnv.extend({
   ...readReplica,
   ...calling,
   ...idempotency,
-  GATEWAY_PORT: port(3000),
+  GATEWAY_PORT: port(GATEWAY_DEFAULT_PORT),
   GATEWAY_OPS_PORT: port(9464),
   PRICING_URL: z.string().url().default('http://127.0.0.1:3001'),
   PRICING_CONNECTIONS: positiveInt(64),
@@ -306,7 +316,7 @@ export const consoleEnv = commonEnv.extend({
  * its children the internal token (its own when set, otherwise a fresh one per run).
  */
 export const launcherEnv = commonEnv.extend({
-  GATEWAY_PORT: port(3000),
+  GATEWAY_PORT: port(GATEWAY_DEFAULT_PORT),
   // Where it asks each child's /healthz, to restart one that is alive but frozen.
   PRICING_PORT: port(3001),
   WORKER_PORT: port(3002),

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { GatewayConfig } from '../../shared/config.js'
+import { publicBaseUrl as publicBaseUrlOf, type GatewayConfig } from '../../shared/config.js'
 import { createReadSql, createSql, endReadSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import handlerDeadline from '../../shared/http/handler-deadline.js'
@@ -76,7 +76,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const dispatch = createDispatchQueue(config, app.log)
   const streams = createCourierStreams(config, app.log)
 
-  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}`
+  const publicBaseUrl = publicBaseUrlOf(config)
   const photos = createPhotoStore(config)
   // Signed with the deployment's first secret key (WEBHOOK_SECRET_KEYS, never empty), for this purpose only.
   const [signing] = config.WEBHOOK_SECRET_KEYS

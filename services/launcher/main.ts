@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ConfigError, launcherEnv, loadConfig, type LauncherConfig } from '../../shared/config.js'
+import { ConfigError, launcherEnv, loadConfig, publicBaseUrl, type LauncherConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql } from '../../shared/db/sql.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
@@ -68,7 +68,7 @@ const shared = {
   // Pricing signs held quotes with it and the worker checks them: one key per run, like the token.
   QUOTE_SIGNING_KEY: config.QUOTE_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
   // Delivery photo links name the gateway, whichever service takes the delivery (the API or the courier app).
-  PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.GATEWAY_PORT}`,
+  PUBLIC_BASE_URL: publicBaseUrl(config),
 }
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }

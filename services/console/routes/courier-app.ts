@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { acceptOffer, changeShift, declineOffer, moveOrder, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
+import { publicBaseUrl } from '../../../shared/config.js'
 import { logInCourier } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier } from '../../../shared/db/couriers.js'
@@ -40,7 +41,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   const { sql, redis, config } = deps
   const desk: CourierDesk = {
     sql, redis, prefix: config.QUEUE_PREFIX, dispatch: deps.dispatch, photos: deps.photos,
-    publicBaseUrl: config.PUBLIC_BASE_URL ?? 'http://localhost:3000', warn: (err, message) => app.log.warn({ err }, message),
+    publicBaseUrl: publicBaseUrl(config), warn: (err, message) => app.log.warn({ err }, message),
   }
   const sessions = courierSessions(sql, { ttlMs: config.CONSOLE_SESSION_TTL_H * 3600 * 1000, secure: deps.secureCookies })
   // The home page runs the app's one script, from this origin only.
