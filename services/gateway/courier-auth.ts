@@ -47,13 +47,19 @@ export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache
     reply.header('retry-after', String(wait))
     return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
   }
+  function admit(request: FastifyRequest, reply: FastifyReply, courier: CourierRow | null, done: HookHandlerDoneFunction): void {
+    if (!courier) {
+      refuse(request, reply).then(done, done)
+      return
+    }
+    request.courier = courier
+    done()
+  }
+  // A callback hook: a token the cache holds (nearly every ping) is admitted without a promise.
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const token = bearerCourierToken(request.headers.authorization)
     const found = token === null ? null : tokens.find(hashApiKey(token))
-    Promise.resolve(found).then(async (courier) => {
-      if (!courier) return done(await refuse(request, reply))
-      request.courier = courier
-      done()
-    }, done)
+    if (found instanceof Promise) found.then((courier) => admit(request, reply, courier, done), done)
+    else admit(request, reply, found, done)
   }
 }

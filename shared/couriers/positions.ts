@@ -7,7 +7,7 @@ import { luaScript, type RedisClient } from '../redis.js'
 
 const FIX_TTL_S = 24 * 3600
 
-function keys(prefix: string) {
+function keysOf(prefix: string) {
   return {
     /** GEO set of the couriers on shift: dispatch searches it around a pickup. */
     available: `${prefix}:couriers:available`,
@@ -18,6 +18,14 @@ function keys(prefix: string) {
     gate: (courierId: string) => `${prefix}:courier:${courierId}:ping`,
     trail: (courierId: string) => `${prefix}:courier:${courierId}:trail`,
   }
+}
+
+// Made once per prefix (a deployment has one): a ping builds only its courier's key strings.
+const keysByPrefix = new Map<string, ReturnType<typeof keysOf>>()
+function keys(prefix: string): ReturnType<typeof keysOf> {
+  let found = keysByPrefix.get(prefix)
+  if (!found) keysByPrefix.set(prefix, (found = keysOf(prefix)))
+  return found
 }
 
 /** One trail point per courier per this many seconds (DESIGN 14). */
