@@ -386,6 +386,7 @@ async function main() {
         const before = b ? `baseline ${b.unitsPerSecond.toFixed(0)} ${unit} p99 ${b.p99Ms} ms, ` : ''
         log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${b ? `${b.non2xx}/` : ''}${p.non2xx + p.errors}`)
         log(`    cores used: ${b ? `baseline ${formatCpu(b.cpu)}; ` : ''}project ${formatCpu(p.cpu)}`)
+        if (p.connectionsOpened !== undefined) log(`    connections the receiver accepted: ${b ? `baseline ${b.connectionsOpened}, ` : ''}project ${p.connectionsOpened}`)
         log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
       }
     } finally {
