@@ -115,7 +115,9 @@ interface DeliveryToAttemptRow extends Delivery, Omit<StoredEvent, 'id'>, Omit<E
 
 /**
  * The sender's read: deliveries by id, each with its event and its endpoint, in one statement.
- * Ids not found are left out.
+ * Ids not found are left out. Each event and endpoint is looked up by its key for its delivery
+ * (a lateral `limit 1` is never turned into a join), so however the planner guesses the batch's
+ * size, it never scans the events for a few deliveries.
  */
 export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<DeliveryToAttempt[]> {
   const rows = await db<DeliveryToAttemptRow[]>`
@@ -123,8 +125,8 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
       e.id is not null as event_found, e.business_id, e.livemode, e.sequence, e.type, e.order_id, e.order_version, e.data, e.created_at, e.traceparent,
       w.id is not null as endpoint_found, w.url, w.status as endpoint_status, w.disabled_reason, w.secret, w.previous_secret, w.previous_secret_expires_at
     from webhook_deliveries d
-      left join events e on e.id = d.event_id
-      left join webhook_endpoints w on w.id = d.endpoint_id
+      left join lateral (select * from events where id = d.event_id limit 1) e on true
+      left join lateral (select * from webhook_endpoints where id = d.endpoint_id limit 1) w on true
     where d.id = any(${ids}::bigint[])`
   return rows.map(({ eventFound, businessId, livemode, sequence, type, orderId, orderVersion, data, createdAt, traceparent,
     endpointFound, url, endpointStatus, disabledReason, secret, previousSecret, previousSecretExpiresAt, ...delivery }) => ({
@@ -282,7 +284,8 @@ export async function recordAttempts(db: Db, records: OpenAttemptRecord[]): Prom
     ), delivery as (
       update webhook_deliveries d set status = b.status, attempts = b.attempt,
         next_attempt_at = coalesce(b.next_attempt_at, d.next_attempt_at), updated_at = now()
-      from batch b where d.id = b.delivery_id
+      -- The ids as an array too, so the deliveries are found by their key whatever the batch's guessed size.
+      from batch b where d.id = any(array(select delivery_id from batch)) and d.id = b.delivery_id
     )
     update webhook_endpoints set consecutive_failures = 0
     where id = any(array(select endpoint_id from batch where status = 'succeeded')) and consecutive_failures <> 0`
