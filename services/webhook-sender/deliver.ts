@@ -1,20 +1,20 @@
 import { request, type Dispatcher } from 'undici'
 import { z } from 'zod'
-import { findEventById, type StoredEvent } from '../../shared/db/events.js'
-import type { Sql } from '../../shared/db/sql.js'
-import { findDelivery, findEndpointById, recordAttempt, type AttemptRecord, type WebhookEndpoint } from '../../shared/db/webhooks.js'
+import type { StoredEvent } from '../../shared/db/events.js'
+import type { AttemptRecord, EndpointToDeliver } from '../../shared/db/webhooks.js'
 import { toEventResource } from '../../shared/orders/resource.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../../shared/telemetry/tracing.js'
-import { MAX_ATTEMPTS, retryDelayMs } from '../../shared/webhooks/queue.js'
+import { retryDelayMs } from '../../shared/webhooks/queue.js'
 import { signedHeaders } from '../../shared/webhooks/signing.js'
 import { openSecrets } from '../../shared/webhooks/endpoints.js'
 import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
+import type { DeliveryRows } from './delivery-rows.js'
 import type { EndpointSlots, ReleaseSlot } from './endpoint-slots.js'
 
 export interface DeliverDeps {
-  sql: Sql
+  rows: DeliveryRows
   dispatcher: Dispatcher
   rules: UrlRules
   secrets: SecretBox
@@ -37,8 +37,6 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 
-// An endpoint that fails this many deliveries in a row is disabled.
-const DISABLE_AFTER_FAILED_DELIVERIES = 10
 const MAX_ERROR_LENGTH = 500
 // How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
 const SLOT_WAIT_MS = 250
@@ -47,45 +45,57 @@ const BUSY_RETRY_MS = 1000
 /** What the receiver answered, or why there was no answer. */
 type Answer = { status: number; error: null } | { status: number | null; error: string }
 
+/** The signed request of an attempt, or why none is sent. */
+type Outgoing = { kind: 'request'; url: URL; body: string; headers: Record<string, string> } | { kind: 'none'; error: string }
+
 /**
- * One attempt of one delivery (docs/contracts.md section 7): reads the delivery, its event and
- * endpoint, checks the URL again, signs and POSTs the event, and records the attempt in one
- * statement. 2xx succeeds; 410 disables the endpoint; anything else is retried on the
- * schedule until the last attempt, after which the delivery has failed. While its endpoint
- * already has WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight, none is made: `busy`.
+ * One attempt of one delivery (docs/contracts.md section 7): reads the delivery with its event
+ * and endpoint, checks the URL again, signs the event, POSTs it, and records the attempt. 2xx
+ * succeeds; 410 disables the endpoint; anything else is retried on the schedule until the last
+ * attempt, after which the delivery has failed. While its endpoint already has
+ * WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight, none is made: `busy`.
  */
 export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<AttemptOutcome> {
-  const { sql } = deps
-  const delivery = await findDelivery(sql, deliveryId)
-  if (!delivery || delivery.status === 'succeeded' || delivery.status === 'failed') return { kind: 'skipped' }
+  const found = await deps.rows.find(deliveryId)
+  if (!found) return { kind: 'skipped' }
+  const { delivery, event, endpoint } = found
+  if (delivery.status === 'succeeded' || delivery.status === 'failed') return { kind: 'skipped' }
   const waitMs = delivery.nextAttemptAt.getTime() - Date.now()
   if (delivery.attempts > 0 && waitMs > 1000) return { kind: 'early', delayMs: waitMs }
-  const [event, endpoint] = await Promise.all([findEventById(sql, delivery.eventId), findEndpointById(sql, delivery.endpointId)])
   if (!event || !endpoint) return { kind: 'skipped' }
 
-  const slot = endpoint.status === 'disabled' ? null : await deps.slots.acquire(endpoint.id, SLOT_WAIT_MS)
-  if (endpoint.status !== 'disabled' && !slot) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
-  return attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint, slot)
+  // Ready before the slot is taken, so the slot is held for the POST alone.
+  const outgoing = await prepare(deps, event, endpoint)
+  const slot = outgoing.kind === 'request' ? await deps.slots.acquire(endpoint.id, SLOT_WAIT_MS) : null
+  if (outgoing.kind === 'request' && !slot) return { kind: 'busy', delayMs: BUSY_RETRY_MS + Math.floor(Math.random() * BUSY_RETRY_MS) }
+  return attemptDelivery(deps, deliveryId, delivery.attempts + 1, event, endpoint, outgoing, slot)
+}
+
+/** The URL rules again (DNS can change), then the body and its Standard Webhooks headers. */
+async function prepare(deps: DeliverDeps, event: StoredEvent, endpoint: EndpointToDeliver): Promise<Outgoing> {
+  if (endpoint.status === 'disabled') return { kind: 'none', error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
+  const verdict = await checkWebhookUrl(endpoint.url, deps.rules)
+  if (!verdict.ok) return { kind: 'none', error: verdict.message }
+  const body = JSON.stringify(toEventResource(event))
+  return { kind: 'request', url: verdict.url, body, headers: signedHeaders(openSecrets(endpoint, deps.secrets), event.id, body, new Date()) }
 }
 
 /**
- * The attempt itself: POST (unless the endpoint is disabled), then the record of it. The
+ * The attempt itself: the POST (when there is one to make), then the record of it. The
  * endpoint's slot is held for the POST only: what limits a slow receiver is requests in flight
  * to it, not our own write of the outcome.
  */
-async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: WebhookEndpoint, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
-  const { sql } = deps
+async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: EndpointToDeliver, outgoing: Outgoing, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
   const attributes = { 'courier.event_id': event.id, 'courier.endpoint_id': endpoint.id, 'courier.attempt': attempt }
   // The span continues the trace of the transaction that wrote the event.
   return continuingTrace(event.traceparent, () => inSpan('webhook.deliver', attributes, async (span) => {
     const started = performance.now()
     let answer: Answer
     try {
-      answer = endpoint.status === 'disabled'
-        ? { status: null, error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
-        : await post(deps, endpoint, event.id, JSON.stringify(toEventResource(event)))
+      answer = outgoing.kind === 'request' ? await post(deps, outgoing) : { status: null, error: outgoing.error }
     } finally {
-      await slot?.()
+      // Handed to a delivery waiting here, or given back to Redis without holding up this one.
+      void slot?.()
     }
     const durationMs = Math.round(performance.now() - started)
 
@@ -98,10 +108,7 @@ async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: n
       responseStatus: answer.status, durationMs, error: answer.error,
       nextAttemptAt: delayMs === null ? null : new Date(Date.now() + delayMs),
     }
-    await recordAttempt(sql, record, {
-      disableReason: gone ? 'the endpoint answered 410 Gone' : null,
-      disableAfter: DISABLE_AFTER_FAILED_DELIVERIES,
-    })
+    await deps.rows.record(record, gone ? 'the endpoint answered 410 Gone' : null)
     span.setAttribute('courier.outcome', status)
     if (answer.status !== null) span.setAttribute('http.response.status_code', answer.status)
     const metrics = instruments()
@@ -114,14 +121,12 @@ async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: n
 }
 
 /** POSTs the signed body; undici follows no redirect, and nothing waits past `timeoutMs`. */
-async function post(deps: DeliverDeps, endpoint: WebhookEndpoint, eventId: string, body: string): Promise<Answer> {
-  const verdict = await checkWebhookUrl(endpoint.url, deps.rules)
-  if (!verdict.ok) return { status: null, error: verdict.message }
+async function post(deps: DeliverDeps, outgoing: Extract<Outgoing, { kind: 'request' }>): Promise<Answer> {
   try {
-    const response = await request(verdict.url, {
+    const response = await request(outgoing.url, {
       method: 'POST',
-      body,
-      headers: signedHeaders(openSecrets(endpoint, deps.secrets), eventId, body, new Date()),
+      body: outgoing.body,
+      headers: outgoing.headers,
       dispatcher: deps.dispatcher,
       headersTimeout: deps.timeoutMs,
       bodyTimeout: deps.timeoutMs,

@@ -13,8 +13,9 @@ import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
 import { guardedLookup } from '../../shared/webhooks/url-rules.js'
-import { createSecretBox } from '../../shared/webhooks/secret-box.js'
+import { createSecretBox, keepingOpened } from '../../shared/webhooks/secret-box.js'
 import { deliver, type AttemptOutcome } from './deliver.js'
+import { createDeliveryRows } from './delivery-rows.js'
 import { createEndpointSlots } from './endpoint-slots.js'
 import { relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
@@ -22,6 +23,8 @@ import { repeatWithoutOverlap } from '../../shared/repeat.js'
 
 // The sweep for deliveries whose job Redis lost.
 const SWEEP_EVERY_MS = 5000
+// Signing secrets kept opened: every endpoint a busy sender delivers to, with their rotations.
+const OPENED_SECRETS = 1000
 
 /**
  * The webhook sender as a plugin of its health server: the outbox relay (events → delivery
@@ -36,9 +39,9 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   const rules = { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE }
   // Private addresses are refused again when the socket connects, whatever DNS said before.
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(rules), timeout: config.WEBHOOK_TIMEOUT_MS }, connections: 64, keepAliveTimeout: 10_000 })
-  // A lease outlives the longest attempt (the POST's timeout, then the record), so it is never taken back from a live one.
+  // A lease outlives the longest POST (its timeout) by far, so it is never taken back from a live one; one handed on is extended past half its life.
   const slots = createEndpointSlots(connection, { prefix: config.QUEUE_PREFIX, limit: config.WEBHOOK_ENDPOINT_CONCURRENCY, leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 10_000 })
-  const deps = { sql, dispatcher, rules, secrets: createSecretBox(config.WEBHOOK_SECRET_KEYS), slots, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
+  const deps = { rows: createDeliveryRows(sql), dispatcher, rules, secrets: keepingOpened(createSecretBox(config.WEBHOOK_SECRET_KEYS), OPENED_SECRETS), slots, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
 
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => app.log.debug({ err: err.message }, 'webhook queue error'))

@@ -97,9 +97,43 @@ export interface Delivery {
 
 const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, redelivery, status, attempts, next_attempt_at'
 
-export async function findDelivery(db: Db, id: number): Promise<Delivery | null> {
-  const [row] = await db<Delivery[]>`select ${db.unsafe(DELIVERY_COLUMNS)} from webhook_deliveries where id = ${id}`
-  return row ?? null
+/** What an attempt needs of an endpoint: where to send, whether it may, and how to sign. */
+export type EndpointToDeliver = Pick<WebhookEndpoint, 'id' | 'url' | 'status' | 'disabledReason' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>
+
+/** A delivery with its event and its endpoint, each null once gone. */
+export interface DeliveryToAttempt {
+  delivery: Delivery
+  event: StoredEvent | null
+  endpoint: EndpointToDeliver | null
+}
+
+interface DeliveryToAttemptRow extends Delivery, Omit<StoredEvent, 'id'>, Omit<EndpointToDeliver, 'id' | 'status'> {
+  eventFound: boolean
+  endpointFound: boolean
+  endpointStatus: EndpointToDeliver['status']
+}
+
+/**
+ * The sender's read: deliveries by id, each with its event and its endpoint, in one statement.
+ * Ids not found are left out. Each event and endpoint is looked up by its key for its delivery
+ * (a lateral `limit 1` is never turned into a join), so however the planner guesses the batch's
+ * size, it never scans the events for a few deliveries.
+ */
+export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<DeliveryToAttempt[]> {
+  const rows = await db<DeliveryToAttemptRow[]>`
+    select d.id, d.event_id, d.endpoint_id, d.redelivery, d.status, d.attempts, d.next_attempt_at,
+      e.id is not null as event_found, e.business_id, e.livemode, e.sequence, e.type, e.order_id, e.order_version, e.data, e.created_at, e.traceparent,
+      w.id is not null as endpoint_found, w.url, w.status as endpoint_status, w.disabled_reason, w.secret, w.previous_secret, w.previous_secret_expires_at
+    from webhook_deliveries d
+      left join lateral (select * from events where id = d.event_id limit 1) e on true
+      left join lateral (select * from webhook_endpoints where id = d.endpoint_id limit 1) w on true
+    where d.id = any(${ids}::bigint[])`
+  return rows.map(({ eventFound, businessId, livemode, sequence, type, orderId, orderVersion, data, createdAt, traceparent,
+    endpointFound, url, endpointStatus, disabledReason, secret, previousSecret, previousSecretExpiresAt, ...delivery }) => ({
+    delivery,
+    event: eventFound ? { id: delivery.eventId, businessId, livemode, sequence, type, orderId, orderVersion, data, createdAt, traceparent } : null,
+    endpoint: endpointFound ? { id: delivery.endpointId, url, status: endpointStatus, disabledReason, secret, previousSecret, previousSecretExpiresAt } : null,
+  }))
 }
 
 /** Any endpoint by id, whoever owns it: the sender's read, after the delivery named it. */
@@ -219,6 +253,42 @@ export async function recordAttempt(db: Db, record: AttemptRecord, endpoint: { d
         else disabled_reason end
     where id = ${record.endpointId} and ${touchesEndpoint}
       and not (${status} = 'succeeded' and consecutive_failures = 0 and ${endpoint.disableReason}::text is null)`
+}
+
+/** An attempt after which its delivery has succeeded or waits for its next try: to the endpoint's failure count, a reset at most. */
+export type OpenAttemptRecord = AttemptRecord & { status: 'succeeded' | 'retrying' }
+
+/**
+ * Writes attempts that did not fail their delivery (a 410 always does), any number in one
+ * statement: their log rows in the order given, the deliveries' new states, and the failure
+ * count back to 0 of each endpoint a delivery succeeded to (written only where it was not 0
+ * already). Among such attempts the order of the writes to a count does not matter, which is
+ * what lets them share a statement; `recordAttempt` writes a failed delivery's, which counts.
+ */
+export async function recordAttempts(db: Db, records: OpenAttemptRecord[]): Promise<void> {
+  const rows = records.map((record) => ({
+    delivery_id: record.deliveryId, endpoint_id: record.endpointId, event_id: record.eventId, event_type: record.eventType,
+    attempt: record.attempt, status: record.status, response_status: record.responseStatus, duration_ms: record.durationMs,
+    error: record.error, next_attempt_at: record.nextAttemptAt,
+  }))
+  await db`
+    with batch as (
+      select * from rows from (json_to_recordset(${JSON.stringify(rows)}::text::json)
+        as (delivery_id bigint, endpoint_id text, event_id text, event_type text, attempt integer, status text,
+          response_status integer, duration_ms integer, error text, next_attempt_at timestamptz))
+        with ordinality as r(delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at, n)
+    ), attempt as (
+      insert into webhook_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at)
+      select delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at
+      from batch order by n
+    ), delivery as (
+      update webhook_deliveries d set status = b.status, attempts = b.attempt,
+        next_attempt_at = coalesce(b.next_attempt_at, d.next_attempt_at), updated_at = now()
+      -- The ids as an array too, so the deliveries are found by their key whatever the batch's guessed size.
+      from batch b where d.id = any(array(select delivery_id from batch)) and d.id = b.delivery_id
+    )
+    update webhook_endpoints set consecutive_failures = 0
+    where id = any(array(select endpoint_id from batch where status = 'succeeded')) and consecutive_failures <> 0`
 }
 
 export interface AttemptLogEntry extends AttemptRecord {

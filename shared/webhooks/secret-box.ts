@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { SecretKey } from '../config.js'
 
 /**
@@ -45,5 +46,23 @@ export function createSecretBox(keys: SecretKey[]): SecretBox {
     isCurrent(stored) {
       return stored.startsWith(`v1.${current.id}.`)
     },
+  }
+}
+
+/**
+ * A box that keeps what it opened, up to `max` values (least recently used out first): the
+ * sender opens the same endpoint's secret for every delivery. A stored value is sealed under a
+ * fresh nonce each time, so a rotated secret is a value never seen before, never a stale hit.
+ */
+export function keepingOpened(box: SecretBox, max: number): SecretBox {
+  const opened = new LRUCache<string, string>({ max })
+  return {
+    seal: (secret) => box.seal(secret),
+    open(stored) {
+      let secret = opened.get(stored)
+      if (secret === undefined) opened.set(stored, (secret = box.open(stored)))
+      return secret
+    },
+    isCurrent: (stored) => box.isCurrent(stored),
   }
 }

@@ -20,6 +20,8 @@ export interface Run {
   cpu: Record<string, number>
   /** How long a run that delivers a fixed count took (the webhooks case), seconds. */
   seconds?: number
+  /** Connections the webhooks receiver accepted during the run. */
+  connectionsOpened?: number
   /** The dispatch case's own figures. */
   dispatch?: DispatchFigures
 }

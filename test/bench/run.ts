@@ -402,6 +402,7 @@ async function main() {
         const before = others.map(([label, run]) => `${label} ${run.unitsPerSecond.toFixed(0)} ${unit} p99 ${run.p99Ms} ms, `).join('')
         log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${others.map(([, run]) => `${run.non2xx}/`).join('')}${p.non2xx + p.errors}`)
         log(`    cores used: ${others.map(([label, run]) => `${label} ${formatCpu(run.cpu)}; `).join('')}project ${formatCpu(p.cpu)}`)
+        if (p.connectionsOpened !== undefined) log(`    connections the receiver accepted: ${others.map(([label, run]) => `${label} ${run.connectionsOpened}, `).join('')}project ${p.connectionsOpened}`)
         log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
       }
     } finally {

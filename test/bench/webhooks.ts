@@ -46,6 +46,8 @@ export interface Receiver {
   close: () => Promise<void>
   expect: (burst: Pick<Burst, 'ids' | 'secret'>, started: number) => { arrived: Promise<void>; round: Round }
   reset: () => void
+  /** Connections opened to it so far: few across a burst means the sender's keep-alive works. */
+  connections: () => number
 }
 
 /**
@@ -81,6 +83,8 @@ export async function startReceiver(): Promise<Receiver> {
   })
   // Longer than the senders' keep-alive, so neither side reconnects between its jobs.
   server.keepAliveTimeout = 30_000
+  let connections = 0
+  server.on('connection', () => connections++)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
@@ -93,6 +97,7 @@ export async function startReceiver(): Promise<Receiver> {
       return { arrived, round: current }
     },
     reset: () => { current = null },
+    connections: () => connections,
   }
 }
 
@@ -108,6 +113,7 @@ function verify(secret: string, body: string, headers: IncomingHttpHeaders): str
 /** Times one burst until the receiver has every id, or fails once `deadlineMs` has passed. */
 async function measure(label: string, receiver: Receiver, burst: Burst, options: { deadlineMs: number; processes: Record<string, number> }): Promise<Run> {
   const cpuBefore = readCpu(options.processes)
+  const connectionsBefore = receiver.connections()
   const started = performance.now()
   const { arrived, round } = receiver.expect(burst, started)
   let timer: NodeJS.Timeout | undefined
@@ -143,6 +149,7 @@ async function measure(label: string, receiver: Receiver, burst: Burst, options:
     statusCodes: { 204: requests },
     cpu,
     seconds,
+    connectionsOpened: receiver.connections() - connectionsBefore,
   }
 }
 

@@ -1,17 +1,27 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createEndpointSlots } from '../../../services/webhook-sender/endpoint-slots.js'
+import { waitFor } from '../../helpers/processes.js'
 
 // An endpoint's slots (WEBHOOK_ENDPOINT_CONCURRENCY): a delivery waits in hand a little for one
 // to come free, and gets none while they stay taken; on the shared Redis under a prefix of its own.
-t.test('a slot freed during the wait is taken; none is taken past the cap', async (t) => {
+// Two `createEndpointSlots` on one prefix stand for two sender replicas.
+
+function slotsOf(t: Test) {
   const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
   const prefix = `{slots-test-${randomBytes(4).toString('hex')}}`
+  const key = `${prefix}:webhook-slots:endpoint`
   t.teardown(async () => {
-    await redis.del(`${prefix}:webhook-slots:endpoint`)
+    await redis.del(key)
     redis.disconnect()
   })
+  const leases = () => redis.zrange(key, '0', '-1')
+  return { redis, prefix, key, leases }
+}
+
+t.test('a slot freed during the wait is taken; none is taken past the cap', async (t) => {
+  const { redis, prefix, key } = slotsOf(t)
   const slots = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
   const first = await slots.acquire('endpoint')
   const second = await slots.acquire('endpoint')
@@ -23,8 +33,88 @@ t.test('a slot freed during the wait is taken; none is taken past the cap', asyn
   await first!()
   const third = await waiting
   t.ok(third, 'one freed during the wait is taken')
-  t.equal(await redis.zcard(`${prefix}:webhook-slots:endpoint`), 2, 'and the cap still holds')
+  t.equal(await redis.zcard(key), 2, 'and the cap still holds')
   await second!()
   await third!()
-  t.equal(await redis.zcard(`${prefix}:webhook-slots:endpoint`), 0, 'every slot given back')
+  t.equal(await redis.zcard(key), 0, 'every slot given back')
+})
+
+t.test('a slot given back while a delivery of the same process waits is handed to it, first come first served', async (t) => {
+  const { redis, prefix, leases } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs: 60_000 })
+  const first = await slots.acquire('endpoint')
+  t.ok(first, 'the one slot')
+  const held = await leases()
+  const served: string[] = []
+  const early = slots.acquire('endpoint', 5_000).then((slot) => (served.push('early'), slot))
+  const late = slots.acquire('endpoint', 5_000).then((slot) => (served.push('late'), slot))
+  t.ok(await waitFor(() => slots.waiting('endpoint') === 2, 5_000, 5), 'both wait in line')
+
+  await first!()
+  const next = await early
+  t.ok(next, 'the first to wait has it')
+  t.same(await leases(), held, 'the same lease, passed on rather than given back and taken again')
+  t.same(served, ['early'], 'the later one still waits')
+  await next!()
+  t.ok(await late, 'then the later one has it')
+  t.same(await leases(), held, 'still that lease')
+  await (await late)!()
+  t.same(await leases(), [], 'given back to Redis once nobody here waits')
+})
+
+t.test('a delivery that gave up is handed nothing, and the slot goes back to Redis', async (t) => {
+  const { redis, prefix, leases } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs: 60_000 })
+  const first = await slots.acquire('endpoint')
+  t.equal(await slots.acquire('endpoint', 50), null, 'the wait ran out while the slot stayed taken')
+  await first!()
+  t.same(await leases(), [], 'nobody waits any more: the lease is gone from Redis')
+  const again = await slots.acquire('endpoint')
+  t.ok(again, 'and the slot is free for the next')
+  await again!()
+})
+
+t.test('the cap holds across replicas: a slot given back in one is found by a delivery waiting in the other', async (t) => {
+  const { redis, prefix, key } = slotsOf(t)
+  const one = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
+  const other = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
+  const held = [await one.acquire('endpoint'), await other.acquire('endpoint')]
+  t.ok(held.every(Boolean), 'one slot in each')
+  t.equal(await one.acquire('endpoint'), null, 'the cap counts both replicas\' slots')
+  t.equal(await other.acquire('endpoint', 100), null, 'in either')
+
+  const waiting = other.acquire('endpoint', 5_000)
+  await held[0]!()
+  const taken = await waiting
+  t.ok(taken, 'the other replica\'s waiting delivery took the slot given back')
+  t.equal(await redis.zcard(key), 2, 'and the cap still holds')
+  await held[1]!()
+  await taken!()
+  t.equal(await redis.zcard(key), 0, 'every slot given back')
+})
+
+t.test('a lease handed on late in its life is extended first; one Redis no longer holds is not handed on', async (t) => {
+  const { redis, prefix, key, leases } = slotsOf(t)
+  const leaseMs = 2_000
+  const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs })
+  const acquiredAt = Date.now()
+  const first = await slots.acquire('endpoint')
+  const [token] = await leases()
+  const expiry = Number(await redis.zscore(key, token!))
+  const waiting = slots.acquire('endpoint', 10_000)
+  t.ok(await waitFor(() => slots.waiting('endpoint') === 1 && Date.now() > acquiredAt + leaseMs / 2 + 50, 5_000, 20), 'past half the lease, with a delivery waiting')
+  await first!()
+  const second = await waiting
+  t.ok(second, 'handed on')
+  t.same(await leases(), [token], 'the same lease')
+  t.ok(Number(await redis.zscore(key, token!)) > expiry + leaseMs / 2, 'with its expiry moved on')
+
+  // Redis lost the lease (a flush, an expiry) and another replica holds the one slot now.
+  await redis.multi().zrem(key, token!).zadd(key, Date.now() + 60_000, 'another-replica').exec()
+  const stillWaiting = slots.acquire('endpoint', leaseMs)
+  const handedAt = Date.now()
+  t.ok(await waitFor(() => slots.waiting('endpoint') === 1 && Date.now() > handedAt + leaseMs / 2 + 50, 5_000, 20), 'past half the lease again, with a delivery waiting')
+  await second!()
+  t.equal(await stillWaiting, null, 'the waiting delivery is not handed a lease that is gone, and the other replica\'s slot stays its own')
+  t.same(await leases(), ['another-replica'], 'the cap holds')
 })

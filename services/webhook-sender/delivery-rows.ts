@@ -1,0 +1,50 @@
+import type { Sql } from '../../shared/db/sql.js'
+import { findDeliveriesToAttempt, recordAttempt, recordAttempts, type AttemptRecord, type DeliveryToAttempt, type OpenAttemptRecord } from '../../shared/db/webhooks.js'
+import { inBatches } from './batches.js'
+
+// An endpoint that fails this many deliveries in a row is disabled.
+const DISABLE_AFTER_FAILED_DELIVERIES = 10
+// A statement reads or writes the rows asked for within this window, up to the most: a burst's
+// deliveries share statements (and a write's commit), for a few milliseconds of each job's time.
+const BATCH = { windowMs: 2, max: 100 }
+
+/**
+ * The sender's reads and writes of delivery rows, in batches: the reads of a few milliseconds go
+ * in one statement, and so do the writes of attempts after which the delivery is open or has
+ * succeeded (the many of a burst). A caller's promise settles only once its own row is written,
+ * so its job is never done in BullMQ before the row that is the truth of its delivery. An attempt
+ * that failed its delivery is written alone, in the statement that counts the endpoint's failures.
+ */
+export function createDeliveryRows(sql: Sql) {
+  const find = inBatches(async (ids: number[]): Promise<PromiseSettledResult<DeliveryToAttempt | null>[]> => {
+    const found = new Map((await findDeliveriesToAttempt(sql, ids)).map((row) => [row.delivery.id, row]))
+    return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) ?? null }))
+  }, BATCH)
+
+  const recordOpen = inBatches(async (records: OpenAttemptRecord[]): Promise<PromiseSettledResult<void>[]> => {
+    try {
+      await recordAttempts(sql, records)
+      return records.map(() => ({ status: 'fulfilled', value: undefined }))
+    } catch {
+      // One attempt the batch could not write (its endpoint deleted meanwhile, a deadlock) must
+      // not fail the others: each is written on its own, and only what fails again fails.
+      return Promise.allSettled(records.map((record) => recordAttempt(sql, record, { disableReason: null, disableAfter: DISABLE_AFTER_FAILED_DELIVERIES })))
+    }
+  }, BATCH)
+
+  return {
+    /** The delivery with its event and endpoint; null when the delivery is gone. */
+    find,
+    /**
+     * Writes an attempt: its log row, the delivery's new state and the endpoint's failure count.
+     * 410 (`disableReason`) disables the endpoint, and so do 10 deliveries failed in a row.
+     */
+    async record(record: AttemptRecord, disableReason: string | null): Promise<void> {
+      const { status } = record
+      if (status === 'failed' || disableReason !== null) return recordAttempt(sql, record, { disableReason, disableAfter: DISABLE_AFTER_FAILED_DELIVERIES })
+      return recordOpen({ ...record, status })
+    },
+  }
+}
+
+export type DeliveryRows = ReturnType<typeof createDeliveryRows>
