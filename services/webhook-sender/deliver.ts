@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { z } from 'zod'
 import type { StoredEvent } from '../../shared/db/events.js'
 import type { AttemptRecord, EndpointToDeliver } from '../../shared/db/webhooks.js'
@@ -12,6 +12,7 @@ import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
 import type { DeliveryRows } from './delivery-rows.js'
 import type { EndpointSlots, ReleaseSlot } from './endpoint-slots.js'
+import { postSigned, type Answer, type SignedRequest } from './post.js'
 
 export interface DeliverDeps {
   rows: DeliveryRows
@@ -37,16 +38,12 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 
-const MAX_ERROR_LENGTH = 500
 // How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
 const SLOT_WAIT_MS = 250
 const BUSY_RETRY_MS = 1000
 
-/** What the receiver answered, or why there was no answer. */
-type Answer = { status: number; error: null } | { status: number | null; error: string }
-
 /** The signed request of an attempt, or why none is sent. */
-type Outgoing = { kind: 'request'; url: URL; body: string; headers: Record<string, string> } | { kind: 'none'; error: string }
+type Outgoing = ({ kind: 'request' } & SignedRequest) | { kind: 'none'; error: string }
 
 /**
  * One attempt of one delivery (docs/contracts.md section 7): reads the delivery with its event
@@ -92,7 +89,7 @@ async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: n
     const started = performance.now()
     let answer: Answer
     try {
-      answer = outgoing.kind === 'request' ? await post(deps, outgoing) : { status: null, error: outgoing.error }
+      answer = outgoing.kind === 'request' ? await postSigned(deps.dispatcher, outgoing, deps.timeoutMs) : { status: null, error: outgoing.error }
     } finally {
       // Handed to a delivery waiting here, or given back to Redis without holding up this one.
       void slot?.()
@@ -118,26 +115,4 @@ async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: n
     const reason = answer.error ?? 'failed'
     return delayMs === null ? { kind: 'failed', reason } : { kind: 'retrying', delayMs, reason }
   }))
-}
-
-/** POSTs the signed body; undici follows no redirect, and nothing waits past `timeoutMs`. */
-async function post(deps: DeliverDeps, outgoing: Extract<Outgoing, { kind: 'request' }>): Promise<Answer> {
-  try {
-    const response = await request(outgoing.url, {
-      method: 'POST',
-      body: outgoing.body,
-      headers: outgoing.headers,
-      dispatcher: deps.dispatcher,
-      headersTimeout: deps.timeoutMs,
-      bodyTimeout: deps.timeoutMs,
-      signal: AbortSignal.timeout(deps.timeoutMs),
-    })
-    // The receiver's body is not ours to keep; reading a little of it frees the connection.
-    await response.body.dump({ limit: 4096 }).catch(() => {})
-    const status = response.statusCode
-    if (status >= 200 && status < 300) return { status, error: null }
-    return { status, error: `the endpoint answered ${status}` }
-  } catch (err) {
-    return { status: null, error: (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_LENGTH) }
-  }
 }
