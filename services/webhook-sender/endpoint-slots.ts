@@ -53,6 +53,8 @@ interface Line {
   /** Every lease this process holds, in flight or kept. */
   leases: Set<Lease>
   kept: Kept[]
+  /** Leases asked of Redis and not yet answered. */
+  asking: number
   /** Calls of `acquire` under way. */
   acquiring: number
   polling: boolean
@@ -69,9 +71,9 @@ interface Line {
  * directly, lease and all (first come first served): the slots of a fast receiver stay busy
  * back to back instead of idling until a poll notices them. When nobody here waits, the lease is
  * kept `KEEP_MS` for the next delivery here, then given back to Redis. Redis is not asked while
- * this process holds every slot (it would refuse: the cap counts these leases). While deliveries
- * wait and a slot may be free elsewhere, one poll per endpoint looks for it (another replica's
- * given back, or a dead one's lease expired).
+ * this process holds or is asking for every slot (it would refuse: the cap counts these leases).
+ * While deliveries wait and a slot may be free elsewhere, one poll per endpoint looks for it
+ * (another replica's given back, or a dead one's lease expired).
  */
 export function createEndpointSlots(redis: RedisClient, options: { prefix: string; limit: number; leaseMs: number }) {
   const key = (endpointId: string) => `${options.prefix}:webhook-slots:${endpointId}`
@@ -79,26 +81,33 @@ export function createEndpointSlots(redis: RedisClient, options: { prefix: strin
 
   const lineOf = (endpointId: string): Line => {
     let line = lines.get(endpointId)
-    if (!line) lines.set(endpointId, (line = { waiters: [], leases: new Set(), kept: [], acquiring: 0, polling: false, sweep: null }))
+    if (!line) lines.set(endpointId, (line = { waiters: [], leases: new Set(), kept: [], asking: 0, acquiring: 0, polling: false, sweep: null }))
     return line
   }
   // A line is forgotten once nothing of it is left; a leaked lease counts only until it expires.
   const forgetIfUnused = (endpointId: string, line: Line) => {
     if (line.waiters.length === 0 && line.leases.size === 0 && line.acquiring === 0 && !line.polling && line.sweep === null) lines.delete(endpointId)
   }
-  const holdsEvery = (line: Line): boolean => {
+  // Redis is asked only while the leases held or asked for here are fewer than the cap: past
+  // it, Redis would refuse (the cap counts them), and a burst's deliveries do not all ask at once.
+  const mayAsk = (line: Line): boolean => {
     const now = Date.now()
-    let live = 0
+    let live = line.asking
     for (const lease of line.leases) if (lease.expiresAt > now) live++
-    return live >= options.limit
+    return live < options.limit
   }
 
   const take = async (endpointId: string, line: Line): Promise<Lease | null> => {
     const token = randomUUID()
     const now = Date.now()
     const expiresAt = now + options.leaseMs
-    const taken = await ACQUIRE(redis, [key(endpointId)], [now, options.limit, expiresAt, token, options.leaseMs * 2])
-    if (taken !== 1) return null
+    line.asking++
+    try {
+      const taken = await ACQUIRE(redis, [key(endpointId)], [now, options.limit, expiresAt, token, options.leaseMs * 2])
+      if (taken !== 1) return null
+    } finally {
+      line.asking--
+    }
     const lease = { token, expiresAt }
     line.leases.add(lease)
     return lease
@@ -168,7 +177,7 @@ export function createEndpointSlots(redis: RedisClient, options: { prefix: strin
     while (line.waiters.length > 0) {
       await new Promise((resolve) => setTimeout(resolve, pause))
       if (line.waiters.length === 0) break
-      const lease = holdsEvery(line) ? null : await take(endpointId, line).catch(() => null)
+      const lease = mayAsk(line) ? await take(endpointId, line).catch(() => null) : null
       if (lease) await handOn(endpointId, line, lease)
       pause = lease ? POLL_FIRST_MS : Math.min(pause * 2, POLL_MAX_MS)
     }
@@ -227,7 +236,7 @@ export function createEndpointSlots(redis: RedisClient, options: { prefix: strin
       try {
         const kept = await reuse(endpointId, line)
         if (kept) return releaser(endpointId, line, kept)
-        if (line.waiters.length === 0 && !holdsEvery(line)) {
+        if (line.waiters.length === 0 && mayAsk(line)) {
           const lease = await take(endpointId, line)
           if (lease) return releaser(endpointId, line, lease)
         }

@@ -163,3 +163,24 @@ t.test('stopping gives back at once the slots kept for a next delivery', async (
   await Promise.all(given)
   t.same(await leases(), [], 'both given back to Redis')
 })
+
+t.test('a burst of deliveries asks Redis for no more slots than the cap, and all of them get one in turn', async (t) => {
+  const { redis, prefix } = slotsOf(t)
+  let asked = 0
+  const counting = new Proxy(redis, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (name === 'evalsha') return (...args: unknown[]) => (asked++, value.apply(target, args))
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const slots = createEndpointSlots(counting, { prefix, limit: 2, leaseMs: 60_000 })
+  const served = await Promise.all(Array.from({ length: 10 }, async () => {
+    const release = await slots.acquire('endpoint', 5_000)
+    await new Promise((resolve) => setImmediate(resolve))
+    void release?.()
+    return release !== null
+  }))
+  t.equal(served.filter(Boolean).length, 10, 'every delivery had a slot')
+  t.equal(asked, 2, 'Redis was asked for two, the cap; the rest were handed on here')
+})
