@@ -1,7 +1,6 @@
 import type { Dispatcher } from 'undici'
 import { z } from 'zod'
-import type { StoredEvent } from '../../shared/db/events.js'
-import type { AttemptRecord, EndpointToDeliver } from '../../shared/db/webhooks.js'
+import type { AttemptRecord, EndpointToDeliver, EventToDeliver } from '../../shared/db/webhooks.js'
 import { toEventResource } from '../../shared/orders/resource.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../../shared/telemetry/tracing.js'
@@ -69,7 +68,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
 }
 
 /** The URL rules again (DNS can change), then the body and its Standard Webhooks headers. */
-async function prepare(deps: DeliverDeps, event: StoredEvent, endpoint: EndpointToDeliver): Promise<Outgoing> {
+async function prepare(deps: DeliverDeps, event: EventToDeliver, endpoint: EndpointToDeliver): Promise<Outgoing> {
   if (endpoint.status === 'disabled') return { kind: 'none', error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
   const verdict = await checkWebhookUrl(endpoint.url, deps.rules)
   if (!verdict.ok) return { kind: 'none', error: verdict.message }
@@ -82,7 +81,7 @@ async function prepare(deps: DeliverDeps, event: StoredEvent, endpoint: Endpoint
  * endpoint's slot is held for the POST only: what limits a slow receiver is requests in flight
  * to it, not our own write of the outcome.
  */
-async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: EndpointToDeliver, outgoing: Outgoing, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
+async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: EventToDeliver, endpoint: EndpointToDeliver, outgoing: Outgoing, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
   const attributes = { 'courier.event_id': event.id, 'courier.endpoint_id': endpoint.id, 'courier.attempt': attempt }
   // The span continues the trace of the transaction that wrote the event.
   return continuingTrace(event.traceparent, () => inSpan('webhook.deliver', attributes, async (span) => {
