@@ -1,7 +1,6 @@
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { z } from 'zod'
-import type { StoredEvent } from '../../shared/db/events.js'
-import type { AttemptRecord, EndpointToDeliver } from '../../shared/db/webhooks.js'
+import type { AttemptRecord, EndpointToDeliver, EventToDeliver } from '../../shared/db/webhooks.js'
 import { toEventResource } from '../../shared/orders/resource.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../../shared/telemetry/tracing.js'
@@ -12,6 +11,7 @@ import type { SecretBox } from '../../shared/webhooks/secret-box.js'
 import { checkWebhookUrl, type UrlRules } from '../../shared/webhooks/url-rules.js'
 import type { DeliveryRows } from './delivery-rows.js'
 import type { EndpointSlots, ReleaseSlot } from './endpoint-slots.js'
+import { postSigned, type Answer, type SignedRequest } from './post.js'
 
 export interface DeliverDeps {
   rows: DeliveryRows
@@ -37,16 +37,12 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 
-const MAX_ERROR_LENGTH = 500
 // How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
 const SLOT_WAIT_MS = 250
 const BUSY_RETRY_MS = 1000
 
-/** What the receiver answered, or why there was no answer. */
-type Answer = { status: number; error: null } | { status: number | null; error: string }
-
 /** The signed request of an attempt, or why none is sent. */
-type Outgoing = { kind: 'request'; url: URL; body: string; headers: Record<string, string> } | { kind: 'none'; error: string }
+type Outgoing = ({ kind: 'request' } & SignedRequest) | { kind: 'none'; error: string }
 
 /**
  * One attempt of one delivery (docs/contracts.md section 7): reads the delivery with its event
@@ -72,7 +68,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
 }
 
 /** The URL rules again (DNS can change), then the body and its Standard Webhooks headers. */
-async function prepare(deps: DeliverDeps, event: StoredEvent, endpoint: EndpointToDeliver): Promise<Outgoing> {
+async function prepare(deps: DeliverDeps, event: EventToDeliver, endpoint: EndpointToDeliver): Promise<Outgoing> {
   if (endpoint.status === 'disabled') return { kind: 'none', error: `endpoint is disabled: ${endpoint.disabledReason ?? 'by the business'}` }
   const verdict = await checkWebhookUrl(endpoint.url, deps.rules)
   if (!verdict.ok) return { kind: 'none', error: verdict.message }
@@ -85,14 +81,14 @@ async function prepare(deps: DeliverDeps, event: StoredEvent, endpoint: Endpoint
  * endpoint's slot is held for the POST only: what limits a slow receiver is requests in flight
  * to it, not our own write of the outcome.
  */
-async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: StoredEvent, endpoint: EndpointToDeliver, outgoing: Outgoing, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
+async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: number, event: EventToDeliver, endpoint: EndpointToDeliver, outgoing: Outgoing, slot: ReleaseSlot | null): Promise<AttemptOutcome> {
   const attributes = { 'courier.event_id': event.id, 'courier.endpoint_id': endpoint.id, 'courier.attempt': attempt }
   // The span continues the trace of the transaction that wrote the event.
   return continuingTrace(event.traceparent, () => inSpan('webhook.deliver', attributes, async (span) => {
     const started = performance.now()
     let answer: Answer
     try {
-      answer = outgoing.kind === 'request' ? await post(deps, outgoing) : { status: null, error: outgoing.error }
+      answer = outgoing.kind === 'request' ? await postSigned(deps.dispatcher, outgoing, deps.timeoutMs) : { status: null, error: outgoing.error }
     } finally {
       // Handed to a delivery waiting here, or given back to Redis without holding up this one.
       void slot?.()
@@ -118,26 +114,4 @@ async function attemptDelivery(deps: DeliverDeps, deliveryId: number, attempt: n
     const reason = answer.error ?? 'failed'
     return delayMs === null ? { kind: 'failed', reason } : { kind: 'retrying', delayMs, reason }
   }))
-}
-
-/** POSTs the signed body; undici follows no redirect, and nothing waits past `timeoutMs`. */
-async function post(deps: DeliverDeps, outgoing: Extract<Outgoing, { kind: 'request' }>): Promise<Answer> {
-  try {
-    const response = await request(outgoing.url, {
-      method: 'POST',
-      body: outgoing.body,
-      headers: outgoing.headers,
-      dispatcher: deps.dispatcher,
-      headersTimeout: deps.timeoutMs,
-      bodyTimeout: deps.timeoutMs,
-      signal: AbortSignal.timeout(deps.timeoutMs),
-    })
-    // The receiver's body is not ours to keep; reading a little of it frees the connection.
-    await response.body.dump({ limit: 4096 }).catch(() => {})
-    const status = response.statusCode
-    if (status >= 200 && status < 300) return { status, error: null }
-    return { status, error: `the endpoint answered ${status}` }
-  } catch (err) {
-    return { status: null, error: (err instanceof Error ? err.message : String(err)).slice(0, MAX_ERROR_LENGTH) }
-  }
 }

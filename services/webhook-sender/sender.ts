@@ -104,6 +104,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
     clearTimeout(relayTimer)
     clearInterval(sweep)
     await worker.close()
+    await slots.close()
     await queue.close()
     await dispatcher.close()
     connection.disconnect()

@@ -100,39 +100,53 @@ const DELIVERY_COLUMNS = 'id, event_id, endpoint_id, redelivery, status, attempt
 /** What an attempt needs of an endpoint: where to send, whether it may, and how to sign. */
 export type EndpointToDeliver = Pick<WebhookEndpoint, 'id' | 'url' | 'status' | 'disabledReason' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>
 
+/** What an attempt needs of an event: the resource it sends, and the trace it continues. */
+export type EventToDeliver = Pick<StoredEvent, 'id' | 'livemode' | 'sequence' | 'type' | 'data' | 'createdAt' | 'traceparent'>
+
 /** A delivery with its event and its endpoint, each null once gone. */
 export interface DeliveryToAttempt {
-  delivery: Delivery
-  event: StoredEvent | null
+  delivery: Pick<Delivery, 'id' | 'eventId' | 'endpointId' | 'status' | 'attempts' | 'nextAttemptAt'>
+  event: EventToDeliver | null
   endpoint: EndpointToDeliver | null
 }
 
-interface DeliveryToAttemptRow extends Delivery, Omit<StoredEvent, 'id'>, Omit<EndpointToDeliver, 'id' | 'status'> {
+interface DeliveryToAttemptRow extends Omit<EventToDeliver, 'id'>, Omit<EndpointToDeliver, 'id' | 'status'> {
+  id: number
+  eventId: string
+  endpointId: string
+  status: DeliveryStatus
+  attempts: number
+  nextAttemptAt: Date
   eventFound: boolean
   endpointFound: boolean
   endpointStatus: EndpointToDeliver['status']
 }
 
 /**
- * The sender's read: deliveries by id, each with its event and its endpoint, in one statement.
- * Ids not found are left out. Each event and endpoint is looked up by its key for its delivery
- * (a lateral `limit 1` is never turned into a join), so however the planner guesses the batch's
- * size, it never scans the events for a few deliveries.
+ * The sender's read: deliveries by id, each with its event and its endpoint, in one statement,
+ * with only the columns an attempt uses (every one is decoded for each row). Ids not found are
+ * left out. Each event and endpoint is looked up by its key for its delivery (a lateral `limit 1`
+ * is never turned into a join), so however the planner guesses the batch's size, it never scans
+ * the events for a few deliveries.
  */
 export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<DeliveryToAttempt[]> {
   const rows = await db<DeliveryToAttemptRow[]>`
-    select d.id, d.event_id, d.endpoint_id, d.redelivery, d.status, d.attempts, d.next_attempt_at,
-      e.id is not null as event_found, e.business_id, e.livemode, e.sequence, e.type, e.order_id, e.order_version, e.data, e.created_at, e.traceparent,
+    select d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.next_attempt_at,
+      e.id is not null as event_found, e.livemode, e.sequence, e.type, e.data, e.created_at, e.traceparent,
       w.id is not null as endpoint_found, w.url, w.status as endpoint_status, w.disabled_reason, w.secret, w.previous_secret, w.previous_secret_expires_at
     from webhook_deliveries d
       left join lateral (select * from events where id = d.event_id limit 1) e on true
       left join lateral (select * from webhook_endpoints where id = d.endpoint_id limit 1) w on true
     where d.id = any(${ids}::bigint[])`
-  return rows.map(({ eventFound, businessId, livemode, sequence, type, orderId, orderVersion, data, createdAt, traceparent,
-    endpointFound, url, endpointStatus, disabledReason, secret, previousSecret, previousSecretExpiresAt, ...delivery }) => ({
-    delivery,
-    event: eventFound ? { id: delivery.eventId, businessId, livemode, sequence, type, orderId, orderVersion, data, createdAt, traceparent } : null,
-    endpoint: endpointFound ? { id: delivery.endpointId, url, status: endpointStatus, disabledReason, secret, previousSecret, previousSecretExpiresAt } : null,
+  // Built field by field: a rest pattern over a row this wide was a tenth of the read's cost.
+  return rows.map((row) => ({
+    delivery: { id: row.id, eventId: row.eventId, endpointId: row.endpointId, status: row.status, attempts: row.attempts, nextAttemptAt: row.nextAttemptAt },
+    event: row.eventFound
+      ? { id: row.eventId, livemode: row.livemode, sequence: row.sequence, type: row.type, data: row.data, createdAt: row.createdAt, traceparent: row.traceparent }
+      : null,
+    endpoint: row.endpointFound
+      ? { id: row.endpointId, url: row.url, status: row.endpointStatus, disabledReason: row.disabledReason, secret: row.secret, previousSecret: row.previousSecret, previousSecretExpiresAt: row.previousSecretExpiresAt }
+      : null,
   }))
 }
 

@@ -127,7 +127,7 @@ export function orderAsShown(order: Order, rates: PlatformRates, now: Date, loca
 }
 
 /** An event as `GET /v2/business/events` and webhooks show it. */
-export function toEventResource(event: StoredEvent): Record<string, unknown> {
+export function toEventResource(event: Pick<StoredEvent, 'id' | 'type' | 'createdAt' | 'livemode' | 'sequence' | 'data'>): Record<string, unknown> {
   return {
     id: event.id,
     type: event.type,

@@ -43,9 +43,15 @@ export function webhookJobOptions(delivery: Delivery, now: number): JobsOptions 
   }
 }
 
+// Jobs added in one go. BullMQ adds a bulk in one MULTI, which Redis runs whole before anything
+// else; a relayed append of thousands of events would hold up every sender's next job until the
+// last of them is in. In chunks, the first deliveries start while the rest are being added.
+const QUEUE_CHUNK = 100
+
 /** Queues deliveries whose rows are written; a job already queued under the same id is left as it is. */
 export async function queueDeliveries(queue: Queue<WebhookJob>, deliveries: Delivery[]): Promise<void> {
-  if (deliveries.length === 0) return
-  const now = Date.now()
-  await queue.addBulk(deliveries.map((delivery) => ({ name: 'deliver', data: { delivery_id: delivery.id }, opts: webhookJobOptions(delivery, now) })))
+  for (let from = 0; from < deliveries.length; from += QUEUE_CHUNK) {
+    const now = Date.now()
+    await queue.addBulk(deliveries.slice(from, from + QUEUE_CHUNK).map((delivery) => ({ name: 'deliver', data: { delivery_id: delivery.id }, opts: webhookJobOptions(delivery, now) })))
+  }
 }

@@ -1,5 +1,16 @@
+import { LRUCache } from 'lru-cache'
 import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpoint } from '../db/webhooks.js'
+
+// A `Webhook` decodes its secret's key when it is made: one per secret in use (every endpoint a
+// busy sender delivers to, with their rotations), not one per signature.
+const signers = new LRUCache<string, Webhook>({ max: 1000 })
+
+function signerOf(secret: string): Webhook {
+  let signer = signers.get(secret)
+  if (signer === undefined) signers.set(secret, (signer = new Webhook(secret)))
+  return signer
+}
 
 /**
  * The Standard Webhooks headers of one attempt: `webhook-id` is the event id (the same on every
@@ -8,12 +19,14 @@ import type { WebhookEndpoint } from '../db/webhooks.js'
  * Signed by the `standardwebhooks` package itself, so any receiver using it verifies.
  */
 export function signedHeaders(endpoint: Pick<WebhookEndpoint, 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>, eventId: string, body: string, now: Date): Record<string, string> {
-  const secrets = [endpoint.secret]
-  if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now) secrets.push(endpoint.previousSecret)
+  const current = signerOf(endpoint.secret).sign(eventId, now, body)
+  const previous = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now
+    ? signerOf(endpoint.previousSecret).sign(eventId, now, body)
+    : null
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(eventId, now, body)).join(' '),
+    'webhook-signature': previous === null ? current : `${current} ${previous}`,
     'content-type': 'application/json',
     'user-agent': 'courier-webhooks/1',
   }

@@ -118,3 +118,69 @@ t.test('a lease handed on late in its life is extended first; one Redis no longe
   t.equal(await stillWaiting, null, 'the waiting delivery is not handed a lease that is gone, and the other replica\'s slot stays its own')
   t.same(await leases(), ['another-replica'], 'the cap holds')
 })
+
+t.test('a slot given back with nobody waiting is kept a moment for the next delivery here, then Redis has it back', async (t) => {
+  const { redis, prefix, leases } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs: 60_000 })
+  const first = await slots.acquire('endpoint')
+  const held = await leases()
+  const given = first!()
+  const next = await slots.acquire('endpoint')
+  t.ok(next, 'the next delivery has it at once')
+  await given
+  t.same(await leases(), held, 'the same lease, never given back to Redis and taken again')
+  await next!()
+  t.same(await leases(), [], 'nobody wanted it: given back to Redis')
+  const other = createEndpointSlots(redis, { prefix, limit: 1, leaseMs: 60_000 })
+  const elsewhere = await other.acquire('endpoint')
+  t.ok(elsewhere, 'where another replica finds it')
+  await elsewhere!()
+})
+
+t.test('while this process holds every slot, a delivery waits in line without asking Redis', async (t) => {
+  const { redis, prefix, key } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs: 60_000 })
+  const first = await slots.acquire('endpoint')
+  // Were Redis asked, it would give a slot now: it has lost the one lease.
+  await redis.del(key)
+  t.equal(await slots.acquire('endpoint'), null, 'none without waiting')
+  const waiting = slots.acquire('endpoint', 5_000)
+  t.ok(await waitFor(() => slots.waiting('endpoint') === 1, 5_000, 5), 'it waits in line')
+  t.equal(await redis.zcard(key), 0, 'and took nothing from Redis')
+  await first!()
+  const handed = await waiting
+  t.ok(handed, 'the slot given back here is handed to it')
+  await handed!()
+})
+
+t.test('stopping gives back at once the slots kept for a next delivery', async (t) => {
+  const { redis, prefix, leases } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
+  const held = [await slots.acquire('endpoint'), await slots.acquire('endpoint')]
+  const given = held.map((release) => release!())
+  t.equal((await leases()).length, 2, 'both kept')
+  await slots.close()
+  await Promise.all(given)
+  t.same(await leases(), [], 'both given back to Redis')
+})
+
+t.test('a burst of deliveries asks Redis for no more slots than the cap, and all of them get one in turn', async (t) => {
+  const { redis, prefix } = slotsOf(t)
+  let asked = 0
+  const counting = new Proxy(redis, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target)
+      if (name === 'evalsha') return (...args: unknown[]) => (asked++, value.apply(target, args))
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  const slots = createEndpointSlots(counting, { prefix, limit: 2, leaseMs: 60_000 })
+  const served = await Promise.all(Array.from({ length: 10 }, async () => {
+    const release = await slots.acquire('endpoint', 5_000)
+    await new Promise((resolve) => setImmediate(resolve))
+    void release?.()
+    return release !== null
+  }))
+  t.equal(served.filter(Boolean).length, 10, 'every delivery had a slot')
+  t.equal(asked, 2, 'Redis was asked for two, the cap; the rest were handed on here')
+})
