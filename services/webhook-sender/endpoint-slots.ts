@@ -210,6 +210,12 @@ export function createEndpointSlots(redis: RedisClient, options: { prefix: strin
     }, Math.max(0, until - Date.now()))
     line.waiters.push(waiter)
     startPolling(endpointId, line)
+    // A slot given back while this delivery was on its way here (asking Redis, say) is kept: it is handed on now.
+    const kept = line.kept.pop()
+    if (kept) {
+      kept.gone()
+      void handOn(endpointId, line, kept.lease)
+    }
   })
 
   // A kept lease, most recently given back first (the others may then age out); null when none is left.

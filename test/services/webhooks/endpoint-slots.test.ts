@@ -184,3 +184,22 @@ t.test('a burst of deliveries asks Redis for no more slots than the cap, and all
   t.equal(served.filter(Boolean).length, 10, 'every delivery had a slot')
   t.equal(asked, 2, 'Redis was asked for two, the cap; the rest were handed on here')
 })
+
+t.test('a slot given back while a delivery was still asking Redis goes to that delivery, not back to Redis', async (t) => {
+  const { redis, prefix, leases } = slotsOf(t)
+  const slots = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
+  const other = createEndpointSlots(redis, { prefix, limit: 2, leaseMs: 60_000 })
+  const elsewhere = await other.acquire('endpoint')
+  const first = await slots.acquire('endpoint')
+  const held = await leases()
+  // One of the two slots is free as far as this process knows, so the next delivery asks Redis,
+  // which refuses (the other replica holds the second); meanwhile the first is given back here.
+  const next = slots.acquire('endpoint', 5_000)
+  const given = first!()
+  const handed = await next
+  t.ok(handed, 'the delivery has a slot')
+  await given
+  t.same((await leases()).sort(), held.sort(), 'the lease given back, handed on: no new one taken, none given back to Redis')
+  await handed!()
+  await elsewhere!()
+})
