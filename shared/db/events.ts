@@ -81,7 +81,7 @@ export async function findOrderEvents(db: Db, orderId: string): Promise<StoredEv
   return db<StoredEvent[]>`select ${db.unsafe(COLUMNS)} from events where order_id = ${orderId} order by sequence`
 }
 
-/** Any event by id, whoever owns it: the webhook sender's read, after a delivery named it. */
+/** Any event by id, whoever owns it, through each month's primary-key index (the sender reads events with their deliveries instead: `findDeliveriesToAttempt`). */
 export async function findEventById(db: Db, id: string): Promise<StoredEvent | null> {
   const [row] = await db<StoredEvent[]>`select ${db.unsafe(COLUMNS)} from events where id = ${id}`
   return row ?? null

@@ -150,7 +150,7 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
   }))
 }
 
-/** Any endpoint by id, whoever owns it: the sender's read, after the delivery named it. */
+/** Any endpoint by id, whoever owns it (the caller checks the owner); the sender reads endpoints with their deliveries instead (`findDeliveriesToAttempt`). */
 export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpoint | null> {
   const [row] = await db<WebhookEndpoint[]>`select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where id = ${id}`
   return row ?? null
