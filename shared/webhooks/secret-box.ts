@@ -55,14 +55,10 @@ export function createSecretBox(keys: SecretKey[]): SecretBox {
  * fresh nonce each time, so a rotated secret is a value never seen before, never a stale hit.
  */
 export function keepingOpened(box: SecretBox, max: number): SecretBox {
-  const opened = new LRUCache<string, string>({ max })
+  const opened = new LRUCache<string, string>({ max, memoMethod: (stored) => box.open(stored) })
   return {
     seal: (secret) => box.seal(secret),
-    open(stored) {
-      let secret = opened.get(stored)
-      if (secret === undefined) opened.set(stored, (secret = box.open(stored)))
-      return secret
-    },
+    open: (stored) => opened.memo(stored),
     isCurrent: (stored) => box.isCurrent(stored),
   }
 }

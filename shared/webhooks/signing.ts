@@ -4,13 +4,8 @@ import type { WebhookEndpoint } from '../db/webhooks.js'
 
 // A `Webhook` decodes its secret's key when it is made: one per secret in use (every endpoint a
 // busy sender delivers to, with their rotations), not one per signature.
-const signers = new LRUCache<string, Webhook>({ max: 1000 })
-
-function signerOf(secret: string): Webhook {
-  let signer = signers.get(secret)
-  if (signer === undefined) signers.set(secret, (signer = new Webhook(secret)))
-  return signer
-}
+const signers = new LRUCache<string, Webhook>({ max: 1000, memoMethod: (secret) => new Webhook(secret) })
+const signerOf = (secret: string): Webhook => signers.memo(secret)
 
 /**
  * The Standard Webhooks headers of one attempt: `webhook-id` is the event id (the same on every
