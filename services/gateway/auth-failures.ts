@@ -1,4 +1,6 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { withDeadline } from '../../shared/deadline.js'
+import { ApiError } from '../../shared/errors/api-error.js'
 import type { RedisClient } from '../../shared/redis.js'
 
 const WINDOW_MS = 60_000
@@ -50,3 +52,15 @@ export function createAuthFailureLimit(redis: RedisClient, options: { limit: num
 }
 
 export type AuthFailureLimit = ReturnType<typeof createAuthFailureLimit>
+
+/** The answer to an address past its limit: a 429 with the seconds to wait in `retry-after`. */
+export function tooManyFailures(reply: FastifyReply, wait: number): ApiError {
+  reply.header('retry-after', String(wait))
+  return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
+}
+
+/** A refused credential, counted against its address: a 401 with `message`, or a 429 once the address is past its limit. */
+export async function refuseCredential(failures: AuthFailureLimit, request: FastifyRequest, reply: FastifyReply, message: string): Promise<ApiError> {
+  const wait = await failures.count(request.ip)
+  return wait === null ? new ApiError(401, message) : tooManyFailures(reply, wait)
+}

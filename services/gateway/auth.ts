@@ -4,7 +4,7 @@ import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { LoadCache } from '../../shared/cache.js'
-import type { AuthFailureLimit } from './auth-failures.js'
+import { refuseCredential, tooManyFailures, type AuthFailureLimit } from './auth-failures.js'
 
 export interface Caller {
   businessId: string
@@ -103,24 +103,14 @@ export function bearerKey(header: string | undefined): string | null {
  * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
-  function tooMany(reply: FastifyReply, wait: number): ApiError {
-    reply.header('retry-after', String(wait))
-    return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
-  }
-
-  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
-    const wait = await failures.count(request.ip)
-    return wait === null ? new ApiError(401, 'Invalid API key') : tooMany(reply, wait)
-  }
-
   async function lookUp(request: FastifyRequest, reply: FastifyReply, hash: string): Promise<Caller | ApiError | null> {
     const wait = await failures.over(request.ip)
-    return wait === null ? keys.find(hash) : tooMany(reply, wait)
+    return wait === null ? keys.find(hash) : tooManyFailures(reply, wait)
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {
     if (!caller) {
-      refuse(request, reply).then(done, done)
+      refuseCredential(failures, request, reply, 'Invalid API key').then(done, done)
       return
     }
     const accepted = SCOPES_FOR[request.routeOptions.config.access ?? 'write']

@@ -2,9 +2,8 @@ import type { FastifyRequest, HookHandlerDoneFunction, FastifyReply } from 'fast
 import type { Sql } from '../../shared/db/sql.js'
 import { findCourierByTokenHash, type CourierRow } from '../../shared/db/couriers.js'
 import { hashApiKey } from '../../shared/db/api-keys.js'
-import { ApiError } from '../../shared/errors/api-error.js'
 import { LoadCache } from '../../shared/cache.js'
-import type { AuthFailureLimit } from './auth-failures.js'
+import { refuseCredential, type AuthFailureLimit } from './auth-failures.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,15 +40,9 @@ export type CourierTokenCache = ReturnType<typeof createCourierTokenCache>
 
 /** The courier routes' `onRequest` hook: a courier token or 401 (a business key is no courier token); failures count per address as for API keys. */
 export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache; failures: AuthFailureLimit }) {
-  async function refuse(request: FastifyRequest, reply: FastifyReply): Promise<ApiError> {
-    const wait = await failures.count(request.ip)
-    if (wait === null) return new ApiError(401, 'Invalid courier token')
-    reply.header('retry-after', String(wait))
-    return new ApiError(429, `Too many requests, retry in ${wait} seconds`)
-  }
   function admit(request: FastifyRequest, reply: FastifyReply, courier: CourierRow | null, done: HookHandlerDoneFunction): void {
     if (!courier) {
-      refuse(request, reply).then(done, done)
+      refuseCredential(failures, request, reply, 'Invalid courier token').then(done, done)
       return
     }
     request.courier = courier
