@@ -2,7 +2,7 @@ import { Pool, type Dispatcher } from 'undici'
 import { createCourier } from '../../shared/couriers/accounts.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { shipment } from '../helpers/shipments.js'
-import { cpuShares, drive, readCpu, type Run } from './load.js'
+import { cpuShares, drive, readCpu, RoundRobin, type Run } from './load.js'
 
 /*
  * The courier cases (DESIGN 14, "Metrics and limits").
@@ -98,11 +98,13 @@ export async function locationCase(options: {
     await pool.close()
   }
   const body = JSON.stringify({ latitude: KANO.latitude, longitude: KANO.longitude })
-  const rotate = couriers.map((courier) => ({ authorization: `Bearer ${courier.token}` }))
+  const tokens = couriers.map((courier) => ({ authorization: `Bearer ${courier.token}` }))
+  // Each side goes round its couriers from where its last run stopped, whichever side ran between.
+  const [bareTurns, projectTurns] = [new RoundRobin(tokens), new RoundRobin(tokens)]
   const common = { connections: options.connections, unitsPerRequest: 1 }
   return {
-    baseline: (seconds: number) => drive({ url: `${options.baselineUrl}/location`, headers: {}, body, rotate }, { ...common, seconds, processes: options.processes.baseline }),
-    project: (seconds: number) => drive({ url: `${options.gatewayUrl}/v2/courier/location`, headers: {}, body, rotate }, { ...common, seconds, watchPid: options.watchPid, processes: options.processes.project }),
+    baseline: (seconds: number) => drive({ url: `${options.baselineUrl}/location`, headers: {}, body, rotate: bareTurns }, { ...common, seconds, processes: options.processes.baseline }),
+    project: (seconds: number) => drive({ url: `${options.gatewayUrl}/v2/courier/location`, headers: {}, body, rotate: projectTurns }, { ...common, seconds, watchPid: options.watchPid, processes: options.processes.project }),
   }
 }
 

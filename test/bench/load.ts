@@ -33,7 +33,20 @@ export interface Target {
   /** Headers per caller, handed to the connections in turn: several businesses placing at once. */
   spread?: Record<string, string>[]
   /** Headers per request, handed out in turn across every connection: many callers, each calling seldom (couriers' pings). */
-  rotate?: Record<string, string>[]
+  rotate?: RoundRobin
+}
+
+/**
+ * Callers' headers in turn, one per request. A side keeps its own across its runs: a run that
+ * started over from the first caller would reach again the callers the side's last run reached
+ * just before it ended (a courier pinging twice within a second, refused 429).
+ */
+export class RoundRobin {
+  private next = 0
+  constructor(private readonly callers: readonly Record<string, string>[]) {}
+  headers(): Record<string, string> {
+    return this.callers[this.next++ % this.callers.length] ?? {}
+  }
 }
 
 /**
@@ -113,11 +126,10 @@ export function cpuShares(before: Record<string, number>, after: Record<string, 
   return Object.fromEntries(Object.keys(after).map((name) => [name, Math.round(((after[name] - before[name]) / elapsed) * 100) / 100]))
 }
 
-/** Gives each request the next caller's headers, round robin over the whole run. */
-function rotateOver(callers: Record<string, string>[]) {
-  let next = 0
+/** Gives each request the next caller's headers, going on from where the side's last run stopped. */
+function rotateOver(callers: RoundRobin) {
   return (request: { headers?: Record<string, string> }) => {
-    request.headers = { ...request.headers, ...callers[next++ % callers.length] }
+    request.headers = { ...request.headers, ...callers.headers() }
     return request
   }
 }

@@ -155,7 +155,7 @@ export function formatTable(results: CaseResult[], gatewayPeakRssMb: number): st
  * round to round: with three sides the project runs after the bare side, after the same-work
  * side, then first; with two they take turns at going first.
  */
-export function inTurn<T>(sides: readonly T[], round: number): T[] {
+export function roundOrder<T>(sides: readonly T[], round: number): T[] {
   const first = round % Math.max(1, sides.length)
   const [head, ...rest] = [...sides.slice(first), ...sides.slice(0, first)]
   if (head === undefined) return []

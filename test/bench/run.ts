@@ -18,7 +18,7 @@ import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
 import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
 import { dispatchCase, locationCase } from './couriers.js'
-import { formatTable, inTurn, verdicts, type CaseResult } from './report.js'
+import { formatTable, roundOrder, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -398,8 +398,8 @@ async function main() {
       turns.push({ label: 'project', runs: projectRuns, side: sides.project })
       for (let round = 0; round < ROUNDS; round++) {
         // Alternating, so a drift of the machine (another process, the disk) hits every side
-        // alike, and each round starting one side further on (inTurn).
-        const order = inTurn(turns, round)
+        // alike, and each round starting one side further on (roundOrder).
+        const order = roundOrder(turns, round)
         for (const turn of order) turn.runs.push(await turn.side(SECONDS))
         const [b, r, p] = [sides.baseline && baselineRuns.at(-1), sides.bare && bareRuns.at(-1), projectRuns.at(-1)!]
         const others = [b && ['same-work', b] as const, r && ['bare', r] as const].filter((side) => !!side)
