@@ -147,17 +147,3 @@ export function formatTable(results: CaseResult[], gatewayPeakRssMb: number): st
   }
   return out.join('\n')
 }
-
-/**
- * The sides of one round in the order they run: each round starts with the next side, and every
- * other round takes the rest backwards. Whatever a side leaves behind (Postgres' checkpoints and
- * autovacuum after its writes, a busy machine settling) then falls on a different side from
- * round to round: with three sides the project runs after the bare side, after the same-work
- * side, then first; with two they take turns at going first.
- */
-export function roundOrder<T>(sides: readonly T[], round: number): T[] {
-  const first = round % Math.max(1, sides.length)
-  const [head, ...rest] = [...sides.slice(first), ...sides.slice(0, first)]
-  if (head === undefined) return []
-  return [head, ...(round % 2 === 1 ? rest.reverse() : rest)]
-}

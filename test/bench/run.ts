@@ -18,7 +18,7 @@ import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
 import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
 import { dispatchCase, locationCase } from './couriers.js'
-import { formatTable, roundOrder, verdicts, type CaseResult } from './report.js'
+import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -392,19 +392,17 @@ async function main() {
         await sides.bare?.(WARMUP)
         await sides.project(WARMUP)
       }
-      const turns: { label: string; runs: Run[]; side: (seconds: number) => Promise<Run> }[] = []
-      if (sides.baseline) turns.push({ label: 'same-work', runs: baselineRuns, side: sides.baseline })
-      if (sides.bare) turns.push({ label: 'bare', runs: bareRuns, side: sides.bare })
-      turns.push({ label: 'project', runs: projectRuns, side: sides.project })
       for (let round = 0; round < ROUNDS; round++) {
-        // Alternating, so a drift of the machine (another process, the disk) hits every side
-        // alike, and each round starting one side further on (roundOrder).
-        const order = roundOrder(turns, round)
-        for (const turn of order) turn.runs.push(await turn.side(SECONDS))
+        // Alternating, so a drift of the machine (another process, the disk) hits every side alike.
+        // Always in this order: taking turns at going first puts a side right after itself at some
+        // round's start (docs/performance.md, Method).
+        if (sides.baseline) baselineRuns.push(await sides.baseline(SECONDS))
+        if (sides.bare) bareRuns.push(await sides.bare(SECONDS))
+        projectRuns.push(await sides.project(SECONDS))
         const [b, r, p] = [sides.baseline && baselineRuns.at(-1), sides.bare && bareRuns.at(-1), projectRuns.at(-1)!]
         const others = [b && ['same-work', b] as const, r && ['bare', r] as const].filter((side) => !!side)
         const before = others.map(([label, run]) => `${label} ${run.unitsPerSecond.toFixed(0)} ${unit} p99 ${run.p99Ms} ms, `).join('')
-        log(`  ${name} round ${round + 1} (${order.map((turn) => turn.label).join(', ')}): ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${others.map(([, run]) => `${run.non2xx}/`).join('')}${p.non2xx + p.errors}`)
+        log(`  ${name} round ${round + 1}: ${before}project ${p.unitsPerSecond.toFixed(0)} ${unit} p50 ${p.p50Ms} ms p99 ${p.p99Ms} ms, non-2xx ${others.map(([, run]) => `${run.non2xx}/`).join('')}${p.non2xx + p.errors}`)
         log(`    cores used: ${others.map(([label, run]) => `${label} ${formatCpu(run.cpu)}; `).join('')}project ${formatCpu(p.cpu)}`)
         if (p.connectionsOpened !== undefined) log(`    connections the receiver accepted: ${others.map(([label, run]) => `${label} ${run.connectionsOpened}, `).join('')}project ${p.connectionsOpened}`)
         log(`    gateway RSS now ${rssMb(gateway.process.pid!).toFixed(0)} MB, peak so far ${peakRssMb(gateway.process.pid!).toFixed(0)} MB`)
