@@ -133,11 +133,13 @@ export function createEndpointSlots(redis: RedisClient, options: { prefix: strin
   const sweep = (endpointId: string, line: Line) => {
     line.sweep = null
     const due = Date.now() - KEEP_MS
-    while (line.kept.length > 0 && line.kept[0]!.since <= due) {
-      const { lease, gone } = line.kept.shift()!
-      void giveBack(endpointId, line, lease).then(gone)
+    let oldest = line.kept[0]
+    while (oldest && oldest.since <= due) {
+      line.kept.shift()
+      void giveBack(endpointId, line, oldest.lease).then(oldest.gone)
+      oldest = line.kept[0]
     }
-    if (line.kept.length > 0) line.sweep = setTimeout(sweep, line.kept[0]!.since - due, endpointId, line)
+    if (oldest) line.sweep = setTimeout(sweep, oldest.since - due, endpointId, line)
     forgetIfUnused(endpointId, line)
   }
 
