@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import type { CommonConfig } from './config.js'
 import { createRedis, type RedisClient } from './redis.js'
 
@@ -5,12 +6,15 @@ import { createRedis, type RedisClient } from './redis.js'
  * What changed in the database, announced over Redis pub/sub so every gateway and pricing
  * process drops its cached copy at once instead of waiting for a TTL.
  */
-export type Invalidation =
-  | { kind: 'api-key'; keyHash?: string }
-  | { kind: 'business'; businessId: string }
-  | { kind: 'rate-card'; rateCardId: string }
-  | { kind: 'platform-rates' }
-  | { kind: 'courier-token'; tokenHashes: string[] }
+const invalidationSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('api-key'), keyHash: z.string().optional() }),
+  z.object({ kind: z.literal('business'), businessId: z.string() }),
+  z.object({ kind: z.literal('rate-card'), rateCardId: z.string() }),
+  z.object({ kind: z.literal('platform-rates') }),
+  z.object({ kind: z.literal('courier-token'), tokenHashes: z.array(z.string()) }),
+])
+
+export type Invalidation = z.infer<typeof invalidationSchema>
 
 export function invalidationChannel(queuePrefix: string): string {
   return `${queuePrefix}:invalidate`
@@ -19,6 +23,15 @@ export function invalidationChannel(queuePrefix: string): string {
 /** Publishes after the change committed; a lost message is covered by the caches' TTL. */
 export async function publishInvalidation(redis: RedisClient, queuePrefix: string, message: Invalidation): Promise<void> {
   await redis.publish(invalidationChannel(queuePrefix), JSON.stringify(message))
+}
+
+function readInvalidation(payload: string): Invalidation | null {
+  try {
+    const parsed = invalidationSchema.safeParse(JSON.parse(payload))
+    return parsed.success ? parsed.data : null
+  } catch {
+    return null
+  }
 }
 
 export interface InvalidationListener {
@@ -46,11 +59,10 @@ export function listenForInvalidations(
   })
   subscriber.on('message', (received, payload) => {
     if (received !== channel) return
-    try {
-      handlers.onMessage(JSON.parse(payload) as Invalidation)
-    } catch {
-      handlers.onReset()
-    }
+    // A message this process cannot read (another version's, or garbled) drops every cached copy.
+    const message = readInvalidation(payload)
+    if (message) handlers.onMessage(message)
+    else handlers.onReset()
   })
   return {
     async close() {

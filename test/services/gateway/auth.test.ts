@@ -1,6 +1,6 @@
 import t from 'tap'
 import { hashApiKey, revokeApiKey } from '../../../shared/db/api-keys.js'
-import { publishInvalidation } from '../../../shared/invalidation.js'
+import { invalidationChannel, publishInvalidation } from '../../../shared/invalidation.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { assertError, CATALOG, PLACE, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'
 import { waitForValue } from '../../helpers/processes.js'
@@ -45,6 +45,22 @@ t.test('gateway authentication', async (t) => {
     assertError(t, response, { status: 401, path: CATALOG, message: 'Invalid API key' })
     assertError(t, await quote(victim.apiKey, quoteBody()), { status: 401, path: QUOTE, message: 'Invalid API key' })
     t.equal((await catalog(account.apiKey)).statusCode, 200, 'other keys keep working')
+  })
+
+  t.test('an announcement the gateway cannot read drops every cached key', async (t) => {
+    const victim = await seedAccount(sql, { name: 'Unreadable Ltd' })
+    t.equal((await catalog(victim.apiKey)).statusCode, 200)
+    const [{ id }] = await sql`select id from api_keys where key_hash = ${hashApiKey(victim.apiKey)}`
+    t.ok(await revokeApiKey(sql, id), 'the key existed')
+    // Revoked in the database only, and announced in shapes this gateway does not know (another
+    // version's kind, a malformed list): without the reset the cache would serve the key for its TTL.
+    const channel = invalidationChannel(db.config.QUEUE_PREFIX)
+    const { held } = await waitForValue(async () => {
+      for (const payload of ['{"kind":"api-key-v9"}', '{"kind":"courier-token","tokenHashes":"one"}']) await publisher.publish(channel, payload)
+      return catalog(victim.apiKey)
+    }, (r) => r.statusCode === 401, 10_000)
+    t.ok(held, 'refused once an unreadable announcement arrives')
+    t.equal((await catalog(account.apiKey)).statusCode, 200, 'other keys keep working, loaded again')
   })
 
   t.test('403 Insufficient API key scope for a key with only orders:read', async (t) => {
