@@ -358,14 +358,14 @@ export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
  * falls back to the default instead of failing a number check. Under NODE_ENV=production it
  * also refuses weak secrets and the webhook relaxations (shared/production-config.ts).
  */
-export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+export function loadConfig<S extends z.ZodType<Record<string, unknown>>>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''))
   const parsed = schema.safeParse(cleaned)
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`)
   }
-  const refused = productionProblems(parsed.data as Record<string, unknown>, cleaned)
+  const refused = productionProblems(parsed.data, cleaned)
   if (refused.length > 0) throw new ConfigError(`Invalid configuration: ${refused.join('; ')}`)
   return parsed.data
 }

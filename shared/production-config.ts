@@ -50,7 +50,7 @@ export function productionProblems(config: Record<string, unknown>, raw: Record<
   if (config.NODE_ENV !== 'production') return []
   const problems: string[] = []
   for (const name of Object.keys(config)) {
-    const text = raw[name] ?? (typeof config[name] === 'string' ? (config[name] as string) : undefined)
+    const text = raw[name] ?? (typeof config[name] === 'string' ? config[name] : undefined)
     if (text === undefined) continue
     if (SECRET_NAME.test(name)) {
       const reason = weakSecretReason(text)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyReply, FastifyServerOptions } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import { errorBody } from '../../shared/errors/error-body.js'
 import type { GatewayConfig } from '../../shared/config.js'
 import { loggerOptions, quietRequests } from '../../shared/http/observability.js'
@@ -29,12 +29,12 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
     // A path the router cannot read (broken percent-encoding, a segment past maxParamLength, such
     // as a 300-character id) names no resource: the not-found answer of any unknown path, in the
     // spec's body, where fastify would send its own body (and a 414) past the error handler.
-    frameworkErrors: (err, request, reply) => {
+    frameworkErrors: (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       const known = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH'
       const status = known ? 404 : 500
       const message = known ? `Cannot ${request.method} ${request.url.split('?')[0]}` : 'Internal server error'
       if (!known) request.log.error({ err }, 'unhandled framework error')
-      void (reply as FastifyReply).code(status).send(errorBody(status, request.url, message, { request_id: request.id }))
+      void reply.code(status).send(errorBody(status, request.url, message, { request_id: request.id }))
     },
   }
 }

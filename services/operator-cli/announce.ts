@@ -1,6 +1,7 @@
 import type { CommonConfig } from '../../shared/config.js'
 import { createRedis, type RedisClient } from '../../shared/redis.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 function warn(message: string): void {
   process.stderr.write(`warning: ${message}\n`)
@@ -27,7 +28,7 @@ export async function connectRedis(config: Pick<CommonConfig, 'REDIS_URL' | 'RED
   } catch (err) {
     redis.disconnect()
     const where = config.REDIS_CLUSTER_NODES ? 'The Redis Cluster' : `Redis at ${config.REDIS_URL}`
-    warn(`${where} is unreachable (${(err as Error).message}); caches will refresh on their TTL`)
+    warn(`${where} is unreachable (${errorMessage(err)}); caches will refresh on their TTL`)
     return null
   }
 }
@@ -41,6 +42,6 @@ export async function announce(redis: RedisClient | null, queuePrefix: string, m
   try {
     await publishInvalidation(redis, queuePrefix, message)
   } catch (err) {
-    warn(`could not announce the ${message.kind} change (${(err as Error).message}); caches will refresh on their TTL`)
+    warn(`could not announce the ${message.kind} change (${errorMessage(err)}); caches will refresh on their TTL`)
   }
 }

@@ -28,7 +28,19 @@ export interface OperatorCommand<Input> {
   run(context: OperatorContext, input: Input): Promise<Record<string, unknown>>
 }
 
+/** A command as main() holds it: its flags, and its checked flags bound to its run. */
+export interface Command {
+  options: OperatorCommand<unknown>['options']
+  prepare(flags: Flags, config: CommonConfig): (context: OperatorContext) => Promise<Record<string, unknown>>
+}
+
 /** Keeps each command's Input type checked while main() holds them in one table. */
-export function defineCommand<Input>(command: OperatorCommand<Input>): OperatorCommand<unknown> {
-  return command as OperatorCommand<unknown>
+export function defineCommand<Input>(command: OperatorCommand<Input>): Command {
+  return {
+    options: command.options,
+    prepare(flags, config) {
+      const input = command.prepare(flags, config)
+      return (context) => command.run(context, input)
+    },
+  }
 }

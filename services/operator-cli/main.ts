@@ -1,15 +1,16 @@
 import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import type { RedisClient } from '../../shared/redis.js'
-import { commonEnv, loadConfig } from '../../shared/config.js'
+import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
-import type { Flags, OperatorCommand, OperatorContext } from './command.js'
+import type { Command, Flags, OperatorContext } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 // The contract of docs/contracts.md. Loaded on demand: a command pulls in only the modules
 // it needs, which keeps each invocation quick.
-const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
+const commands: Record<string, () => Promise<Command>> = {
   'business:create': async () => (await import('./commands/business-create.js')).businessCreate,
   'key:create': async () => (await import('./commands/key-create.js')).keyCreate,
   'key:revoke': async () => (await import('./commands/key-revoke.js')).keyRevoke,
@@ -33,7 +34,7 @@ const commands: Record<string, () => Promise<OperatorCommand<unknown>>> = {
   erase: async () => (await import('./commands/erase.js')).erase,
 }
 
-async function chooseCommand(name: string | undefined): Promise<OperatorCommand<unknown>> {
+async function chooseCommand(name: string | undefined): Promise<Command> {
   if (name === undefined || !Object.hasOwn(commands, name)) {
     const known = Object.keys(commands).join(', ')
     throw new OperatorInputError(name === undefined ? `a command is required; one of: ${known}` : `unknown command '${name}'; one of: ${known}`)
@@ -41,12 +42,14 @@ async function chooseCommand(name: string | undefined): Promise<OperatorCommand<
   return commands[name]()
 }
 
-function readFlags(command: OperatorCommand<unknown>, args: string[]): Flags {
+function readFlags(command: Command, args: string[]): Flags {
   try {
-    return parseArgs({ args, options: command.options, strict: true, allowPositionals: false }).values as Flags
+    const { values } = parseArgs({ args, options: command.options, strict: true, allowPositionals: false })
+    // Every option is declared `type: 'string'`, so a value here is a string.
+    return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
   } catch (err) {
     // parseArgs explains itself over several lines; the contract is one line on stderr.
-    throw new OperatorInputError((err as Error).message.replace(/\s*\n\s*/g, ' '))
+    throw new OperatorInputError(errorMessage(err).replace(/\s*\n\s*/g, ' '))
   }
 }
 
@@ -55,7 +58,7 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
   const command = await chooseCommand(name)
   const flags = readFlags(command, args)
   const config = loadConfig(commonEnv)
-  const input = command.prepare(flags, config)
+  const run = command.prepare(flags, config)
 
   // Works on a fresh machine: the database and its tables are created on first use.
   await migrate(config)
@@ -70,7 +73,7 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
     announce: async (message) => (await import('./announce.js')).announce(await context.redis(), config.QUEUE_PREFIX, message),
   }
   try {
-    return await command.run(context, input)
+    return await run(context)
   } finally {
     await sql.end({ timeout: 5 })
     if (redis) (await redis)?.disconnect()
@@ -81,11 +84,11 @@ try {
   const printed = await main(process.argv.slice(2))
   process.stdout.write(`${JSON.stringify(printed)}\n`)
 } catch (err) {
-  const message = err instanceof OperatorInputError || (err as Error).name === 'ConfigError'
-    ? (err as Error).message
+  const message = err instanceof OperatorInputError || err instanceof ConfigError
+    ? errorMessage(err)
     : isConnectionError(err)
-      ? `database unreachable: ${(err as Error).message}`
-      : `failed: ${(err as Error).message}`
+      ? `database unreachable: ${errorMessage(err)}`
+      : `failed: ${errorMessage(err)}`
   process.stderr.write(`${message}\n`)
   process.exitCode = 1
 }

@@ -9,6 +9,7 @@ import { SANDBOX_QUEUE, sandboxJobId, sandboxJobOptions, type SandboxJob } from 
 import { TERMINAL_STATUSES } from '../../shared/orders/state-machine.js'
 import type { RedisClient } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 const SWEEP_BATCH = 200
 // A step is overdue, and its job looked for, this long after it should have run.
@@ -63,14 +64,14 @@ export function startSandboxCourier(app: FastifyInstance, options: { sql: Sql; c
       const dueIn = order.updatedAt.getTime() + stepMs - Date.now()
       await schedule(order, dueIn)
     }
-  }, (err) => app.log.warn({ err: (err as Error).message }, 'sandbox sweep failed'))
+  }, (err) => app.log.warn({ err: errorMessage(err) }, 'sandbox sweep failed'))
 
   return {
     /** The first step of each new test order, one step from now. */
     async start(orders: Order[]): Promise<void> {
       const moving = orders.filter((order) => nextSandboxStep({ status: order.status, history: order.history, scenario: sandboxScenarioOf(order) }) !== null)
       await Promise.all(moving.map((order) => schedule(order, stepMs))).catch((err) => {
-        app.log.warn({ err: (err as Error).message }, 'sandbox steps left to the sweep')
+        app.log.warn({ err: errorMessage(err) }, 'sandbox steps left to the sweep')
       })
     },
     async close(): Promise<void> {

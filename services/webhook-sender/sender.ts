@@ -20,6 +20,7 @@ import { createEndpointSlots } from './endpoint-slots.js'
 import { relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 // The sweep for deliveries whose job Redis lost.
 const SWEEP_EVERY_MS = 5000
@@ -88,7 +89,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
     try {
       claimed = await relayOnce(sql, queue)
     } catch (err) {
-      app.log.warn({ err: (err as Error).message }, 'webhook relay failed')
+      app.log.warn({ err: errorMessage(err) }, 'webhook relay failed')
     }
     if (!stopped) relayTimer = setTimeout(relay, claimed > 0 ? 0 : config.WEBHOOK_RELAY_INTERVAL_MS)
   }
@@ -97,7 +98,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   const sweep = repeatWithoutOverlap(SWEEP_EVERY_MS, async () => {
     const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
     if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
-  }, (err) => app.log.warn({ err: (err as Error).message }, 'webhook sweep failed'))
+  }, (err) => app.log.warn({ err: errorMessage(err) }, 'webhook sweep failed'))
 
   app.addHook('onClose', async () => {
     stopped = true

@@ -2,6 +2,7 @@ import { migrateEnv, loadConfig } from '../config.js'
 import { keepPartitions } from '../orders/history.js'
 import { migrate } from './migrate.js'
 import { createSql } from './sql.js'
+import { errorMessage } from '../errors/error-message.js'
 
 // The one-shot entrypoint of the migration Job, its daily CronJob and the compose `migrate`
 // service: migrates, then keeps the history's month partitions (made ahead, dropped past
@@ -14,6 +15,6 @@ try {
     .finally(() => sql.end())
   console.log(JSON.stringify({ migrated: true, schema: config.DATABASE_SCHEMA, partitions: { created: partitions.created, dropped: partitions.dropped } }))
 } catch (err) {
-  console.error((err as Error).message)
+  console.error(errorMessage(err))
   process.exitCode = 1
 }

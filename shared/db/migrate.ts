@@ -42,7 +42,7 @@ export async function migrate(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATAB
   try {
     await sql`select pg_advisory_lock(hashtext(${'courier-migrate:' + config.DATABASE_SCHEMA}))`
     await sql`create schema if not exists ${sql(config.DATABASE_SCHEMA)}`
-    await shift({ sql: sql as never, path: migrationsDir })
+    await shift({ sql, path: migrationsDir })
   } finally {
     await sql.end()
   }

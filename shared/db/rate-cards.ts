@@ -2,7 +2,7 @@ import { isUuid } from '../ids.js'
 import { toMinor } from '../money.js'
 import { priceKey, type RateCard, type RateOption, type VehicleType, type Zone } from '../courier.js'
 import type { RateCardFile } from '../schemas/rate-card.js'
-import type { Db, Sql, Tx } from './sql.js'
+import type { Db, Tx } from './sql.js'
 
 export interface ImportedRateCard {
   rate_card_id: string
@@ -147,6 +147,6 @@ export async function listRateCards(db: Db): Promise<RateCardSummary[]> {
 
 function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
   // Only a transaction has `savepoint`; the pool has `begin`.
-  if ('savepoint' in db) return work(db as Tx)
-  return (db as Sql).begin((tx) => work(tx)) as Promise<T>
+  if ('savepoint' in db) return work(db)
+  return db.begin((tx) => work(tx)) as Promise<T>
 }

@@ -2,8 +2,10 @@ import { hostname } from 'node:os'
 import postgres from 'postgres'
 import type { CommonConfig, ReadReplicaConfig, ServingConfig } from '../config.js'
 
-export type Sql = postgres.Sql<{}>
-export type Tx = postgres.TransactionSql<{}>
+/** Our pool's type: bigint columns (counts, sequences, kobo sums) parse to numbers. */
+type Types = { bigint: number }
+export type Sql = postgres.Sql<Types>
+export type Tx = postgres.TransactionSql<Types>
 /** Either the pool or an open transaction: repositories accept both. */
 export type Db = Sql | Tx
 
@@ -45,7 +47,7 @@ export function createSql(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_
     // reads as the domain shape, and stored shipments and outcomes come back byte for byte.
     transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     connect_timeout: 5,
-  }) as unknown as Sql
+  })
 }
 
 /**

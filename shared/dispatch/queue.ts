@@ -3,6 +3,7 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyBaseLogger } from 'fastify'
 import type { CommonConfig } from '../config.js'
 import { createRedis } from '../redis.js'
+import { errorMessage } from '../errors/error-message.js'
 
 export const DISPATCH_QUEUE = 'dispatch'
 
@@ -75,15 +76,15 @@ export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RE
     /** Asks for offers of these live orders; a failure is logged, the sweep covers it. */
     async offer(orderIds: string[]): Promise<void> {
       if (orderIds.length === 0) return
-      await queue.addBulk(orderIds.map((orderId) => offerJob(orderId))).catch((err) => log.warn({ err: (err as Error).message }, 'dispatch left to the sweep'))
+      await queue.addBulk(orderIds.map((orderId) => offerJob(orderId))).catch((err) => log.warn({ err: errorMessage(err) }, 'dispatch left to the sweep'))
     },
     /** An offer accepted or declined needs no expiry: its delayed job goes, so no dispatcher spends a run on it. */
     async offerSettled(offerId: string): Promise<void> {
-      await queue.remove(expireJobId(offerId)).catch((err) => log.debug({ err: (err as Error).message }, 'expiry job left to run (it will find the offer settled)'))
+      await queue.remove(expireJobId(offerId)).catch((err) => log.debug({ err: errorMessage(err) }, 'expiry job left to run (it will find the offer settled)'))
     },
     /** Says the courier can take an order now; lost, it costs the waiting orders their retry delay. */
     async courierFree(courierId: string): Promise<void> {
-      await queue.add(...spread(freeJob(courierId))).catch((err) => log.warn({ err: (err as Error).message }, 'courier-free notice lost'))
+      await queue.add(...spread(freeJob(courierId))).catch((err) => log.warn({ err: errorMessage(err) }, 'courier-free notice lost'))
     },
     async close() {
       await queue.close()

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { ConfigError, type ServingConfig } from '../config.js'
 import { startMetrics } from '../telemetry/metrics.js'
 import { stopTelemetry } from '../telemetry/sdk.js'
+import { errorMessage } from '../errors/error-message.js'
 
 /**
  * fastify's bound on receiving one request; answering it is bounded by the same figure in each
@@ -63,8 +64,8 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
   try {
     await app.listen({ port, host })
   } catch (err) {
-    const code = (err as { code?: string }).code
-    console.error(code === 'EADDRINUSE' ? `${name}: port ${port} is already in use; stop what holds it or set another port` : `${name}: ${(err as Error).message}`)
+    const inUse = err instanceof Error && 'code' in err && err.code === 'EADDRINUSE'
+    console.error(inUse ? `${name}: port ${port} is already in use; stop what holds it or set another port` : `${name}: ${errorMessage(err)}`)
     await app.close().catch(() => {})
     await metrics.close().catch(() => {})
     process.exit(1)

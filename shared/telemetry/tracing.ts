@@ -1,4 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api'
+import { errorMessage } from '../errors/error-message.js'
 
 /** The tracer of every manual span in the project; a no-op until an SDK registers a provider. */
 export const tracer = trace.getTracer('courier')
@@ -12,8 +13,8 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
     try {
       return await work(span)
     } catch (err) {
-      span.recordException(err as Error)
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
+      span.recordException(err instanceof Error ? err : errorMessage(err))
+      span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(err) })
       throw err
     } finally {
       span.end()

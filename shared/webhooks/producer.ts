@@ -9,6 +9,7 @@ import type { OrderScope } from '../db/orders.js'
 import { insertRedeliveries } from '../db/webhooks.js'
 import { createRedis } from '../redis.js'
 import { queueDeliveries, WEBHOOK_QUEUE, type WebhookJob } from './queue.js'
+import { errorMessage } from '../errors/error-message.js'
 
 /**
  * The producer for redeliveries (the gateway's API, the console's button). No offline queue: with Redis down `add` fails at
@@ -42,6 +43,6 @@ export async function redeliverEvent(sql: Sql, queue: Queue<WebhookJob>, scope: 
     if (err.code === PG.uniqueViolation) return insertRedeliveries(sql, event.id)
     throw err
   })
-  await queueDeliveries(queue, deliveries).catch((err) => log.warn({ err: (err as Error).message }, 'redelivery left to the sweep'))
+  await queueDeliveries(queue, deliveries).catch((err) => log.warn({ err: errorMessage(err) }, 'redelivery left to the sweep'))
   return { kind: 'queued', endpointIds: deliveries.map((delivery) => delivery.endpointId) }
 }

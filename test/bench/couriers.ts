@@ -3,6 +3,7 @@ import { createCourier } from '../../shared/couriers/accounts.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { shipment } from '../helpers/shipments.js'
 import { cpuShares, drive, readCpu, RoundRobin, type Run } from './load.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 /*
  * The courier cases (DESIGN 14, "Metrics and limits").
@@ -177,7 +178,7 @@ export async function dispatchCase(options: {
       deliveries++
       turnarounds.push(performance.now() - started)
     } catch (err) {
-      failed('courier call', 0, (err as Error).message)
+      failed('courier call', 0, errorMessage(err))
     } finally {
       busy--
     }
@@ -239,7 +240,7 @@ export async function dispatchCase(options: {
       if (response.statusCode !== 201) return failed('placement', response.statusCode, answer)
       for (const order of answer.orders ?? []) sentAt.set(order.order_id, started)
     } catch (err) {
-      failed('placement', 0, (err as Error).message)
+      failed('placement', 0, errorMessage(err))
     }
   }
 

@@ -23,6 +23,7 @@ import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
 import { nodeArgsOf } from '../../services/launcher/scripts.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 /*
  * `npm run bench`: the project as `npm start` runs it (four processes), on a database and a
@@ -409,7 +410,7 @@ async function main() {
       }
     } finally {
       // A failed clean-up is told but must not hide the error of a failed round.
-      await sides.close?.().catch((err) => log(`  ${name}: clean-up failed: ${(err as Error).message}`))
+      await sides.close?.().catch((err) => log(`  ${name}: clean-up failed: ${errorMessage(err)}`))
     }
     results.push({ name, connections: sides.connections, unit, seconds: sides.seconds, baseline: summarise(baselineRuns), bare: summarise(bareRuns), project: summarise(projectRuns)! })
   }

@@ -10,6 +10,7 @@ import { toEventResource } from '../../shared/orders/resource.js'
 import { shipment } from '../helpers/shipments.js'
 import { BASELINE_WEBHOOK_QUEUE, type BaselineWebhookJob } from './baselines.js'
 import { cpuShares, readCpu, type Run } from './load.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 /*
  * The webhooks case: not requests driven for a time but a burst of N events, timed until one
@@ -106,7 +107,7 @@ function verify(secret: string, body: string, headers: IncomingHttpHeaders): str
     new Webhook(secret).verify(body, headers as Record<string, string>)
     return null
   } catch (err) {
-    return `a delivery failed Standard Webhooks verification: ${(err as Error).message}`
+    return `a delivery failed Standard Webhooks verification: ${errorMessage(err)}`
   }
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { chromium, type Browser, type Locator, type Page, type Response } from 'playwright-core'
 import type { Test } from 'tap'
 import { projectRoot } from './processes.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 
@@ -32,7 +33,7 @@ export function ensureChromium(): string {
       run(['update'])
       run(install)
     } catch (err) {
-      throw new Error(`${CHROMIUM} is missing and could not be installed with apt-get (${(err as Error).message}); install the Debian package chromium to run the browser tests`)
+      throw new Error(`${CHROMIUM} is missing and could not be installed with apt-get (${errorMessage(err)}); install the Debian package chromium to run the browser tests`)
     }
   }
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is still missing after apt-get install chromium; install the Debian package chromium to run the browser tests`)

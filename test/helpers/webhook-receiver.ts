@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import type { Test } from 'tap'
+import { errorMessage } from '../../shared/errors/error-message.js'
 
 /**
  * A real webhook receiver for tests: a node:http server on 127.0.0.1 that, as an integrator's
@@ -79,7 +80,7 @@ export async function startReceiver(t: Test): Promise<Receiver> {
         for (const secret of route.secrets) verifyWith(secret, body, req.headers)
         receipt.verified = true
       } catch (err) {
-        receipt.problem = (err as Error).message
+        receipt.problem = errorMessage(err)
       }
       receipts.push(receipt)
       res.on('close', () => { if (!res.writableFinished) receipt.aborted = true })

@@ -14,6 +14,7 @@ import { FormError, readForm } from '../forms.js'
 import { html, type Html } from '../html.js'
 import { fileWithProblems } from '../pages/json-listing.js'
 import { field, form } from '../pages/layout.js'
+import { errorMessage } from '../../../shared/errors/error-message.js'
 
 const rateText = z.string().max(32)
 const ratesSchema = z.object({ _csrf: z.string(), baseFare: rateText, perKm: rateText, perKg: rateText, minFare: rateText, roadFactor: rateText, maxDistanceKm: rateText, cancelFreeWindowS: rateText, cancellationFeePercent: rateText })
@@ -44,7 +45,7 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
     try {
       file = JSON.parse(content.toString('utf8'))
     } catch (err) {
-      return cardsPage(request, reply, 400, html`<div role="alert" class="flash error"><p>The file is not valid JSON: ${(err as Error).message}</p></div>`)
+      return cardsPage(request, reply, 400, html`<div role="alert" class="flash error"><p>The file is not valid JSON: ${errorMessage(err)}</p></div>`)
     }
     try {
       const imported = await importRateCardAs(sql, actorOf(request), file, config.CURRENCY)

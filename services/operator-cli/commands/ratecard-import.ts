@@ -4,6 +4,7 @@ import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.j
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
+import { errorMessage } from '../../../shared/errors/error-message.js'
 
 /**
  * `ratecard:import`: a known card name becomes its next version with new option ids, and
@@ -19,12 +20,12 @@ export const ratecardImport = defineCommand({
     try {
       text = readFileSync(path, 'utf8')
     } catch (err) {
-      throw new OperatorInputError(`cannot read ${path}: ${(err as Error).message}`)
+      throw new OperatorInputError(`cannot read ${path}: ${errorMessage(err)}`)
     }
     try {
       return { path, card: JSON.parse(text) as unknown }
     } catch (err) {
-      throw new OperatorInputError(`${path} is not valid JSON: ${(err as Error).message}`)
+      throw new OperatorInputError(`${path} is not valid JSON: ${errorMessage(err)}`)
     }
   },
   async run({ sql, config, announce, actor }, input) {

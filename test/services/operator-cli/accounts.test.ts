@@ -113,4 +113,11 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     await refuses(t, ['wallet:drain', '--business', businessId], /unknown command 'wallet:drain'; one of: business:create/)
     await refuses(t, ['wallet:show', '--business', businessId, '--verbose', 'yes'], /Unknown option '--verbose'/)
   })
+
+  t.test('a configuration the CLI cannot use is named as such, before any connection', async (t) => {
+    const run = await runOperatorCli(db, ['wallet:show', '--business', businessId], { DATABASE_POOL_MAX: 'many' })
+    t.equal(run.code, 1)
+    t.equal(run.stdout, '')
+    t.match(run.stderr.trim(), /^Invalid configuration: DATABASE_POOL_MAX: /, 'the problem, not "failed:"')
+  })
 })
