@@ -5,12 +5,13 @@ import { createParser } from 'eventsource-parser'
 
 export interface Answer {
   status: number
-  body: any
+  /** The answer's JSON, read through services/simulator/answers.ts. */
+  body: unknown
 }
 
 export interface StreamEvent {
   event: string
-  data: any
+  data: unknown
 }
 
 export function courierClient(api: string, token: string) {
@@ -20,7 +21,7 @@ export function courierClient(api: string, token: string) {
       ? { method, headers: { authorization } }
       : { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     const text = await response.text()
-    return { status: response.status, body: text ? JSON.parse(text) : null }
+    return { status: response.status, body: text ? parseJson(text) : null }
   }
   return {
     call,
@@ -30,7 +31,7 @@ export function courierClient(api: string, token: string) {
         try {
           const response = await fetch(`${api}/courier/stream`, { headers: { authorization }, signal })
           if (!response.ok || !response.body) throw new Error(`stream answered ${response.status}`)
-          const parser = createParser({ onEvent: (message) => onEvent({ event: message.event ?? 'message', data: JSON.parse(message.data) }) })
+          const parser = createParser({ onEvent: (message) => onEvent({ event: message.event ?? 'message', data: parseJson(message.data) }) })
           const decoder = new TextDecoder()
           for await (const chunk of response.body) parser.feed(decoder.decode(chunk, { stream: true }))
         } catch {
@@ -43,3 +44,11 @@ export function courierClient(api: string, token: string) {
 }
 
 export type CourierClient = ReturnType<typeof courierClient>
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}

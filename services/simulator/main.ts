@@ -7,6 +7,7 @@ import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { simulatedCourier } from '../../shared/couriers/fixed-couriers.js'
 import { findOrderById } from '../../shared/db/orders.js'
 import { createSql } from '../../shared/db/sql.js'
+import { rateCardFileSchema } from '../../shared/schemas/rate-card.js'
 import { courierClient } from './courier-client.js'
 import { startRider } from './rider.js'
 
@@ -58,7 +59,7 @@ const random = () => {
 }
 
 /** Somewhere inside the bounding box of one of the demo card's zones. */
-const zones = (JSON.parse(readFileSync(demoRateCardPath, 'utf8')) as { zones: { polygon: [number, number][] }[] }).zones
+const { zones } = rateCardFileSchema.parse(JSON.parse(readFileSync(demoRateCardPath, 'utf8')))
 function startPoint(): Point {
   const ring = zones[Math.floor(random() * zones.length)]!.polygon
   const lngs = ring.map(([lng]) => lng)

@@ -2,6 +2,7 @@ import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { CourierClient, StreamEvent } from './courier-client.js'
+import { acceptedOrder, offerList, offerNotice, orderNotice, refusalMessage, type OfferNotice } from './answers.js'
 
 /** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
 type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point }
@@ -37,7 +38,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   const stop = new AbortController()
   const stepKm = (VEHICLE_SPEED_KMH[options.vehicle] * options.speed * options.tickMs) / 3_600_000
 
-  const consider = async (offer: { offer_id: string; order_id: string }) => {
+  const consider = async (offer: OfferNotice) => {
     if (errand.kind !== 'idle') return
     if (options.random() >= options.acceptRate) {
       await client.call('POST', `/offers/${offer.offer_id}/decline`, { reason: 'simulated decline' })
@@ -46,19 +47,26 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
     const accepted = await client.call('POST', `/offers/${offer.offer_id}/accept`)
     if (accepted.status !== 200) {
-      options.log(`${options.name}: the offer of ${offer.order_id} was gone (${accepted.status} ${accepted.body?.message ?? ''})`)
+      options.log(`${options.name}: the offer of ${offer.order_id} was gone (${accepted.status} ${refusalMessage(accepted.body)})`)
       return
     }
-    const { pickup, dropoff } = accepted.body
+    const order = acceptedOrder.safeParse(accepted.body)
+    if (!order.success) {
+      options.log(`${options.name}: the accepted ${offer.order_id} came without its pickup and dropoff`)
+      return
+    }
+    const { pickup, dropoff } = order.data
     const from = { lat: pickup.latitude, lng: pickup.longitude }
     errand = { kind: 'to_pickup', orderId: offer.order_id, target: from, pickup: from, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude } }
     options.log(`${options.name} accepted ${offer.order_id}, ${haversineKm(at, errand.target).toFixed(1)} km to the pickup`)
   }
 
   const onEvent = ({ event, data }: StreamEvent) => {
-    if (event === 'offer') void guarded(() => consider(data))
-    if (event === 'order_cancelled' && errand.kind !== 'idle' && errand.orderId === data.order_id) {
-      options.log(`${options.name}: ${data.order_id} was cancelled`)
+    const offer = event === 'offer' ? offerNotice.safeParse(data) : null
+    if (offer?.success) void guarded(() => consider(offer.data))
+    const cancelled = event === 'order_cancelled' ? orderNotice.safeParse(data) : null
+    if (cancelled?.success && errand.kind !== 'idle' && errand.orderId === cancelled.data.order_id) {
+      options.log(`${options.name}: ${errand.orderId} was cancelled`)
       errand = { kind: 'idle' }
     }
   }
@@ -82,7 +90,8 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
     if (errand.kind === 'idle') {
       const offers = await client.call('GET', '/offers')
-      const [first] = offers.body?.data ?? []
+      const listed = offerList.safeParse(offers.body)
+      const [first] = listed.success ? listed.data.data : []
       if (first) await consider(first)
       return
     }
@@ -96,7 +105,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       options.log(`${options.name}: ${errand.orderId} needs a PIN; ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
       errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
     } else if (moved.status !== 200) {
-      options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${moved.body?.message ?? ''}`)
+      options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${refusalMessage(moved.body)}`)
       errand = { kind: 'idle' }
     } else if (errand.kind === 'to_pickup') {
       options.log(`${options.name} picked up ${errand.orderId}`)
