@@ -2,7 +2,7 @@ import { PricingError } from '../errors/pricing-error.js'
 import { MAX_EXACT_KOBO, roundHalfAwayFromZero } from '../money.js'
 import { selectBikeBand } from './bands.js'
 import { zoneOf } from './zones.js'
-import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type PricingRequest, type Quote, type RateCard, type RateOption } from '../courier.js'
+import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type PricingRequest, type Quote, type RateCard, type RateOption, type VehicleType } from '../courier.js'
 
 /**
  * Prices one shipment whose ends are already placed and measured. Pure: the caller brings the
@@ -12,7 +12,7 @@ import { DELIVERY_MODES, priceKey, type DeliveryMode, type PlatformRates, type P
  */
 export function priceShipment(request: PricingRequest, distanceKm: number, card: RateCard | null, rates: PlatformRates, currency: string): Quote {
   checkOptionRules(request)
-  const quote = request.vehicleType === undefined ? priceByDistance(request.weight, distanceKm, rates, currency) : priceByRateCard(request, distanceKm, card, currency)
+  const quote = request.vehicleType === undefined ? priceByDistance(request.weight, distanceKm, rates, currency) : priceByRateCard(request, request.vehicleType, distanceKm, card, currency)
   // Local means local: checked last (docs/contracts.md), so a trip with other faults reports those first.
   if (distanceKm > rates.maxDistanceKm) throw new PricingError(`distance ${distanceKm.toFixed(2)} km exceeds the ${rates.maxDistanceKm} km limit of local delivery`)
   return quote
@@ -28,12 +28,11 @@ export function checkOptionRules(request: Pick<PricingRequest, 'vehicleType' | '
   } else if (optionId === undefined) throw new PricingError(`option_id is required when vehicle_type is ${vehicleType}`)
 }
 
-function priceByRateCard(request: PricingRequest, distanceKm: number, card: RateCard | null, currency: string): Quote {
-  const vehicleType = request.vehicleType!
+function priceByRateCard(request: PricingRequest, vehicleType: VehicleType, distanceKm: number, card: RateCard | null, currency: string): Quote {
   if (!card) throw new PricingError('No rate card is enabled for this account')
   // The importer refuses foreign currencies; this guards a deployment whose CURRENCY changed later.
   if (card.currency !== currency) throw new PricingError(`Your rate card is in ${card.currency} but this service charges in ${currency}`)
-  const option = chooseOption(card, request)
+  const option = chooseOption(card, request, vehicleType)
   const from = zoneOf(card.zones, request.pickup, 'pickup')
   const to = zoneOf(card.zones, request.dropoff, 'dropoff')
   const price = option.prices.get(priceKey(from.name, to.name))
@@ -51,8 +50,7 @@ function priceByRateCard(request: PricingRequest, distanceKm: number, card: Rate
   }
 }
 
-function chooseOption(card: RateCard, request: PricingRequest): RateOption {
-  const vehicleType = request.vehicleType!
+function chooseOption(card: RateCard, request: PricingRequest, vehicleType: VehicleType): RateOption {
   // checkOptionRules already refused an option_id with bike and a missing one otherwise.
   if (vehicleType === 'bike') return selectBikeBand(card.options, request.weight)
   const option = card.options.find((candidate) => candidate.id === request.optionId && candidate.vehicleType === vehicleType)
