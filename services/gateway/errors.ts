@@ -18,8 +18,8 @@ function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
     case 'FST_ERR_HANDLER_TIMEOUT':
       return new ApiError(503, 'The request took too long to answer, retry shortly')
   }
-  // JSON.parse failures surface as SyntaxError with status 400.
-  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message))) return new ApiError(400, 'Malformed JSON in request body')
+  // A JSON.parse of our own (a cursor, a stored value) that throws is still the caller's bad JSON.
+  if (err instanceof SyntaxError) return new ApiError(400, 'Malformed JSON in request body')
   if (err.statusCode === 429) return new ApiError(429, err.message)
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError(err.statusCode, err.message)
   return null
