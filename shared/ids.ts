@@ -13,21 +13,29 @@ export function isUuid(value: string): boolean {
 }
 
 // CSPRNG bytes drawn 4 KB at a time, each byte handed out once: a placement of 100 shipments
-// needs 200 ids and a quote one, and one getrandom call per id is a visible share of the
-// pricing service's CPU under load (docs/performance.md). Node's randomUUID keeps a pool the same way.
+// needs 200 ids and 100 tracking tokens, a quote one id, and a randomBytes call per value is a
+// visible share of the worker's and the pricing service's CPU under load (docs/performance.md).
+// Node's randomUUID keeps a pool the same way.
 const pool = Buffer.alloc(4096)
 let poolOffset = pool.length
 
 /** `length` Crockford characters from a CSPRNG; 256 is a multiple of 32, so `byte % 32` is unbiased. */
 export function crockfordRandom(length: number): string {
+  const start = drawFromPool(length)
+  let id = ''
+  for (let i = start; i < start + length; i++) id += CROCKFORD[pool[i]! % 32]
+  return id
+}
+
+/** Where `length` fresh bytes of the pool start; they are never handed out again. */
+function drawFromPool(length: number): number {
   if (poolOffset + length > pool.length) {
     randomFillSync(pool)
     poolOffset = 0
   }
-  let id = ''
-  for (let i = poolOffset; i < poolOffset + length; i++) id += CROCKFORD[pool[i]! % 32]
+  const start = poolOffset
   poolOffset += length
-  return id
+  return start
 }
 
 /** `ORD-` and 10 Crockford base32 characters (50 random bits). */
@@ -125,5 +133,6 @@ export function newDeliveryPin(): string {
 
 /** A tracking page's token: 128 random bits, URL-safe (22 characters). */
 export function newTrackingToken(): string {
-  return randomBytes(16).toString('base64url')
+  const start = drawFromPool(16)
+  return pool.toString('base64url', start, start + 16)
 }

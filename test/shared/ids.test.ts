@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isEventId, isUuid, newApiKey, newEventId, newOptionId, newOrderId, newUuid } from '../../shared/ids.js'
+import { isEventId, isUuid, newApiKey, newEventId, newOptionId, newOrderId, newTrackingToken, newUuid } from '../../shared/ids.js'
 
 t.test('ids have the shapes the routes, the CLI and the database expect', async (t) => {
   const uuid = newUuid()
@@ -22,4 +22,15 @@ t.test('ids drawn from the byte pool stay well formed and distinct across its re
   for (const position of [4, 13, 23]) {
     t.equal(new Set(ids.map((id) => id[position])).size, 32, `all 32 characters at position ${position}`)
   }
+})
+
+t.test('tracking tokens from the pool: 128 bits, URL-safe, never two alike, whatever ids are drawn between', async (t) => {
+  // 1000 tokens and 1000 order ids interleaved use 26 000 bytes: six refills, at offsets no token aligns with.
+  const tokens = Array.from({ length: 1000 }, () => {
+    newOrderId()
+    return newTrackingToken()
+  })
+  t.ok(tokens.every((token) => /^[A-Za-z0-9_-]{22}$/.test(token)), 'each is 22 base64url characters')
+  t.equal(new Set(tokens).size, tokens.length, 'no two alike')
+  t.ok(tokens.every((token) => Buffer.from(token, 'base64url').length === 16), 'each decodes to 16 bytes')
 })
