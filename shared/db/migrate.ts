@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import postgres from 'postgres'
@@ -32,11 +33,35 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
+/** The number of the newest migration file (postgres-shift requires them numbered 1, 2, 3… without a gap). */
+function latestMigrationId(): number {
+  return readdirSync(migrationsDir).filter((name) => /^[0-9]{5}_/.test(name)).length
+}
+
+/**
+ * Whether the schema already holds every migration, asked with one query; false when the
+ * database, the schema or the migrations table is not there yet (the full path says why if
+ * Postgres itself is out of reach).
+ */
+async function upToDate(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>): Promise<boolean> {
+  const sql = createSql(config, { max: 1 })
+  try {
+    const [row] = await sql<{ latest: number | null }[]>`select max(migration_id)::int as latest from ${sql(config.DATABASE_SCHEMA)}.migrations`
+    return row?.latest === latestMigrationId()
+  } catch {
+    return false
+  } finally {
+    await sql.end()
+  }
+}
+
 /**
  * Brings the configured schema up to date. An advisory lock serialises concurrent starts
  * (several replicas, or `npm start` racing a migration job) because postgres-shift has none.
+ * A schema already current costs one query: every CLI command and service start runs this.
  */
 export async function migrate(config: Pick<CommonConfig, 'DATABASE_URL' | 'DATABASE_SCHEMA' | 'DATABASE_POOL_MAX'>): Promise<void> {
+  if (await upToDate(config)) return
   await ensureDatabase(config.DATABASE_URL)
   const sql = createSql(config, { max: 1 })
   try {

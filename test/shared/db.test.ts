@@ -1,7 +1,8 @@
 import postgres from 'postgres'
 import t from 'tap'
-import { ensureDatabase } from '../../shared/db/migrate.js'
+import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
 import { TEST_DATABASE_URL, useTestDb } from '../helpers/db.js'
+import { waitForValue } from '../helpers/processes.js'
 
 t.test('ensureDatabase: processes creating a missing database at once all succeed', async (t) => {
   // As when the suite's first two files start together on a fresh machine: Postgres refuses
@@ -30,6 +31,22 @@ t.test('migrations create the schema with the wallet guard', async (t) => {
   const [business] = await sql`insert into businesses (id, name, phone, address, state, currency) values (gen_random_uuid(), 'A', '1', 'x', 'Lagos', 'NGN') returning id`
   await sql`insert into wallets (business_id, balance, currency) values (${business.id}, 0, 'NGN')`
   await t.rejects(sql`update wallets set balance = balance - 1 where business_id = ${business.id}`, { code: '23514' })
+})
+
+t.test('a schema already current is left as it is, without waiting for the migration lock', async (t) => {
+  const { sql, config } = await useTestDb(t)
+  // Another start holds the lock (as a migration job would while it runs): a current schema need not wait for it.
+  const reserved = await sql.reserve()
+  t.teardown(() => reserved.release())
+  await reserved`select pg_advisory_lock(hashtext(${'courier-migrate:' + config.DATABASE_SCHEMA}))`
+  let finished = false
+  const migrating = migrate(config).then(() => (finished = true))
+  const { held } = await waitForValue(async () => finished, (done) => done, 10_000)
+  t.ok(held, 'migrate() returned while the lock was held')
+  await reserved`select pg_advisory_unlock(hashtext(${'courier-migrate:' + config.DATABASE_SCHEMA}))`
+  await migrating
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from migrations`
+  t.equal(count, (await sql<{ latest: number }[]>`select max(migration_id)::int as latest from migrations`)[0]!.latest, 'each migration recorded once')
 })
 
 t.test('an order belongs to its placement\'s business, checked by one foreign key', async (t) => {
