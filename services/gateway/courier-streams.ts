@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { CommonConfig } from '../../shared/config.js'
-import { courierChannel } from '../../shared/couriers/stream.js'
+import { courierChannel, readCourierNotice, type CourierNoticeMessage } from '../../shared/couriers/stream.js'
 import { createRedis } from '../../shared/redis.js'
 
-type Listener = (message: string) => void
+type Listener = (notice: CourierNoticeMessage) => void
 
 /**
  * Couriers' Server-Sent Event streams over one Redis subscriber per gateway: a channel is
@@ -14,10 +14,19 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'courier stream subscriber error'))
   const listeners = new Map<string, Set<Listener>>()
   subscriber.on('message', (channel: string, message: string) => {
-    for (const listener of listeners.get(channel) ?? []) listener(message)
+    const open = listeners.get(channel)
+    if (!open) return
+    // Read once for every stream of the courier; one this gateway cannot read is dropped, never thrown
+    // out of the subscriber (which would take the process down with it).
+    const notice = readCourierNotice(message)
+    if (!notice) {
+      log.warn({ channel }, 'unreadable courier notice dropped')
+      return
+    }
+    for (const listener of open) listener(notice)
   })
   return {
-    /** Calls `listener` with each message for the courier until the returned function is called. */
+    /** Calls `listener` with each notice for the courier until the returned function is called. */
     async listen(courierId: string, listener: Listener): Promise<() => void> {
       const channel = courierChannel(config.QUEUE_PREFIX, courierId)
       let set = listeners.get(channel)

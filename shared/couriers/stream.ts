@@ -1,7 +1,13 @@
+import { z } from 'zod'
 import type { RedisClient } from '../redis.js'
 
 /** What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled. */
-export type CourierNoticeEvent = 'offer' | 'offer_withdrawn' | 'order_cancelled'
+const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled'] as const
+export type CourierNoticeEvent = (typeof COURIER_NOTICE_EVENTS)[number]
+
+/** A notice as it travels on a courier's channel. */
+const noticeMessageSchema = z.object({ event: z.enum(COURIER_NOTICE_EVENTS), data: z.record(z.string(), z.unknown()) })
+export type CourierNoticeMessage = z.infer<typeof noticeMessageSchema>
 
 export interface CourierNotice {
   courierId: string
@@ -16,7 +22,18 @@ export function courierChannel(prefix: string, courierId: string): string {
 
 /** Tells the courier, if connected; a notice nobody hears is lost, and `GET /v2/courier/offers` still shows the truth. */
 export async function tellCourier(redis: RedisClient, prefix: string, notice: CourierNotice): Promise<void> {
-  await redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify({ event: notice.event, data: notice.data }))
+  const message: CourierNoticeMessage = { event: notice.event, data: notice.data }
+  await redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify(message))
+}
+
+/** A message of a courier's channel as a notice, or null when it is none (garbled, or another version's event). */
+export function readCourierNotice(message: string): CourierNoticeMessage | null {
+  try {
+    const parsed = noticeMessageSchema.safeParse(JSON.parse(message))
+    return parsed.success ? parsed.data : null
+  } catch {
+    return null
+  }
 }
 
 /** Tells each courier what a change means for them; a Redis hiccup costs a notice, never the change. */

@@ -81,10 +81,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       clearInterval(heartbeat)
       stop?.()
     })
-    const unsubscribe = await streams.listen(request.courier.id, (message) => {
-      const parsed: unknown = JSON.parse(message)
-      const event = typeof parsed === 'object' && parsed !== null && 'event' in parsed && typeof parsed.event === 'string' ? parsed.event : 'message'
-      const data = typeof parsed === 'object' && parsed !== null && 'data' in parsed ? parsed.data : null
+    const unsubscribe = await streams.listen(request.courier.id, ({ event, data }) => {
       raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     })
     if (closed) return unsubscribe()

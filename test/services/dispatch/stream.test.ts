@@ -1,5 +1,5 @@
 import t from 'tap'
-import { courierChannel } from '../../../shared/couriers/stream.js'
+import { courierChannel, tellCourier } from '../../../shared/couriers/stream.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
@@ -110,4 +110,21 @@ t.test('offer, then offer_withdrawn when the business cancels the offered order,
   // Closed by the courier: the gateway lets go of the channel.
   const released = await waitForValue(async () => Number(((await redis.pubsub('NUMSUB', courierChannel(db.config.QUEUE_PREFIX, rider.id))) as [string, number])[1]), (count) => count === 0, WAIT_MS, 20)
   t.equal(released.value, 0, 'the channel is unsubscribed when the stream ends')
+})
+
+t.test('a notice the gateway cannot read is dropped; the stream and the gateway go on', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Garbled', kmNorth(ISLAND, 5))
+  const stream = await openStream(rider.token)
+  t.teardown(stream.close)
+  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  const channel = courierChannel(db.config.QUEUE_PREFIX, rider.id)
+  // Garbled, another version's event, and a known event without its data: none is a notice.
+  for (const message of ['not json', '{"event":"offer_renewed","data":{"order_id":"ORD-X"}}', '{"event":"offer"}']) await redis.publish(channel, message)
+  await tellCourier(redis, db.config.QUEUE_PREFIX, { courierId: rider.id, event: 'offer_withdrawn', data: { offer_id: 'off_0000000000000000', order_id: 'ORD-0000000000', reason: 'expired' } })
+  const withdrawn = await stream.next('offer_withdrawn', 'ORD-0000000000')
+  t.ok(withdrawn.held, 'the notice after them arrives')
+  t.same(stream.events.map((event) => event.event), ['offer_withdrawn'], 'and only it: nothing unreadable was passed on')
+  const me = await fetch(`${base}/v2/courier/me`, { headers: bearer(rider.token) })
+  t.equal(me.status, 200, 'the gateway still answers')
+  await me.body?.cancel()
 })
