@@ -135,12 +135,21 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
   return { env, launcherPid: launcher.pid!, exit, pids, lines }
 }
 
+/**
+ * Whether the launcher's banner has been read to its end: the blank line after `Courier API ready
+ * at`. Its lines are separate writes, so a reader may hold the first of them before the rest.
+ */
+function bannerShown(lines: string[]): boolean {
+  const start = lines.findIndex((line) => line.startsWith('Courier API ready at '))
+  return start >= 0 && lines.indexOf('', start + 1) > start
+}
+
 /** The launcher up and serving: its demo key, base URL and demo business, and a pool on its schema. */
 export async function startLauncher(t: Test, options: LauncherOptions): Promise<Launched> {
   const { env, launcherPid, pids, lines, exit } = await spawnLauncher(t, options)
   let exited = false
   void exit.then(() => (exited = true))
-  const ready = await waitFor(() => exited || lines.some((line) => line.startsWith('Demo API key: ')), options.readyTimeoutMs ?? 60000)
+  const ready = await waitFor(() => exited || bannerShown(lines), options.readyTimeoutMs ?? 60000)
   const apiKey = lines.map((line) => /^Demo API key: (ck_live_[0-9A-Za-z]{32})$/.exec(line)?.[1]).find(Boolean)
   const baseUrl = lines.map((line) => /^Courier API ready at (http:\/\/\S+\/v2)$/.exec(line)?.[1]).find(Boolean)
   const businessId = lines.map((line) => /^Demo business ([0-9a-f-]{36}),/.exec(line)?.[1]).find(Boolean)
