@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseJsonAs } from './parse-json.js'
 import type { CommonConfig } from './config.js'
 import { createRedis, type RedisClient } from './redis.js'
 
@@ -23,15 +24,6 @@ export function invalidationChannel(queuePrefix: string): string {
 /** Publishes after the change committed; a lost message is covered by the caches' TTL. */
 export async function publishInvalidation(redis: RedisClient, queuePrefix: string, message: Invalidation): Promise<void> {
   await redis.publish(invalidationChannel(queuePrefix), JSON.stringify(message))
-}
-
-function readInvalidation(payload: string): Invalidation | null {
-  try {
-    const parsed = invalidationSchema.safeParse(JSON.parse(payload))
-    return parsed.success ? parsed.data : null
-  } catch {
-    return null
-  }
 }
 
 export interface InvalidationListener {
@@ -60,7 +52,7 @@ export function listenForInvalidations(
   subscriber.on('message', (received, payload) => {
     if (received !== channel) return
     // A message this process cannot read (another version's, or garbled) drops every cached copy.
-    const message = readInvalidation(payload)
+    const message = parseJsonAs(invalidationSchema, payload)
     if (message) handlers.onMessage(message)
     else handlers.onReset()
   })

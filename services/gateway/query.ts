@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ApiError } from '../../shared/errors/api-error.js'
+import { parseJsonAs } from '../../shared/parse-json.js'
 
 // The query strings of the list routes (docs/contracts.md section 6): every refusal is a 400
 // naming the parameter, and no value costs more than one pass over a short string.
@@ -74,15 +75,9 @@ export function encodeCursor(position: unknown): string {
 
 export function decodeCursor<S extends z.ZodType>(value: string | undefined, schema: S): z.infer<S> | null {
   if (value === undefined) return null
-  let decoded: unknown
-  try {
-    decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'))
-  } catch {
-    throw new ApiError(400, 'cursor is not valid')
-  }
-  const parsed = schema.safeParse(decoded)
-  if (!parsed.success) throw new ApiError(400, 'cursor is not valid')
-  return parsed.data
+  const decoded = parseJsonAs(schema, Buffer.from(value, 'base64url').toString('utf8'))
+  if (decoded === null) throw new ApiError(400, 'cursor is not valid')
+  return decoded
 }
 
 /**

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../shared/errors/error-message.js'
 import { tellCouriers } from '../../shared/couriers/stream.js'
 import type { OrderChangeOutcome } from '../../shared/orders/change.js'
 import type { OperatorContext } from './command.js'
@@ -7,5 +8,5 @@ export async function tellCouriersOf(context: OperatorContext, outcome: OrderCha
   if (outcome.kind !== 'changed' || outcome.notices.length === 0) return
   const redis = await context.redis()
   if (!redis) return
-  await tellCouriers(redis, context.config.QUEUE_PREFIX, outcome.notices, (err) => console.error(`warning: a courier was not told: ${err instanceof Error ? err.message : String(err)}`))
+  await tellCouriers(redis, context.config.QUEUE_PREFIX, outcome.notices, (err) => console.error(`warning: a courier was not told: ${errorMessage(err)}`))
 }

@@ -2,6 +2,7 @@ import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { CourierClient, StreamEvent } from './courier-client.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 import { acceptedOrder, offerList, offerNotice, orderNotice, refusalMessage, type OfferNotice } from './answers.js'
 
 /** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
@@ -78,7 +79,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     try {
       await step()
     } catch (err) {
-      options.log(`${options.name}: ${err instanceof Error ? err.message : String(err)}`)
+      options.log(`${options.name}: ${errorMessage(err)}`)
     } finally {
       busy = false
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseJsonAs } from '../parse-json.js'
 import type { RedisClient } from '../redis.js'
 
 /** What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled. */
@@ -28,12 +29,7 @@ export async function tellCourier(redis: RedisClient, prefix: string, notice: Co
 
 /** A message of a courier's channel as a notice, or null when it is none (garbled, or another version's event). */
 export function readCourierNotice(message: string): CourierNoticeMessage | null {
-  try {
-    const parsed = noticeMessageSchema.safeParse(JSON.parse(message))
-    return parsed.success ? parsed.data : null
-  } catch {
-    return null
-  }
+  return parseJsonAs(noticeMessageSchema, message)
 }
 
 /** Tells each courier what a change means for them; a Redis hiccup costs a notice, never the change. */

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ApiError } from './api-error.js'
 import { PricingError } from './pricing-error.js'
 import type { ErrorItem } from './validation-error.js'
+import { parseJsonAs } from '../parse-json.js'
 
 /** The spec's error body. Extra fields (`errors`, `request_id`, …) follow the four it names. */
 export function errorBody(statusCode: number, path: string, message: string, extra: Record<string, unknown> = {}) {
@@ -40,14 +41,8 @@ const relayedSchema = z.object({ message: z.string(), errors: z.array(errorItemS
  * the caller's error handler answers it at the caller's own path. `null` when it is no such body.
  */
 export function relayedApiError(statusCode: number, text: string): ApiError | null {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch {
-    return null
-  }
-  const parsed = relayedSchema.safeParse(json)
-  if (!parsed.success) return null
-  const errors: ErrorItem[] | undefined = parsed.data.errors
-  return new ApiError(statusCode, parsed.data.message, errors ? { errors } : {})
+  const relayed = parseJsonAs(relayedSchema, text)
+  if (!relayed) return null
+  const errors: ErrorItem[] | undefined = relayed.errors
+  return new ApiError(statusCode, relayed.message, errors ? { errors } : {})
 }
