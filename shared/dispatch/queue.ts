@@ -51,9 +51,17 @@ export function expireJob(offerId: string, orderId: string, delayMs: number): Jo
   return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: expireJobId(offerId), delay: Math.max(0, Math.round(delayMs)) } }
 }
 
+/**
+ * A `free` job's BullMQ priority. BullMQ runs every job without a priority before any job with
+ * one, so a burst of couriers coming free (a shift starting, a dispatcher back after an outage)
+ * waits behind new orders' offers and expiries instead of holding them back: a wake only brings
+ * forward what the orders' own retries would do anyway.
+ */
+export const WAKE_PRIORITY = 10
+
 /** One waiting `free` job per courier. */
 export function freeJob(courierId: string): JobSpec {
-  return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}` } }
+  return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}`, priority: WAKE_PRIORITY } }
 }
 
 /** A job as `Queue.add` takes it. */

@@ -1,4 +1,7 @@
+import { Queue } from 'bullmq'
 import t from 'tap'
+import { DISPATCH_QUEUE, freeJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
@@ -41,4 +44,28 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
+})
+
+t.test('a burst of couriers coming free never holds back a new order\'s offer', async (t) => {
+  // A wave of wakes, as when a shift starts for thousands of riders or a dispatcher comes back
+  // after an outage: each is cheap, but in one queue with the orders' offers they would go first.
+  const connection = createRedis(db.config, { maxRetriesPerRequest: null })
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+  t.teardown(async () => {
+    await queue.close()
+    connection.disconnect()
+  })
+  const rider = await onShift(gateway, db.sql, 'Burst Rider', kmNorth(ISLAND, 1))
+  const BURST = 20_000
+  for (let start = 0; start < BURST; start += 5000) {
+    await queue.addBulk(Array.from({ length: 5000 }, (_, i) => freeJob(`crr_burst${start + i}`)))
+  }
+  const [order] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await pendingOffer(db.sql, order!, [], WAIT_MS)
+  const counts = await queue.getJobCounts('wait', 'prioritized')
+  t.equal(offered?.courierId, rider.id, 'the new order is offered to the courier nearby')
+  t.ok((counts.wait ?? 0) + (counts.prioritized ?? 0) > 0, `the order went ahead of the wakes still queued (${JSON.stringify(counts)})`)
+  // What is left of the burst goes, so it spends no more of the machine.
+  await queue.drain()
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
 })
