@@ -3,7 +3,7 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
-import { countAvailable, lastFix } from '../../shared/couriers/positions.js'
+import { countAvailable, dropSilentCouriers, lastFix } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
 import { closeOffer, expireDueOffers, type Offer } from '../../shared/db/offers.js'
@@ -22,6 +22,8 @@ import { inSpan } from '../../shared/telemetry/tracing.js'
 const SWEEP_MS = 5000
 /** How old an order without a job must be before the sweep queues one: past its placement's own enqueue. */
 const SWEEP_GRACE_S = 2
+/** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
+const SILENT_PER_SWEEP = 1000
 
 /**
  * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
@@ -116,7 +118,9 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
 
   // Offers whose expiry job was lost, and orders whose offer job was: the rows say what to do.
+  // Couriers gone silent without going off shift leave the dispatch set (their next ping brings them back).
   const sweep = repeatWithoutOverlap(SWEEP_MS, async () => {
+    await dropSilentCouriers(redis, prefix, settings.staleS, SILENT_PER_SWEEP)
     for (const expired of await expireDueOffers(sql, 100)) {
       await announceExpired(expired)
       await queue.add(...spread(offerJob(expired.orderId)))
@@ -132,7 +136,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (count !== null) result.observe(count)
   })
   observeQueueJobs(queue)
-  metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift' }).addCallback(async (result) => {
+  metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch set)' }).addCallback(async (result) => {
     const count = await countAvailable(redis, prefix).catch(() => null)
     if (count !== null) result.observe(count)
   })

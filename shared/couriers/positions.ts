@@ -125,15 +125,46 @@ function parseFix(stored: string): CourierFix | null {
   return typeof latitude === 'number' && typeof longitude === 'number' && typeof at === 'string' ? { latitude, longitude, at } : null
 }
 
+/** A look around a pickup: the couriers found, nearest first, and whether that was everyone in range. */
+export interface NearbySearch {
+  couriers: { courierId: string; km: number }[]
+  /** False when the search stopped at its count: more couriers may be in range, farther out. */
+  complete: boolean
+}
+
 /**
- * The couriers on shift within `radiusKm` of `point`, nearest first, leaving out any not heard
- * from for `staleS` seconds.
+ * The couriers on shift within `radiusKm` of `point`, nearest first, at most `count` of them (null:
+ * all), leaving out any not heard from for `staleS` seconds.
  */
-export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, now = Date.now()): Promise<{ courierId: string; km: number }[]> {
+export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, count: number | null, now = Date.now()): Promise<NearbySearch> {
   const k = keys(prefix)
-  const found = await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', 100, 'WITHDIST')
+  const found = count === null
+    ? await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'WITHDIST')
+    : await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
+  const complete = count === null || found.length < count
   const near = found.flatMap((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' ? [{ courierId: entry[0], km: Number(entry[1]) }] : []))
-  if (near.length === 0) return []
+  if (near.length === 0) return { couriers: [], complete }
   const seen = await redis.zmscore(k.seen, ...near.map((courier) => courier.courierId))
-  return near.filter((_courier, index) => Number(seen[index] ?? 0) >= now - staleS * 1000)
+  return { couriers: near.filter((_courier, index) => Number(seen[index] ?? 0) >= now - staleS * 1000), complete }
+}
+
+// Takes out of the dispatch set (and out of `seen`, so the next sweep looks past them) the
+// couriers last heard from before ARGV[1], at most ARGV[2] of them; their next ping puts them back.
+const DROP_SILENT = luaScript(`
+local silent = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+if #silent > 0 then
+  redis.call('ZREM', KEYS[2], unpack(silent))
+  redis.call('ZREM', KEYS[1], unpack(silent))
+end
+return #silent`)
+
+/**
+ * DESIGN 14: a courier silent for `staleS` drops out of dispatch. Skipped by every search already,
+ * they are also taken out of the dispatch set, so couriers who went quiet without going off shift
+ * (a phone out of battery) cannot fill a busy area's nearest places; a ping puts them back, and
+ * wakes the orders waiting near them. At most `limit` a call; the number taken out.
+ */
+export async function dropSilentCouriers(redis: RedisClient, prefix: string, staleS: number, limit: number, now = Date.now()): Promise<number> {
+  const k = keys(prefix)
+  return Number(await DROP_SILENT(redis, [k.seen, k.available], [now - staleS * 1000, limit]))
 }

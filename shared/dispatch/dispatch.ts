@@ -53,9 +53,28 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   const since = round ?? new Date(order.history.at(-1)?.at ?? order.createdAt)
   const offered = new Set(await offeredSince(sql, order.id, since))
   if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
-  const near = (await nearbyCouriers(redis, prefix, { lat: order.pickupLat, lng: order.pickupLng }, settings.radiusKm, settings.staleS)).filter((courier) => !offered.has(courier.courierId))
-  if (near.length === 0) return { kind: 'nobody', roundOver: true }
+  const pickup = { lat: order.pickupLat, lng: order.pickupLng }
+  // The nearest few first; when none of them can take the order and more may be in range (a
+  // busy hub, a truck order among bikes), the search widens, until it has seen everyone in range.
+  const looked = new Set(offered)
+  let anyInRange = false
+  for (const count of SEARCH_COUNTS) {
+    const search = await nearbyCouriers(redis, prefix, pickup, settings.radiusKm, settings.staleS, count)
+    const near = search.couriers.filter((courier) => !looked.has(courier.courierId))
+    for (const courier of near) looked.add(courier.courierId)
+    anyInRange ||= near.length > 0
+    const step = near.length === 0 ? null : await offerToFirstFree(sql, settings, order, near)
+    if (step) return step
+    if (search.complete) break
+  }
+  return { kind: 'nobody', roundOver: !anyInRange }
+}
 
+/** How many of the nearest couriers each widening look takes; null: everyone in range. */
+const SEARCH_COUNTS = [100, 1000, null]
+
+/** Offers the order to the first of `near` (nearest first) who may take it now; null if none could. */
+async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[]): Promise<DispatchStep | null> {
   const candidates = new Map((await findDispatchCandidates(sql, near.map((courier) => courier.courierId))).map((courier) => [courier.id, courier]))
   for (const { courierId, km } of near) {
     const courier = candidates.get(courierId)
@@ -76,5 +95,5 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
     // Null: the order got an offer from another dispatcher, or the courier one for another order or a full load.
     if (offer) return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
   }
-  return { kind: 'nobody', roundOver: false }
+  return null
 }

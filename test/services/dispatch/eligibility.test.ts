@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq'
 import t, { type Test } from 'tap'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
+import { countAvailable } from '../../../shared/couriers/positions.js'
 import { insertOffer } from '../../../shared/db/offers.js'
 import { DISPATCH_QUEUE, offerJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { newOfferId } from '../../../shared/ids.js'
@@ -104,6 +105,33 @@ t.test('off shift, silent past COURIER_STALE_S, holding a pending offer or at CO
   t.equal(accepted.statusCode, 200, accepted.body)
   const o4 = await offeredTo(t, {}, witness, [full])
   await finish([o4, carried!], [full, witness])
+})
+
+t.test('a busy hub: more couriers nearer than the first look takes, and the one who may carry the order is farther', async (t) => {
+  // The first look takes the nearest 100 (shared/dispatch/dispatch.ts): all bikes here, so the
+  // truck order is only found by looking wider.
+  const bikes: TestCourier[] = []
+  for (let index = 0; index < 100; index++) bikes.push(await onShift(gateway, db.sql, `Hub bike ${index + 1}`, kmNorth(ISLAND, 0.2 + index * 0.005)))
+  const truck = await onShift(gateway, db.sql, 'Truck beyond the hub', kmNorth(ISLAND, 2), { vehicleType: 'truck' })
+  const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }, truck, bikes)
+  await finish([orderId], [...bikes, truck])
+})
+
+t.test('a courier silent past COURIER_STALE_S leaves the dispatch set; their next ping brings them back', async (t) => {
+  const prefix = db.config.QUEUE_PREFIX
+  const before = await countAvailable(connection, prefix)
+  const silent = await onShift(gateway, db.sql, 'Silent', kmNorth(ISLAND, 0.2), { fixAt: new Date(Date.now() - 5 * 60_000) })
+  t.equal(await countAvailable(connection, prefix), before + 1, 'on shift with a fix, though an old one: in the dispatch set')
+  const dropped = await waitForValue(() => countAvailable(connection, prefix), (count) => count === before, WAIT_MS, 100)
+  t.equal(dropped.value, before, "the dispatcher's sweep took the silent courier out of the set")
+  const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: silent.auth })
+  t.equal(me.json().shift, 'available', 'still on shift: only out of dispatch until heard from')
+
+  await ping(gateway, silent.auth, kmNorth(ISLAND, 0.2))
+  t.equal(await countAvailable(connection, prefix), before + 1, 'a fresh ping puts them back at once')
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.equal((await firstOffer(db.sql, orderId!))?.courierId, silent.id, 'and they are offered orders again')
+  await finish([orderId!], [silent])
 })
 
 t.test('a courier beyond DISPATCH_RADIUS_KM is not offered the order; in range, they are', async (t) => {
