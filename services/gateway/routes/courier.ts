@@ -47,7 +47,10 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   // The hot path: one Redis round trip, at most one ping a second per courier.
   app.post('/location', { config: { rateLimit: false } }, async (request, reply) => {
     const body = parseBody(locationRequestSchema, request.body ?? {})
-    const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: body.at ? new Date(body.at).toISOString() : new Date().toISOString() }
+    // Never later than its arrival: a phone whose clock runs ahead would stay "heard from" past
+    // COURIER_STALE_S, and show a time not yet come. An earlier time (a fix sent late) stands.
+    const now = Date.now()
+    const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: new Date(body.at ? Math.min(Date.parse(body.at), now) : now).toISOString() }
     if (await reportLocation(desk, request.courier.id, fix) === 'too_soon') {
       reply.header('retry-after', '1')
       throw new ApiError(429, 'Too many location updates, at most one a second')
