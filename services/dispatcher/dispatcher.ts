@@ -6,9 +6,10 @@ import type { DispatcherConfig } from '../../shared/config.js'
 import { countAvailable, dropSilentCouriers, lastFix } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
+import { findCourier } from '../../shared/db/couriers.js'
 import { closeOffer, expireDueOffers, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
-import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
+import { canCarry, offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
@@ -22,6 +23,8 @@ import { inSpan } from '../../shared/telemetry/tracing.js'
 const SWEEP_MS = 5000
 /** How old an order without a job must be before the sweep queues one: past its placement's own enqueue. */
 const SWEEP_GRACE_S = 2
+/** The waiting orders near a courier come free that a wake weighs, oldest first, for the few they may carry. */
+const WAKE_LOOKS_AT = 50
 /** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
 const SILENT_PER_SWEEP = 1000
 
@@ -91,11 +94,15 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
   }
 
-  /** A courier can take an order now: the oldest orders waiting near them are looked at now, not at their next retry. */
+  /**
+   * A courier can take an order now: the oldest orders waiting near them that they may carry are
+   * looked at now, not at their next retry (older ones for another vehicle do not crowd them out).
+   */
   async function wake(courierId: string): Promise<void> {
-    const fix = await lastFix(redis, prefix, courierId)
-    if (!fix) return
-    for (const orderId of await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, settings.capacity * 2)) {
+    const [fix, courier] = await Promise.all([lastFix(redis, prefix, courierId), findCourier(sql, courierId)])
+    if (!fix || !courier) return
+    const near = await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, WAKE_LOOKS_AT)
+    for (const { id: orderId } of near.filter((order) => canCarry(courier, order)).slice(0, settings.capacity * 2)) {
       const waiting = await queue.getJob(offerJobId(orderId))
       if (!waiting) await queue.add(...spread(offerJob(orderId)))
       // It may have started meanwhile: then it is looking already.

@@ -1,9 +1,10 @@
 import { Queue } from 'bullmq'
 import t from 'tap'
-import { DISPATCH_QUEUE, freeJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, freeJob, offerJobId, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
@@ -44,6 +45,29 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
+})
+
+t.test('a courier come free is woken for an order they may carry, past older ones for another vehicle', async (t) => {
+  const connection = createRedis(db.config, { maxRetriesPerRequest: null })
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+  t.teardown(async () => {
+    await queue.close()
+    connection.disconnect()
+  })
+  // Two truck orders, then a bike order: nobody on shift, so all three wait their ten-minute retry.
+  const truck = { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }
+  const trucks = await placeOrders(gateway, account.apiKey, [shipment(truck), shipment(truck)])
+  const [bikeOrder] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const delayed = await waitForValue(async () => await (await queue.getJob(offerJobId(bikeOrder!)))?.getState(), (state) => state === 'delayed', WAIT_MS, 50)
+  t.equal(delayed.value, 'delayed', 'the bike order found nobody and waits for its retry')
+
+  // A bike courier begins a shift: with COURIER_CAPACITY 1 a wake looks at two orders, and the
+  // two oldest near them are trucks' (no bike may carry them).
+  const rider = await onShift(gateway, db.sql, 'Bike come free', kmNorth(ISLAND, 1))
+  const offered = await pendingOffer(db.sql, bikeOrder!, [], WAIT_MS)
+  t.equal(offered?.courierId, rider.id, 'the bike order is offered to them at once')
+  for (const orderId of [...trucks, bikeOrder!]) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
 })
 
 t.test('a burst of couriers coming free never holds back a new order\'s offer', async (t) => {
