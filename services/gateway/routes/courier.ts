@@ -6,6 +6,7 @@ import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
+import type { CourierNoticeMessage } from '../../../shared/couriers/stream.js'
 import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import type { RedisClient } from '../../../shared/redis.js'
@@ -84,11 +85,22 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       clearInterval(heartbeat)
       stop?.()
     })
-    const unsubscribe = await streams.listen(request.courier.id, ({ event, data }) => {
-      raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-    })
+    const send = ({ event, data }: CourierNoticeMessage) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    // Notices that come while the pending offers are read wait for them, so a withdrawal always
+    // follows the offer it withdraws.
+    let held: CourierNoticeMessage[] | null = []
+    const unsubscribe = await streams.listen(request.courier.id, (notice) => (held ? held.push(notice) : send(notice)))
     if (closed) return unsubscribe()
     stop = unsubscribe
+    // The offers already pending first, each as an `offer` event: an app that reconnects (a phone
+    // between cells) misses none made while it was away. One made meanwhile may come twice.
+    try {
+      for (const offer of await pendingOffers(desk, request.courier.id)) send({ event: 'offer', data: offer })
+    } catch (err) {
+      request.log.warn({ err }, 'pending offers not replayed on the stream; GET /v2/courier/offers lists them')
+    }
+    for (const notice of held) send(notice)
+    held = null
     // Only now: a client that waits for this line misses no notice sent after it.
     raw.write(': connected\n\n')
   })

@@ -128,3 +128,21 @@ t.test('a notice the gateway cannot read is dropped; the stream and the gateway 
   t.equal(me.status, 200, 'the gateway still answers')
   await me.body?.cancel()
 })
+
+t.test('an offer made while the courier had no stream open comes first when they connect, before any later notice', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Back in signal', kmNorth(ISLAND, 0.2))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, rider.id, 'offered while no stream of theirs was open')
+
+  const stream = await openStream(rider.token)
+  t.teardown(stream.close)
+  const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
+  t.ok(connected.held)
+  t.same(stream.events.map((event) => `${event.event} ${String(event.data.order_id)}`), [`offer ${orderId}`], 'the pending offer was sent before the stream said connected')
+  t.match(stream.events[0]?.data, { offer_id: offer?.id, order_id: orderId, expires_at: String }, 'as GET /v2/courier/offers shows it')
+
+  t.equal((await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
+  const withdrawn = await stream.next('offer_withdrawn', orderId!)
+  t.ok(withdrawn.held, 'and its withdrawal follows it')
+})
