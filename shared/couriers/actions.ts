@@ -44,10 +44,20 @@ export type CourierMove =
 /** An order trail keeps this many points: 8 hours at one point per 30 s. */
 const TRAIL_MAX_POINTS = 960
 
-/** On or off shift; on the map already (a fix known), the orders waiting near them are looked at now. */
+/** The reason an offer is declined for a courier who goes off shift while it is pending. */
+export const OFF_SHIFT_REASON = 'went off shift'
+
+/**
+ * On or off shift; on the map already (a fix known), the orders waiting near them are looked at
+ * now. Off shift, their pending offers are declined for them, so those orders go on to the next
+ * courier at once rather than when the offers expire.
+ */
 export async function changeShift(desk: CourierDesk, courierId: string, shift: CourierShift): Promise<CourierShift> {
   const { joined } = await setShift(desk.redis, desk.prefix, courierId, shift)
   if (joined) await desk.dispatch.courierFree(courierId)
+  if (shift === 'offline') {
+    for (const offer of await findPendingOffersOfCourier(desk.sql, courierId)) await letOfferGo(desk, offer, OFF_SHIFT_REASON)
+  }
   return shift
 }
 
@@ -103,12 +113,18 @@ export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerI
 /** Declines an offer: the order goes on to its next courier, and the courier may take another waiting nearby. */
 export async function declineOffer(desk: CourierDesk, courierId: string, offerId: string, reason: string | null): Promise<void> {
   const offer = await ownOffer(desk, offerId, courierId)
+  if (!await letOfferGo(desk, offer, reason)) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
+  await desk.dispatch.courierFree(courierId)
+}
+
+/** Closes a pending offer `declined` and sends its order on to the next courier; false if it was no longer pending. */
+async function letOfferGo(desk: CourierDesk, offer: Offer, reason: string | null): Promise<boolean> {
   const declined = await closeOffer(desk.sql, offer.id, 'declined', reason)
-  if (!declined) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
+  if (!declined) return false
   instruments().dispatchOffers.add(1, { outcome: 'declined' })
   await desk.dispatch.offerSettled(offer.id)
   await desk.dispatch.offer([offer.orderId])
-  await desk.dispatch.courierFree(courierId)
+  return true
 }
 
 /**

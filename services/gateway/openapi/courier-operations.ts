@@ -62,7 +62,7 @@ export const courierOperations = {
   },
   '/courier/shift': {
     post: {
-      operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders.' + TOKEN_NOTE, ...courier,
+      operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders. Going offline declines any offer pending for the courier (reason `went off shift`), so its order goes to the next courier at once.' + TOKEN_NOTE, ...courier,
       requestBody: body('ShiftRequest', '`available` or `offline`'),
       responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400, 401, 413, 415) },
     },

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq'
 import t from 'tap'
+import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
 import { DISPATCH_QUEUE, freeJob, offerJobId, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -42,9 +43,26 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   const newcomer = await onShift(gateway, db.sql, 'Newcomer', kmNorth(ISLAND, 2))
   const forNewcomer = await pendingOffer(db.sql, second!, [woken!.id], WAIT_MS)
   t.equal(forNewcomer?.courierId, newcomer.id, 'going on shift wakes the orders waiting nearby')
+  // The case's orders still waiting go, so the next case's couriers are not offered them.
+  for (const orderId of [second!, third!]) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
   for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
+})
+
+t.test('a courier who goes off shift with an offer pending lets it go: the order goes on to the next courier at once', async (t) => {
+  const leaving = await onShift(gateway, db.sql, 'Leaving Rider', kmNorth(ISLAND, 0.5))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await pendingOffer(db.sql, orderId!)
+  t.equal(offered?.courierId, leaving.id, 'the nearest courier is offered the order (for ten minutes)')
+  const staying = await onShift(gateway, db.sql, 'Staying Rider', kmNorth(ISLAND, 2))
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: leaving.auth, payload: { status: 'offline' } })).statusCode, 200)
+  const [closed] = await db.sql<{ status: string; reason: string | null }[]>`select status, reason from dispatch_offers where id = ${offered!.id}`
+  t.same(closed, { status: 'declined', reason: OFF_SHIFT_REASON }, 'their offer is declined for them, saying why')
+  const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
+  t.equal(next?.courierId, staying.id, 'and the order is offered to the next courier, not left to the offer\'s ten minutes')
+  await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
 })
 
 t.test('a courier come free is woken for an order they may carry, past older ones for another vehicle', async (t) => {
