@@ -15,6 +15,17 @@ import { bearer, startStack } from '../../helpers/stack.js'
 const WAIT_MS = 15_000
 const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_RETRY_S: '600', DISPATCH_OFFER_S: '600', COURIER_CAPACITY: '1' } })
 const account = await seedAccount(db.sql, { balance: 1_000_000 })
+const connection = createRedis(db.config, { maxRetriesPerRequest: null })
+const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+t.teardown(async () => {
+  await queue.close()
+  connection.disconnect()
+})
+
+/** Cancels a case's orders still waiting, so the next case's couriers are not offered them. */
+async function cancel(orderIds: string[]) {
+  for (const orderId of orderIds) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+}
 
 t.test('a delivery, a decline and a new shift each wake the orders waiting nearby', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Only Rider', kmNorth(ISLAND, 1))
@@ -43,8 +54,7 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   const newcomer = await onShift(gateway, db.sql, 'Newcomer', kmNorth(ISLAND, 2))
   const forNewcomer = await pendingOffer(db.sql, second!, [woken!.id], WAIT_MS)
   t.equal(forNewcomer?.courierId, newcomer.id, 'going on shift wakes the orders waiting nearby')
-  // The case's orders still waiting go, so the next case's couriers are not offered them.
-  for (const orderId of [second!, third!]) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  await cancel([second!, third!])
   for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
@@ -61,17 +71,11 @@ t.test('a courier who goes off shift with an offer pending lets it go: the order
   t.same(closed, { status: 'declined', reason: OFF_SHIFT_REASON }, 'their offer is declined for them, saying why')
   const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
   t.equal(next?.courierId, staying.id, 'and the order is offered to the next courier, not left to the offer\'s ten minutes')
-  await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  await cancel([orderId!])
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
 })
 
 t.test('a courier come free is woken for an order they may carry, past older ones for another vehicle', async (t) => {
-  const connection = createRedis(db.config, { maxRetriesPerRequest: null })
-  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
-  t.teardown(async () => {
-    await queue.close()
-    connection.disconnect()
-  })
   // Two truck orders, then a bike order: nobody on shift, so all three wait their ten-minute retry.
   const truck = { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }
   const trucks = await placeOrders(gateway, account.apiKey, [shipment(truck), shipment(truck)])
@@ -84,19 +88,13 @@ t.test('a courier come free is woken for an order they may carry, past older one
   const rider = await onShift(gateway, db.sql, 'Bike come free', kmNorth(ISLAND, 1))
   const offered = await pendingOffer(db.sql, bikeOrder!, [], WAIT_MS)
   t.equal(offered?.courierId, rider.id, 'the bike order is offered to them at once')
-  for (const orderId of [...trucks, bikeOrder!]) await gateway.inject({ method: 'POST', url: `/v2/business/orders/${orderId}/cancel`, headers: bearer(account.apiKey) })
+  await cancel([...trucks, bikeOrder!])
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
 })
 
 t.test('a burst of couriers coming free never holds back a new order\'s offer', async (t) => {
   // A wave of wakes, as when a shift starts for thousands of riders or a dispatcher comes back
   // after an outage: each is cheap, but in one queue with the orders' offers they would go first.
-  const connection = createRedis(db.config, { maxRetriesPerRequest: null })
-  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
-  t.teardown(async () => {
-    await queue.close()
-    connection.disconnect()
-  })
   const rider = await onShift(gateway, db.sql, 'Burst Rider', kmNorth(ISLAND, 1))
   const BURST = 20_000
   for (let start = 0; start < BURST; start += 5000) {
