@@ -2,9 +2,11 @@ import type { Order } from './orders.js'
 import type { Db } from './sql.js'
 
 /**
- * Live `created` orders with no pending offer and no offer decided in the last `quietS` seconds,
- * older than `graceS`: the ones whose dispatch job may have been lost (a crash between a commit
- * and its enqueue). The dispatcher's sweep queues them again; a job already waiting absorbs it.
+ * Live `created` orders with no pending offer and none declined or expired in the last `quietS`
+ * seconds, older than `graceS`: the ones whose dispatch job may have been lost (a crash between a
+ * commit and its enqueue), and those handed back or whose offer was withdrawn by a step that
+ * queues no job (an operator's, `courier:disable`). The dispatcher's sweep queues them again; a
+ * job already waiting absorbs it.
  */
 export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: number, limit: number): Promise<string[]> {
   const rows = await db<{ id: string }[]>`
@@ -13,7 +15,7 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
       and o.updated_at < now() - make_interval(secs => ${graceS})
       and not exists (
         select 1 from dispatch_offers d
-        where d.order_id = o.id and (d.status = 'pending' or d.decided_at > now() - make_interval(secs => ${quietS})))
+        where d.order_id = o.id and (d.status = 'pending' or (d.status in ('declined', 'expired') and d.decided_at > now() - make_interval(secs => ${quietS}))))
     order by o.created_at limit ${limit}`
   return rows.map((row) => row.id)
 }

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq'
 import t from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
+import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { DISPATCH_QUEUE, freeJob, offerJobId, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -73,6 +74,27 @@ t.test('a courier who goes off shift with an offer pending lets it go: the order
   t.equal(next?.courierId, staying.id, 'and the order is offered to the next courier, not left to the offer\'s ten minutes')
   await cancel([orderId!])
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
+})
+
+t.test('disabling couriers sends their assigned and their offered order to the next courier within the sweep, not the retry', async (t) => {
+  const holding = await onShift(gateway, db.sql, 'Holding Rider', kmNorth(ISLAND, 0.5))
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const accepted = await pendingOffer(db.sql, held!)
+  t.equal(accepted?.courierId, holding.id)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${accepted!.id}/accept`, headers: holding.auth })).statusCode, 200, 'one courier holds an order')
+  const offeredTo = await onShift(gateway, db.sql, 'Offered Rider', kmNorth(ISLAND, 0.6))
+  const [offered] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const pending = await pendingOffer(db.sql, offered!)
+  t.equal(pending?.courierId, offeredTo.id, 'another is offered one (for ten minutes)')
+
+  const next = await onShift(gateway, db.sql, 'Next Rider', kmNorth(ISLAND, 2))
+  const other = await onShift(gateway, db.sql, 'Other Rider', kmNorth(ISLAND, 2.5))
+  for (const courier of [holding, offeredTo]) t.equal((await disableCourier(db.sql, 'test', courier.id)).kind, 'disabled')
+  const [heldAgain, offeredAgain] = await Promise.all([pendingOffer(db.sql, held!, [], WAIT_MS), pendingOffer(db.sql, offered!, [pending!.id], WAIT_MS)])
+  t.ok(heldAgain && [next.id, other.id].includes(heldAgain.courierId), 'the handed-back order is offered again')
+  t.ok(offeredAgain && [next.id, other.id].includes(offeredAgain.courierId), 'and so is the one whose offer was withdrawn')
+  await cancel([held!, offered!])
+  for (const courier of [next, other]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
 })
 
 t.test('a courier come free is woken for an order they may carry, past older ones for another vehicle', async (t) => {
