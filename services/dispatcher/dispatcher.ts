@@ -3,7 +3,7 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
-import { countAvailable, dropSilentCouriers, lastFix } from '../../shared/couriers/positions.js'
+import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
 import { findCourier } from '../../shared/db/couriers.js'
@@ -99,9 +99,13 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
    * looked at now, not at their next retry (older ones for another vehicle do not crowd them out).
    */
   async function wake(courierId: string): Promise<void> {
-    const [fix, courier] = await Promise.all([lastFix(redis, prefix, courierId), findCourier(sql, courierId)])
-    if (!fix || !courier) return
+    // The cheap questions first: a wave of couriers coming on shift where nothing waits costs
+    // two Redis reads and one indexed query each.
+    const [fix, shift] = await Promise.all([lastFix(redis, prefix, courierId), shiftOf(redis, prefix, courierId)])
+    if (!fix || shift !== 'available') return
     const near = await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, WAKE_LOOKS_AT)
+    const courier = near.length === 0 ? null : await findCourier(sql, courierId)
+    if (!courier) return
     for (const { id: orderId } of near.filter((order) => canCarry(courier, order)).slice(0, settings.capacity * 2)) {
       const waiting = await queue.getJob(offerJobId(orderId))
       if (!waiting) await queue.add(...spread(offerJob(orderId)))

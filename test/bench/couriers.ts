@@ -1,5 +1,9 @@
+import { Queue } from 'bullmq'
 import { Pool, type Dispatcher } from 'undici'
+import type { CommonConfig } from '../../shared/config.js'
 import { createCourier } from '../../shared/couriers/accounts.js'
+import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
+import { createRedis } from '../../shared/redis.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { shipment } from '../helpers/shipments.js'
 import { cpuShares, drive, readCpu, RoundRobin, type Run } from './load.js'
@@ -106,6 +110,34 @@ export async function locationCase(options: {
   return {
     baseline: (seconds: number) => drive({ url: `${options.baselineUrl}/location`, headers: {}, body, rotate: bareTurns }, { ...common, seconds, processes: options.processes.baseline }),
     project: (seconds: number) => drive({ url: `${options.gatewayUrl}/v2/courier/location`, headers: {}, body, rotate: projectTurns }, { ...common, seconds, watchPid: options.watchPid, processes: options.processes.project }),
+  }
+}
+
+/**
+ * Waits, up to two minutes, until the dispatcher just started has worked through the jobs queued
+ * before it: the location case's couriers each queued a wake on their first fix, and tens of
+ * thousands of those (run after every order's offer, by their priority) would otherwise share the
+ * machine with the measured rounds.
+ */
+export async function drainDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>): Promise<void> {
+  const connection = createRedis(config, { maxRetriesPerRequest: null })
+  const queue = new Queue(DISPATCH_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
+  const started = performance.now()
+  const left = async () => {
+    const counts = await queue.getJobCounts('wait', 'prioritized', 'active')
+    return (counts.wait ?? 0) + (counts.prioritized ?? 0) + (counts.active ?? 0)
+  }
+  try {
+    const first = await left()
+    let now = first
+    while (now > 0 && performance.now() - started < 120_000) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      now = await left()
+    }
+    log(`  dispatch: ${first} jobs queued before the dispatcher started, worked through in ${((performance.now() - started) / 1000).toFixed(1)} s${now > 0 ? `; ${now} left at the deadline` : ''}`)
+  } finally {
+    await queue.close()
+    connection.disconnect()
   }
 }
 

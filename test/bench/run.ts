@@ -17,7 +17,7 @@ import { prepareBaselineSchema } from './baselines.js'
 import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
 import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
-import { dispatchCase, locationCase } from './couriers.js'
+import { dispatchCase, drainDispatchQueue, locationCase } from './couriers.js'
 import { formatTable, verdicts, type CaseResult } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
@@ -357,6 +357,7 @@ async function main() {
     const sql = createSql(config, { max: 8 })
     try {
       await waitReady(`http://127.0.0.1:${dispatcherPort}/readyz`)
+      await drainDispatchQueue(config)
       const sides = await dispatchCase({
         sql, gatewayUrl, apiKeys: dispatchAccounts.map((business) => business.apiKey), couriers: DISPATCH_COURIERS, rate: DISPATCH_RATE, deadlineMs: DISPATCH_DEADLINE_S * 1000,
         processes: { ...projectPids, dispatcher: dispatcher.process.pid! },
