@@ -133,15 +133,13 @@ export interface NearbySearch {
 }
 
 /**
- * The couriers on shift within `radiusKm` of `point`, nearest first, at most `count` of them (null:
- * all), leaving out any not heard from for `staleS` seconds.
+ * The couriers on shift within `radiusKm` of `point`, nearest first, at most `count` of them,
+ * leaving out any not heard from for `staleS` seconds.
  */
-export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, count: number | null, now = Date.now()): Promise<NearbySearch> {
+export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, count: number, now = Date.now()): Promise<NearbySearch> {
   const k = keys(prefix)
-  const found = count === null
-    ? await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'WITHDIST')
-    : await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
-  const complete = count === null || found.length < count
+  const found = await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
+  const complete = found.length < count
   const near = found.flatMap((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' ? [{ courierId: entry[0], km: Number(entry[1]) }] : []))
   if (near.length === 0) return { couriers: [], complete }
   const seen = await redis.zmscore(k.seen, ...near.map((courier) => courier.courierId))

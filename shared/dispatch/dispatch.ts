@@ -55,7 +55,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
   const pickup = { lat: order.pickupLat, lng: order.pickupLng }
   // The nearest few first; when none of them can take the order and more may be in range (a
-  // busy hub, a truck order among bikes), the search widens, until it has seen everyone in range.
+  // busy hub, a truck order among bikes), the search widens, up to the nearest ten thousand.
   const looked = new Set(offered)
   let anyInRange = false
   for (const count of SEARCH_COUNTS) {
@@ -70,8 +70,12 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   return { kind: 'nobody', roundOver: !anyInRange }
 }
 
-/** How many of the nearest couriers each widening look takes; null: everyone in range. */
-const SEARCH_COUNTS = [100, 1000, null]
+/**
+ * How many of the nearest couriers each widening look takes. Bounded: one search of a whole
+ * city's couriers would hold Redis (and every location ping) for tens of milliseconds; an order
+ * that ten thousand nearer couriers cannot take waits for its retry.
+ */
+const SEARCH_COUNTS = [100, 1000, 10_000]
 
 /** Offers the order to the first of `near` (nearest first) who may take it now; null if none could. */
 async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[]): Promise<DispatchStep | null> {
