@@ -57,7 +57,7 @@ export function expireJob(offerId: string, orderId: string, delayMs: number): Jo
  * waits behind new orders' offers and expiries instead of holding them back: a wake only brings
  * forward what the orders' own retries would do anyway.
  */
-export const WAKE_PRIORITY = 10
+const WAKE_PRIORITY = 10
 
 /** One waiting `free` job per courier. */
 export function freeJob(courierId: string): JobSpec {

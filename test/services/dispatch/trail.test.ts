@@ -6,7 +6,7 @@ import { courierOnOrder } from '../../../shared/dispatch/views.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { onShift } from '../../helpers/couriers.js'
+import { onShift, ping } from '../../helpers/couriers.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -55,20 +55,16 @@ t.test('one point per 30 s while the order is held, none otherwise, erased with 
 
 t.test('a fix dated later than its arrival (a phone clock ahead) is taken as arrived now', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Clock Ahead', ISLAND)
-  const client = createRedis(db.config)
-  t.teardown(() => client.disconnect())
-  await client.del(`${prefix}:courier:${rider.id}:ping`)
-  const ahead = new Date(Date.now() + 3600_000).toISOString()
-  const sent = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 6.45, longitude: 3.4, at: ahead } })
-  t.equal(sent.statusCode, 204, sent.body)
+  const here = { lat: 6.45, lng: 3.4 }
+  const ahead = new Date(Date.now() + 3600_000)
+  await ping(gateway, rider.auth, here, ahead)
   const after = Date.now()
   const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })
   const at = Date.parse(me.json().location.at)
-  t.ok(at <= after, `the fix's time (${me.json().location.at}) is no later than its arrival, not the phone's ${ahead}`)
+  t.ok(at <= after, `the fix's time (${me.json().location.at}) is no later than its arrival, not the phone's ${ahead.toISOString()}`)
 
   // An earlier time stands: a fix the phone held while it had no signal.
-  await client.del(`${prefix}:courier:${rider.id}:ping`)
-  const earlier = new Date(Date.now() - 30_000).toISOString()
-  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 6.45, longitude: 3.4, at: earlier } })).statusCode, 204)
-  t.equal((await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })).json().location.at, earlier, 'an earlier time is kept as sent')
+  const earlier = new Date(Date.now() - 30_000)
+  await ping(gateway, rider.auth, here, earlier)
+  t.equal((await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })).json().location.at, earlier.toISOString(), 'an earlier time is kept as sent')
 })
