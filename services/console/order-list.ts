@@ -2,10 +2,11 @@ import { z } from 'zod'
 import { ORDER_STATUSES } from '../../shared/courier.js'
 import type { OrderFilter } from '../../shared/db/orders.js'
 import { isOrderId, isUuid } from '../../shared/ids.js'
+import { isStorableTime } from '../../shared/schemas/fields.js'
 
 export const PAGE_SIZE = 25
 
-const day = z.union([z.literal(''), z.iso.date({ error: 'must be a date (YYYY-MM-DD)' })]).optional()
+const day = z.union([z.literal(''), z.iso.date({ error: 'must be a date (YYYY-MM-DD)' }).refine((value) => isStorableTime(Date.parse(value)), 'must be a date from 0001-01-01 to 9999-12-31')]).optional()
 
 /** The orders list's query string: the API's filters, a keyset cursor, the mode and (operators) a business. */
 export const orderListQuerySchema = z.object({
@@ -15,7 +16,7 @@ export const orderListQuerySchema = z.object({
   created_gte: day,
   created_lt: day,
   business: z.union([z.literal(''), z.string().refine(isUuid, 'must be a business id')]).optional(),
-  after: z.string().max(80).regex(/^[0-9T:.\-Z]+_ORD-/, 'is not a page cursor').refine((value) => isOrderId(value.split('_')[1] ?? '') && !Number.isNaN(Date.parse(value.split('_')[0])), 'is not a page cursor').optional(),
+  after: z.string().max(80).regex(/^[0-9T:.\-Z]+_ORD-/, 'is not a page cursor').refine((value) => isOrderId(value.split('_')[1] ?? '') && isStorableTime(Date.parse(value.split('_')[0] ?? '')), 'is not a page cursor').optional(),
 })
 
 export type OrderListQuery = z.infer<typeof orderListQuerySchema>

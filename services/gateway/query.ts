@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { parseJsonAs } from '../../shared/parse-json.js'
+import { isStorableTime } from '../../shared/schemas/fields.js'
 
 // The query strings of the list routes (docs/contracts.md section 6): every refusal is a 400
 // naming the parameter, and no value costs more than one pass over a short string.
@@ -46,7 +47,9 @@ const isoDateTime = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
 export function dateParam(name: string, value: string | undefined): Date | null {
   if (value === undefined) return null
   if (!isoDateTime.safeParse(value).success) throw new ApiError(400, `${name} must be an ISO 8601 date-time`)
-  return new Date(value)
+  const date = new Date(value)
+  if (!isStorableTime(date.getTime())) throw new ApiError(400, `${name} must be between 0001-01-01 and 9999-12-31`)
+  return date
 }
 
 /** One value of `allowed`, or a comma list of them; repeats are kept once. */

@@ -11,11 +11,19 @@ export const shiftRequestSchema = z.object({
   status: z.enum(['available', 'offline'], { error: (issue) => (issue.input === undefined ? 'status is required: available or offline' : 'status must be one of the following values: available, offline') }),
 }, object)
 
+// A fix's time, with its offset (`2026-11-25T10:00:00Z`, `…+01:00`): `Date.parse` alone also reads
+// "1" or "March 7", and years PostgreSQL refuses. Older than a day it is no position worth keeping
+// (a last fix lives a day); a time ahead of the server's is taken as the arrival (the route).
+const isoTime = z.iso.datetime({ offset: true })
+const isIsoTime = (value: string) => isoTime.safeParse(value).success
+const FIX_MAX_AGE_MS = 24 * 3600 * 1000
+
 export const locationRequestSchema = z.object({
   latitude: requiredNumber('latitude', { min: -90, max: 90 }),
   longitude: requiredNumber('longitude', { min: -180, max: 180 }),
   accuracy_m: optionalNumber('accuracy_m', { min: 0, max: 100_000 }),
-  at: optionalText('at', { max: 40 }).refine((value) => value === undefined || !Number.isNaN(Date.parse(value)), { message: 'at must be an ISO 8601 time' }),
+  at: optionalText('at', { max: 40, format: { test: isIsoTime, message: 'at must be an ISO 8601 time' } })
+    .refine((value) => value === undefined || Date.parse(value) >= Date.now() - FIX_MAX_AGE_MS, { error: 'at must be within the last 24 hours', when: (payload) => payload.issues.length === 0 }),
 }, object)
 
 export const declineRequestSchema = z.object({ reason: optionalText('reason', { max: 255 }) }, object)

@@ -41,6 +41,16 @@ export function requiredText(field: string, rules: TextRules = {}) {
   return schema.meta({ pattern: '\\S' })
 }
 
+// The times PostgreSQL stores: years 0001 to 9999. JavaScript also reads year 0000 and six-digit
+// years, which PostgreSQL refuses: a caller's bad time would have been a 500, not their 400.
+const EARLIEST_TIME = Date.parse('0001-01-01T00:00:00.000Z')
+const LATEST_TIME = Date.parse('9999-12-31T23:59:59.999Z')
+
+/** Whether a time (ms since the epoch) can be stored and compared in PostgreSQL. */
+export function isStorableTime(ms: number): boolean {
+  return ms >= EARLIEST_TIME && ms <= LATEST_TIME
+}
+
 export function optionalText(field: string, rules: TextRules = {}) {
   const max = rules.max ?? STRING_MAX
   let schema = stringBase(field, false).max(max, { error: `${field} must be shorter than or equal to ${max} characters` })

@@ -69,7 +69,7 @@ export const courierOperations = {
   },
   '/courier/location': {
     post: {
-      operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now.' + TOKEN_NOTE, ...courier,
+      operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, and one more than 24 hours before it is refused (400).' + TOKEN_NOTE, ...courier,
       requestBody: body('LocationRequest', 'The position'),
       responses: { 204: noContent('Recorded'), ...refusalsOf(400, 401, 413, 415) },
     },

@@ -13,6 +13,7 @@ import { tellCouriers } from '../../../shared/couriers/stream.js'
 import type { RedisClient } from '../../../shared/redis.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
+import { isStorableTime } from '../../../shared/schemas/fields.js'
 import { orderNotFound } from '../../../shared/orders/refusals.js'
 import { sendOrderChange } from '../order-answer.js'
 import { dateParam, decodeCursor, keysetPage, enumListParam, limitParam, readQuery } from '../query.js'
@@ -20,7 +21,7 @@ import { dateParam, decodeCursor, keysetPage, enumListParam, limitParam, readQue
 const LIST_PARAMS = ['status', 'placement_id', 'created_gte', 'created_lt', 'limit', 'cursor'] as const
 
 // The last order of a page: its creation time (ISO, to the millisecond) and id.
-const orderCursor = z.object({ t: z.iso.datetime(), id: z.string().max(64) }).strict()
+const orderCursor = z.object({ t: z.iso.datetime().refine((t) => isStorableTime(Date.parse(t))), id: z.string().max(64) }).strict()
 
 interface OrderRouteOptions {
   sql: Sql

@@ -60,6 +60,13 @@ const cases: Case[] = [
   ['location: longitude out of range', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: -181 } }, 400, /^longitude must not be less than -180$/],
   ['location: a string latitude', 'POST', '/v2/courier/location', { payload: { latitude: '6.45', longitude: 3.4 } }, 400, /^latitude must be a number$/],
   ['location: bad time', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: 'yesterday' } }, 400, /^at must be an ISO 8601 time$/],
+  // Times `Date.parse` reads but that are no fix time: a bare number, a time without its offset,
+  // and years PostgreSQL refuses (the trail point of a courier holding an order was a 500).
+  ['location: a number as time', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: '1' } }, 400, /^at must be an ISO 8601 time$/],
+  ['location: a time without offset', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: '2026-11-26T10:00:00' } }, 400, /^at must be an ISO 8601 time$/],
+  ['location: year 0000', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: '0000-01-01T00:00:00Z' } }, 400, /^at must be within the last 24 hours$/],
+  ['location: a six-digit year', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: '-000001-01-01T00:00:00Z' } }, 400, /^at must be an ISO 8601 time$/],
+  ['location: two days old', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, at: new Date(Date.now() - 48 * 3600_000).toISOString() } }, 400, /^at must be within the last 24 hours$/],
   ['location: negative accuracy', 'POST', '/v2/courier/location', { payload: { latitude: 6, longitude: 3, accuracy_m: -1 } }, 400, /^accuracy_m must not be less than 0$/],
   ['location: null body', 'POST', '/v2/courier/location', { body: 'null', contentType: 'application/json' }, 400, /latitude|body must be a JSON object/],
   ['accept: not an offer id', 'POST', offer('nonsense', 'accept'), {}, 404, /^Offer nonsense was not found$/],
@@ -98,6 +105,8 @@ const cases: Case[] = [
 ]
 
 t.test('bad bodies, bad ids and what is not theirs: a 4xx with the error body, never a 5xx', async (t) => {
+  const me = async () => (await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: mine.auth })).json()
+  const before = await me()
   for (const [label, method, url, request, status, message] of cases) {
     const headers: Record<string, string> = { ...mine.auth }
     if (request.contentType) headers['content-type'] = request.contentType
@@ -109,6 +118,8 @@ t.test('bad bodies, bad ids and what is not theirs: a 4xx with the error body, n
   t.match(held, { status: 'assigned', courierId: mine.id })
   const pending = await db.sql`select id from dispatch_offers where status = 'pending' and id in ${db.sql([mine.offerId, theirs.offerId])}`
   t.equal(pending.length, 2, 'both pending offers stand')
+  t.strictSame((await me()).location, before.location, 'no refused ping moved the last fix')
+  t.equal((await db.sql`select count(*)::int as n from order_trail_points where order_id = ${mine.orderId}`)[0]!.n, 0, 'nor added a trail point')
 })
 
 t.test('no courier token, a business key, an unknown, malformed or revoked token: 401 on every route', async (t) => {

@@ -360,6 +360,10 @@ t.test('orders through the gateway', async (t) => {
         ['created_gte=1700000000', 'created_gte must be an ISO 8601 date-time'],
         ['created_lt=2026-13-01T00:00:00Z', 'created_lt must be an ISO 8601 date-time'],
         ['created_lt=', 'created_lt must be an ISO 8601 date-time'],
+        // ISO 8601 has a year 0000; PostgreSQL has none (these were a 500).
+        ['created_gte=0000-01-01T00:00:00Z', 'created_gte must be between 0001-01-01 and 9999-12-31'],
+        ['created_lt=0001-01-01T00:00:00%2B01:00', 'created_lt must be between 0001-01-01 and 9999-12-31'],
+        ['created_lt=9999-12-31T23:00:00-02:00', 'created_lt must be between 0001-01-01 and 9999-12-31'],
         ['limit=0', limitMessage],
         ['limit=101', limitMessage],
         ['limit=-1', limitMessage],
@@ -369,6 +373,7 @@ t.test('orders through the gateway', async (t) => {
         ['cursor=not-a-cursor', 'cursor is not valid'],
         [`cursor=${Buffer.from(JSON.stringify({ t: 'noon', id: 'ORD-X' })).toString('base64url')}`, 'cursor is not valid'],
         [`cursor=${Buffer.from('[1,2]').toString('base64url')}`, 'cursor is not valid'],
+        [`cursor=${Buffer.from(JSON.stringify({ t: '0000-01-01T00:00:00.000Z', id: 'ORD-X' })).toString('base64url')}`, 'cursor is not valid'],
         ['stauts=created', "unknown query parameter 'stauts'"],
         ['limit=1&limit=2', 'limit must be given once'],
       ]
