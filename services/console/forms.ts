@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { isStorableText, UNSTORABLE_TEXT } from '../../shared/schemas/fields.js'
 
 /** A form body that is not what the page's form sends (a tampered or truncated post): 400, never a 500. */
 export class FormError extends Error {
@@ -8,6 +9,13 @@ export class FormError extends Error {
 
 /** Reads a posted form or a query string with its zod schema; a field sent twice or a missing one is a `FormError`. */
 export function readForm<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  // Every value reaches PostgreSQL as text at some point (a search, a login, a name): `%00` would be a 500 there.
+  if (typeof body === 'object' && body !== null) {
+    for (const [field, value] of Object.entries(body)) {
+      const values: unknown[] = Array.isArray(value) ? value : [value]
+      if (values.some((item) => typeof item === 'string' && !isStorableText(item))) throw new FormError(`${field}: ${UNSTORABLE_TEXT}`)
+    }
+  }
   const parsed = schema.safeParse(body ?? {})
   if (!parsed.success) throw new FormError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '))
   return parsed.data

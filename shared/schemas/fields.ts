@@ -28,6 +28,20 @@ interface TextRules {
  */
 const within = (max: number) => (payload: z.core.ParsePayload) => typeof payload.value === 'string' && payload.value.length <= max
 
+// PostgreSQL's text holds neither NUL nor half a surrogate pair, and JSON can say both ("\u0000",
+// "\ud800"): a placement carrying one was a 500. With the u flag a whole pair is one code point,
+// so this matches only what cannot be stored; it runs once the length check has passed.
+const UNSTORABLE = /[\0\p{Cs}]/u
+export const UNSTORABLE_TEXT = 'must not contain a NUL character or an unpaired surrogate'
+
+/** Whether PostgreSQL can hold this text (and compare it as a query parameter). */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE.test(value)
+}
+
+const storable = (field: string, max: number) =>
+  [isStorableText, { error: `${field} ${UNSTORABLE_TEXT}`, when: within(max) }] as const
+
 // JSON `null` counts as omitted: `parseBody` drops null fields before these schemas run, which
 // keeps them plain zod types (fast to check, and exact in the OpenAPI document).
 
@@ -36,6 +50,7 @@ export function requiredText(field: string, rules: TextRules = {}) {
   let schema = stringBase(field, true)
     .max(max, { error: `${field} must be shorter than or equal to ${max} characters` })
     .refine((value) => value.trim().length > 0, { error: `${field} should not be empty`, when: within(max) })
+    .refine(...storable(field, max))
   if (rules.min) schema = schema.min(rules.min, { error: `${field} must be longer than or equal to ${rules.min} characters` })
   // The OpenAPI document says "not blank" as a pattern; the refinement above is what checks it.
   return schema.meta({ pattern: '\\S' })
@@ -53,7 +68,7 @@ export function isStorableTime(ms: number): boolean {
 
 export function optionalText(field: string, rules: TextRules = {}) {
   const max = rules.max ?? STRING_MAX
-  let schema = stringBase(field, false).max(max, { error: `${field} must be shorter than or equal to ${max} characters` })
+  let schema = stringBase(field, false).max(max, { error: `${field} must be shorter than or equal to ${max} characters` }).refine(...storable(field, max))
   if (rules.format) schema = schema.refine(rules.format.test, { error: rules.format.message, when: within(max) })
   return schema.optional()
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../courier.js'
+import { isStorableText, UNSTORABLE_TEXT } from './fields.js'
 
 const text = (max: number) => z.string().trim().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` })
+  .refine(isStorableText, { error: UNSTORABLE_TEXT, when: (payload) => payload.issues.length === 0 })
 
 /** `[lng, lat]`, GeoJSON order. */
 const position = z.tuple([z.number().min(-180).max(180), z.number().min(-90).max(90)], { error: 'must be a [longitude, latitude] pair' })

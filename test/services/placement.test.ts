@@ -143,6 +143,10 @@ t.test('placement', async (t) => {
       [[shipment({ pickup_latitude: 91 })], '[0].pickup_latitude must not be greater than 90'],
       [[shipment({ is_fragile: 'yes' })], '[0].is_fragile must be a boolean value'],
       [[shipment({ recipient_email: 'not-an-email' })], '[0].recipient_email must be an email'],
+      // JSON can say what PostgreSQL's text cannot hold: each was a 500 before the placement was stored.
+      [[shipment({ pickup_address: 'Victoria Island\u0000, Lagos' })], '[0].pickup_address must not contain a NUL character or an unpaired surrogate'],
+      [[shipment(), shipment({ recipient_name: 'Chidi \ud83d' })], '[1].recipient_name must not contain a NUL character or an unpaired surrogate'],
+      [[shipment({ item_description: '\udc00 gate' })], '[0].item_description must not contain a NUL character or an unpaired surrogate'],
     ]
     for (const [body, message] of cases) {
       const response = await place(account.apiKey, body)

@@ -190,6 +190,10 @@ t.test('a malformed form or query is a 400 page, never a 500', async (t) => {
   // Year 0000 reads as a date in JavaScript and not in PostgreSQL: these were a 500.
   t.equal((await client.get('/console/ops/orders?created_gte=0000-01-01')).statusCode, 400)
   t.equal((await client.get('/console/ops/orders?after=0000-01-01T00:00:00.000Z_ORD-0000000000')).statusCode, 400)
+  // PostgreSQL's text holds no NUL: a search or a form with %00 was a 500.
+  t.equal((await client.get('/console/ops/businesses?q=Ada%00')).statusCode, 400)
+  const nul = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: '1', reference: 'top\u0000up', mode: 'live' })
+  t.equal(nul.statusCode, 400)
   t.equal((await client.get('/console/ops/businesses/not-a-uuid')).statusCode, 404)
   const negative = await client.post(`/console/ops/businesses/${ada.businessId}/credit`, { amount: '-5', reference: 'neg', mode: 'live' })
   t.equal(negative.statusCode, 303)

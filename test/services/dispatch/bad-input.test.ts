@@ -99,6 +99,7 @@ const cases: Case[] = [
   ['fail: an array body', 'POST', order(mine.orderId, 'fail'), { payload: ['nobody home'] }, 400, /^body must be a JSON object$/],
   ['unassign: a long reason', 'POST', order(mine.orderId, 'unassign'), { payload: { reason: long } }, 400, /^reason must be shorter than or equal to 255 characters$/],
   ['unassign: no body', 'POST', order(mine.orderId, 'unassign'), {}, 400, /^reason should not be empty$/],
+  ['unassign: a NUL in the reason', 'POST', order(mine.orderId, 'unassign'), { payload: { reason: 'flat\u0000 tyre' } }, 400, /^reason must not contain a NUL character or an unpaired surrogate$/],
   ["unassign: another courier's order", 'POST', order(theirs.orderId, 'unassign'), { payload: { reason: 'mine now' } }, 404, /was not found$/],
   ['return: not failed', 'POST', order(mine.orderId, 'return'), {}, 409, new RegExp(mine.orderId)],
   ['an unknown move', 'POST', order(mine.orderId, 'teleport'), {}, 404, /^Cannot POST /],

@@ -82,6 +82,8 @@ t.test('rate cards: import, version, load, reject', async (t) => {
       ['negative price', (file) => { file.options[0].prices[0].price = -1 }, /options\[0\]\.prices\[0\]\.price: must not be negative/],
       ['duplicate pair in one option', (file) => { file.options[0].prices[1] = { ...file.options[0].prices[0] } }, /a price from Island to Island is listed twice/],
       ['duplicate label', (file) => { file.options[3].label = '5-tonne truck' }, /label 5-tonne truck is used by two options/],
+      ['a NUL in a label', (file) => { file.options[0].label = 'Up to\u0000 5 kg' }, /^options\[0\]\.label: must not contain a NUL character or an unpaired surrogate$/],
+      ['half a surrogate pair in the name', (file) => { file.name = `${file.name} \ud83d` }, /^name: must not contain a NUL character or an unpaired surrogate$/],
       ['unknown vehicle type', (file) => { file.options[3].vehicle_type = 'boat' }, /options\[3\]\.vehicle_type: must be one of bike, bus_van, truck/],
     ]
     for (const [name, spoil, message] of cases) {
