@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions, ConnectionError } from 'fastify'
 import { errorBody } from '../../shared/errors/error-body.js'
 import type { GatewayConfig } from '../../shared/config.js'
 import { loggerOptions, quietRequests } from '../../shared/http/observability.js'
@@ -7,6 +8,27 @@ import { requestTimeouts } from '../../shared/http/run-service.js'
 import { trustProxyOption } from '../../shared/http/trust-proxy.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+// What Node's HTTP parser refuses before any route runs: headers past `maxHeaderSize` (16 KB), a
+// request not received within REQUEST_TIMEOUT_MS, or bytes that are no HTTP request (a broken
+// request line, Content-Length or chunk). fastify's own answer is not the spec's error body.
+const CLIENT_ERRORS: Record<string, [status: number, reason: string, message: string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'The request was not received in time'],
+}
+const REQUEST_LINE = /^[A-Z]{1,16} (\/[^\s]{0,2047}) HTTP\/1\.[01]\r?\n/
+
+function answerClientError(err: ConnectionError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, reason, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad Request', 'Malformed HTTP request']
+  // The path when the request line could be read; the rest of the request cannot be trusted.
+  // (Node hands over a Buffer, whatever fastify's type says.)
+  const raw: unknown = err.rawPacket
+  const path = (Buffer.isBuffer(raw) && REQUEST_LINE.exec(raw.subarray(0, 2100).toString('latin1'))?.[1]) || '/'
+  const body = JSON.stringify(errorBody(status, path, message))
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  else socket.destroy()
+}
 
 /** Options fixed when the server is constructed; `main` and the tests both use these. */
 export function gatewayServerOptions(config: GatewayConfig): FastifyServerOptions {
@@ -26,6 +48,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
     // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (docs/contracts.md).
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
     // A path the router cannot read (broken percent-encoding, a segment past maxParamLength, such
     // as a 300-character id) names no resource: the not-found answer of any unknown path, in the
     // spec's body, where fastify would send its own body (and a 414) past the error handler.

@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import t from 'tap'
 import { assertError, CATALOG, PLACE, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'
 import { shipment } from '../../helpers/shipments.js'
@@ -45,6 +46,30 @@ t.test('gateway errors and request ids', async (t) => {
     const ready = await gateway.inject({ method: 'GET', url: '/readyz' })
     t.equal(ready.statusCode, 200)
     t.strictSame(ready.json(), { status: 'ready', postgres: true, redis: true })
+  })
+
+  t.test("what Node's HTTP parser refuses before any route: the spec's error body too", async (t) => {
+    await gateway.listen({ port: 0, host: '127.0.0.1' })
+    const address = gateway.server.address()
+    const port = typeof address === 'object' && address ? address.port : 0
+    /** Sends raw bytes, reads until the server closes: the status and the JSON body. */
+    const send = (bytes: string) => new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const chunks: Buffer[] = []
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes))
+      socket.on('data', (chunk) => chunks.push(chunk)).on('error', reject).on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) })
+      })
+    })
+    const spec = { timestamp: String, message: String }
+    const huge = await send(`GET ${CATALOG}?x=1 HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`)
+    t.equal(huge.status, 431)
+    t.match(huge.body, { ...spec, statusCode: 431, path: CATALOG, message: 'Request headers are too large' })
+    const length = await send(`POST ${QUOTE} HTTP/1.1\r\nHost: x\r\nContent-Length: twelve\r\n\r\n`)
+    t.equal(length.status, 400)
+    t.match(length.body, { ...spec, statusCode: 400, path: QUOTE, message: 'Malformed HTTP request' })
+    const garbage = await send('\u0001\u0002 not http at all\r\n\r\n')
+    t.match(garbage.body, { ...spec, statusCode: 400, path: '/', message: 'Malformed HTTP request' })
   })
 
   t.test('x-request-id', async (t) => {
