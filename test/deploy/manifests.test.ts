@@ -11,6 +11,7 @@ import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
 import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
+import { PHOTO_MAX_BYTES } from '../../shared/storage/photos.js'
 import { TEST_SECRETS } from '../helpers/db.js'
 import { projectRoot } from '../helpers/processes.js'
 
@@ -665,6 +666,14 @@ t.test('deploy/k8s', async (t) => {
       t.ok(ingress?.spec.tls?.[0]?.secretName, `${name}: into a named certificate Secret`)
       t.ok((ingress?.spec.rules ?? []).every((rule: Doc) => rule.host === url.hostname), `${name}: routes only that host`)
       t.equal(ingress?.spec.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name, name, `${name}: to its Service`)
+    }
+    // nginx refuses a body over proxy-body-size (1 MB unless set) with its own page: each Ingress
+    // must let through the largest body its service reads, so the service says what is wrong.
+    const largest: Record<string, number> = { gateway: Math.max(loadConfig(gatewayEnv, gatewayEnvSeen).BODY_LIMIT_BYTES, PHOTO_MAX_BYTES + 64 * 1024), console: PHOTO_MAX_BYTES + 64 * 1024 }
+    for (const name of PUBLIC) {
+      const size = /^(\d+)([km]?)$/.exec(named('Ingress', name)?.metadata.annotations?.['nginx.ingress.kubernetes.io/proxy-body-size'] ?? '1m')
+      const bytes = size ? Number(size[1]) * ({ '': 1, k: 1024, m: 1024 * 1024 }[size[2] ?? ''] ?? 1) : 0
+      t.ok(bytes >= (largest[name] ?? Infinity), `${name}: the Ingress passes bodies up to ${bytes} bytes, at least the ${largest[name]} the service reads (a 5 MB photo with its form)`)
     }
     const gateway = loadConfig(gatewayEnv, gatewayEnvSeen)
     t.ok(gateway.PUBLIC_BASE_URL?.startsWith('https://'), 'the gateway knows it is https, so it sends Strict-Transport-Security itself')

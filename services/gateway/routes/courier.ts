@@ -75,7 +75,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.get('/stream', async (request, reply) => {
     reply.hijack()
     const raw = reply.raw
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-request-id': String(request.id) })
+    // x-accel-buffering: an nginx in front (the Ingress of deploy/k8s) passes each event on at once
+    // instead of holding it in its proxy buffer, where an offer could sit past its expiry.
+    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })
     // Whenever the courier hangs up (even while the subscription is being made), nothing is left behind.
     let stop: (() => void) | null = null
     let closed = false

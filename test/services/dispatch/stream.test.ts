@@ -77,6 +77,7 @@ t.test('offer, then offer_withdrawn when the business cancels the offered order,
   t.teardown(stream.close)
   t.equal(stream.response.status, 200)
   t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
+  t.equal(stream.response.headers.get('x-accel-buffering'), 'no', 'an nginx in front passes each event on at once')
   const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
   t.ok(connected.held, 'the stream says it is connected')
   // Connected means listening: a notice published from now on reaches this courier.
