@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { CourierFix } from '../../../shared/courier.js'
@@ -71,10 +72,20 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     return reply.code(204).send()
   })
 
+  // The streams open on this gateway. When it stops (a deploy, a scale-in) they end first, so each
+  // courier reconnects to a replica that still tells them of offers: open, they would hold up the
+  // stop until it was forced, hearing nothing once the subscriber had gone.
+  const open = new Set<ServerResponse>()
+  app.addHook('preClose', (done) => {
+    for (const raw of open) raw.end()
+    done()
+  })
+
   // Server-Sent Events: offers and withdrawals as they happen, through Redis pub/sub.
   app.get('/stream', async (request, reply) => {
     reply.hijack()
     const raw = reply.raw
+    open.add(raw)
     // x-accel-buffering: an nginx in front (the Ingress of deploy/k8s) passes each event on at once
     // instead of holding it in its proxy buffer, where an offer could sit past its expiry.
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })
@@ -83,6 +94,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     let closed = false
     const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS)
     request.raw.on('close', () => {
+      open.delete(raw)
       closed = true
       clearInterval(heartbeat)
       stop?.()

@@ -1,4 +1,8 @@
+import Fastify from 'fastify'
 import t from 'tap'
+import gatewayApp from '../../../services/gateway/app.js'
+import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
+import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { courierChannel, tellCourier } from '../../../shared/couriers/stream.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -24,19 +28,23 @@ interface StreamEvent {
   data: Record<string, unknown>
 }
 
-/** Opens the courier's stream and collects its events and comments until `close`. */
-async function openStream(token: string) {
+/** Opens the courier's stream and collects its events and comments until `close` (or the gateway ends it: `ended`). */
+async function openStream(token: string, from = base) {
   const controller = new AbortController()
-  const response = await fetch(`${base}/v2/courier/stream`, { headers: { ...bearer(token), accept: 'text/event-stream' }, signal: controller.signal })
+  const response = await fetch(`${from}/v2/courier/stream`, { headers: { ...bearer(token), accept: 'text/event-stream' }, signal: controller.signal })
   const events: StreamEvent[] = []
   const comments: string[] = []
+  const state = { ended: false }
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
   const pump = (async () => {
     let buffer = ''
     try {
       for (;;) {
         const { value, done } = await reader.read()
-        if (done) return
+        if (done) {
+          state.ended = true
+          return
+        }
         buffer += value
         for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const lines = buffer.slice(0, end).split('\n')
@@ -52,7 +60,7 @@ async function openStream(token: string) {
     }
   })()
   return {
-    response, events, comments,
+    response, events, comments, state,
     /** Waits for an event of this name about the order. */
     next: (event: string, orderId: string) => waitForValue(async () => events.find((seen) => seen.event === event && seen.data?.order_id === orderId), (found) => found !== undefined, WAIT_MS, 20),
     close: async () => {
@@ -146,4 +154,23 @@ t.test('an offer made while the courier had no stream open comes first when they
   t.equal((await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
   const withdrawn = await stream.next('offer_withdrawn', orderId!)
   t.ok(withdrawn.held, 'and its withdrawal follows it')
+})
+
+t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
+  const config = loadConfig(gatewayEnv, { ...db.env, PRICING_URL: 'http://127.0.0.1:9' })
+  const leaving = Fastify({ ...gatewayServerOptions(config), logger: false })
+  await leaving.register(gatewayApp, { config })
+  await leaving.listen({ port: 0, host: '127.0.0.1' })
+  const at = leaving.server.address()
+  const rider = await onShift(gateway, db.sql, 'Rolling deploy', kmNorth(ISLAND, 0.4))
+  const stream = await openStream(rider.token, `http://127.0.0.1:${typeof at === 'object' && at ? at.port : 0}`)
+  t.teardown(stream.close)
+  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+
+  const stopping = leaving.close()
+  const ended = await waitForValue(async () => stream.state.ended, (done) => done, WAIT_MS, 20)
+  t.ok(ended.held, 'the stream ended as the gateway began to stop, not when the stop was forced')
+  // Before, an open stream held the stop until the process was killed: let go of it so this file ends.
+  if (!ended.held) await stream.close()
+  await stopping
 })
