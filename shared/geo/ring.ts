@@ -18,17 +18,43 @@ export function ringProblem(ring: Position[]): string | null {
   const first = ring[0]
   const last = ring[ring.length - 1]
   if (first[0] !== last[0] || first[1] !== last[1]) return 'ring is not closed: the last position must repeat the first'
-  const edges = ring.length - 1
-  for (let i = 0; i < edges; i++) {
-    for (let j = i + 1; j < edges; j++) {
-      // Neighbouring edges share a vertex by construction, the first and last edge included.
-      if (j === i + 1 || (i === 0 && j === edges - 1)) continue
-      if (segmentsTouch(ring[i], ring[i + 1], ring[j], ring[j + 1])) return `ring intersects itself (edges ${i} and ${j})`
-    }
-  }
+  const crossing = firstCrossing(ring)
+  if (crossing) return `ring intersects itself (edges ${crossing[0]} and ${crossing[1]})`
   // After the crossing test: a symmetric bow-tie also has zero signed area, and crossing is the better message.
   if (Math.abs(signedArea(ring)) < 1e-12) return 'ring encloses no area'
   return null
+}
+
+/**
+ * Two edges of the ring that cross or touch (neither being the other's neighbour), or null.
+ * Edges are taken by their left end, and each is compared only with the edges whose x-range
+ * reaches into its own and whose y-range meets it: a ring drawn around an area costs about
+ * n log n, where comparing every pair cost n² (a card of 200 zones of 500 vertices took 0.3 s of
+ * the console's one thread). A ring whose every edge spans it still costs n², which the vertex
+ * cap bounds.
+ */
+function firstCrossing(ring: Position[]): [number, number] | null {
+  const edges = ring.length - 1
+  const left = (i: number) => Math.min(ring[i][0], ring[i + 1][0])
+  const order = Array.from({ length: edges }, (_, i) => i).sort((a, b) => left(a) - left(b))
+  let found: [number, number] | null = null
+  for (let p = 0; p < edges; p++) {
+    const i = order[p]
+    const right = Math.max(ring[i][0], ring[i + 1][0])
+    const bottom = Math.min(ring[i][1], ring[i + 1][1])
+    const top = Math.max(ring[i][1], ring[i + 1][1])
+    for (let q = p + 1; q < edges && left(order[q]) <= right; q++) {
+      const j = order[q]
+      // Neighbouring edges share a vertex by construction, the first and last edge included.
+      if (Math.abs(i - j) === 1 || Math.abs(i - j) === edges - 1) continue
+      if (Math.max(ring[j][1], ring[j + 1][1]) < bottom || Math.min(ring[j][1], ring[j + 1][1]) > top) continue
+      if (!segmentsTouch(ring[i], ring[i + 1], ring[j], ring[j + 1])) continue
+      // The pair named is the lowest, as the edge-by-edge walk found it, whatever order found it here.
+      const pair: [number, number] = i < j ? [i, j] : [j, i]
+      if (!found || pair[0] < found[0] || (pair[0] === found[0] && pair[1] < found[1])) found = pair
+    }
+  }
+  return found
 }
 
 function signedArea(ring: Position[]): number {

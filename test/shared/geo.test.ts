@@ -111,3 +111,49 @@ t.test('a ring is capped at MAX_RING_VERTICES vertices, the closing point not co
   t.equal(ringProblem(circle(501)), 'ring must have at most 500 vertices (this one has 501)')
   t.equal(ringProblem(circle(10_000)), 'ring must have at most 500 vertices (this one has 10000)', 'refused before the edge-by-edge check')
 })
+
+t.test('the self-intersection check names the same crossing as comparing every pair of edges', async (t) => {
+  // The reference: every edge against every other, as the check was first written.
+  const orientation = (a: number[], b: number[], c: number[]) => {
+    const value = (b[1]! - a[1]!) * (c[0]! - b[0]!) - (b[0]! - a[0]!) * (c[1]! - b[1]!)
+    return Math.abs(value) < 1e-15 ? 0 : Math.sign(value)
+  }
+  const on = (a: number[], b: number[], c: number[]) => Math.min(a[0]!, c[0]!) <= b[0]! && b[0]! <= Math.max(a[0]!, c[0]!) && Math.min(a[1]!, c[1]!) <= b[1]! && b[1]! <= Math.max(a[1]!, c[1]!)
+  const touch = (p1: number[], p2: number[], q1: number[], q2: number[]) => {
+    const [o1, o2, o3, o4] = [orientation(p1, p2, q1), orientation(p1, p2, q2), orientation(q1, q2, p1), orientation(q1, q2, p2)]
+    return (o1 !== o2 && o3 !== o4) || (o1 === 0 && on(p1, q1, p2)) || (o2 === 0 && on(p1, q2, p2)) || (o3 === 0 && on(q1, p1, q2)) || (o4 === 0 && on(q1, p2, q2))
+  }
+  const everyPair = (ring: [number, number][]): string | null => {
+    const edges = ring.length - 1
+    for (let i = 0; i < edges; i++) {
+      for (let j = i + 1; j < edges; j++) {
+        if (j === i + 1 || (i === 0 && j === edges - 1)) continue
+        if (touch(ring[i]!, ring[i + 1]!, ring[j]!, ring[j + 1]!)) return `ring intersects itself (edges ${i} and ${j})`
+      }
+    }
+    return null
+  }
+  // A seeded generator, so a failure can be replayed: rings on a small grid (shared x and y values,
+  // collinear and touching edges) and rings around a centre (simple, or with a spike across).
+  let seed = 42
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  let crossing = 0
+  for (let round = 0; round < 3000; round++) {
+    const vertices = 3 + Math.floor(random() * 12)
+    const points: [number, number][] = round % 2 === 0
+      ? Array.from({ length: vertices }, () => [Math.floor(random() * 6), Math.floor(random() * 6)])
+      : Array.from({ length: vertices }, (_, i) => {
+        const angle = (2 * Math.PI * i) / vertices, radius = random() < 0.1 ? 3 : 1 + random()
+        return [Math.cos(angle) * radius, Math.sin(angle) * radius]
+      })
+    const ring: [number, number][] = [...points, points[0]!]
+    const expected = everyPair(ring)
+    const problem = ringProblem(ring)
+    if (expected) crossing++
+    if (expected ? problem !== expected : problem?.startsWith('ring intersects itself')) {
+      t.fail(`round ${round}: ${JSON.stringify(ring)}: expected ${expected}, got ${problem}`)
+      return
+    }
+  }
+  t.ok(crossing > 300 && crossing < 2700, `both kinds were tried (${crossing} of 3000 rings cross)`)
+})
