@@ -307,8 +307,19 @@ export const consoleEnv = commonEnv.extend({
   TRACKING_MAP_TILES_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })
     .refine((url) => ['{z}', '{x}', '{y}'].every((part) => url.includes(part)), 'must contain {z}, {x} and {y}').optional(),
   TRACKING_MAP_ATTRIBUTION: z.string().min(1).default('© OpenStreetMap contributors'),
+  // The recipients' clock: the tracking page shows its times there (the API's stay UTC).
+  TRACKING_TIME_ZONE: z.string().refine(isTimeZone, 'must be an IANA time zone, such as Africa/Lagos').default('Africa/Lagos'),
   TRUST_PROXY: z.string().default('false').transform(trustProxy),
 })
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}
 
 /**
  * `npm start`: migrates and seeds, finds the gateway on its port to say it is ready, gives each

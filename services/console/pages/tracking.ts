@@ -1,6 +1,5 @@
 import type { CourierFix } from '../../../shared/courier.js'
 import type { Order } from '../../../shared/db/orders.js'
-import { when } from '../format.js'
 import { html } from '../html.js'
 import { trackingMap, type TileSource } from './tracking-map.js'
 
@@ -21,6 +20,9 @@ const VEHICLES: Record<string, string> = { bike: 'motorbike', car: 'car', bus_va
 
 export interface TrackingView {
   order: Order
+  /** The recipient's clock (TRACKING_TIME_ZONE): times are shown there, with its name. */
+  timeZone: string
+  now: Date
   /** The courier's last fix while the order is on its way, else null. */
   courierAt: CourierFix | null
   eta: { stage: 'pickup' | 'dropoff'; at: string } | null
@@ -28,8 +30,13 @@ export interface TrackingView {
   tiles: TileSource | null
 }
 
-export function trackingPage({ order, courierAt, eta, tiles }: TrackingView): string {
+export function trackingPage({ order, courierAt, eta, tiles, timeZone, now }: TrackingView): string {
   const active = order.status === 'assigned' || order.status === 'picked_up'
+  const clock = new Intl.DateTimeFormat('en-NG', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+  const dated = new Intl.DateTimeFormat('en-NG', { timeZone, day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+  // An ETA already past (the courier's phone went quiet, or the road was slower) promises nothing:
+  // the map still shows where the courier was last heard from.
+  const expected = eta && active && Date.parse(eta.at) > now.getTime() ? eta : null
   const firstName = order.courier?.name.trim().split(/\s+/)[0] ?? null
   const vehicle = order.courier?.vehicle_type ? VEHICLES[order.courier.vehicle_type] : null
   const page = html`<!doctype html>
@@ -43,11 +50,11 @@ ol{padding-left:1.2rem}small{color:#555}</style></head>
 <body><main>
 <p><small>Delivery ${order.id}</small></p>
 <h1>${STATUS_LINES[order.status] ?? order.status}</h1>
-${eta && active ? html`<p class="card">Expected at the ${eta.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${when(eta.at).slice(11, 16)} UTC</strong></p>` : ''}
+${expected ? html`<p class="card">Expected at the ${expected.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${clock.format(new Date(expected.at))}</strong></p>` : ''}
 ${order.deliveryPin && active ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
 ${firstName && order.status !== 'created' && order.status !== 'cancelled' ? html`<p class="card">Your courier: <strong>${firstName}</strong>${vehicle ? html`, by ${vehicle}` : ''}</p>` : ''}
 ${active ? trackingMap(order, courierAt, tiles) : ''}
-<div class="card"><h2>History</h2><ol>${order.history.map((step) => html`<li>${step.status.replace('_', ' ')}, ${when(step.at)}</li>`)}</ol></div>
+<div class="card"><h2>History</h2><ol>${order.history.map((step) => html`<li>${step.status.replace('_', ' ')}, ${dated.format(new Date(step.at))}</li>`)}</ol></div>
 <p><small>This page refreshes itself.</small></p>
 </main></body></html>`
   return page.text

@@ -31,6 +31,6 @@ export default async function trackingRoutes(app: FastifyInstance, { sql, redis,
     const eta = etaOf(order, { location: courierAt, roadFactor: rates.roadFactor })
     const csp = allowTiles(reply.getHeader('content-security-policy'))
     if (csp) reply.header('content-security-policy', csp)
-    return reply.type('text/html; charset=utf-8').send(trackingPage({ order, courierAt, eta, tiles }))
+    return reply.type('text/html; charset=utf-8').send(trackingPage({ order, courierAt, eta, tiles, timeZone: config.TRACKING_TIME_ZONE, now: new Date() }))
   })
 }

@@ -50,7 +50,9 @@ t.test('on its way: status, first name and vehicle, the map and ETA, the PIN; no
   t.match(page.body, 'A courier is on the way to pick up your parcel')
   t.match(page.body, 'Your courier: <strong>Musa</strong>, by motorbike')
   t.match(page.body, /<p class="pin">4821<\/p>/, 'the PIN to give the courier')
-  t.match(page.body, /Expected at the pickup around <strong>\d\d:\d\d UTC<\/strong>/)
+  // The recipient's clock (TRACKING_TIME_ZONE, Africa/Lagos by default), named: not UTC.
+  t.match(page.body, /Expected at the pickup around <strong>\d\d:\d\d WAT<\/strong>/)
+  t.match(page.body, /<li>assigned, \d{1,2} [A-Z][a-z]{2}, \d\d:\d\d WAT<\/li>/, 'the history in the same clock')
   t.match(page.body, /<svg[^>]*>[\s\S]*>Pickup<\/text>[\s\S]*>You<\/text>[\s\S]*>Courier<\/text>/, 'the pickup, the address and the courier on the map')
   for (const secret of ['Bello', '+2348095550000', '1500', 'Chidi Okafor', 'Okafor', 'LSR-1']) t.notMatch(page.body, secret, `never ${secret}`)
 })
@@ -99,4 +101,21 @@ t.test('with TRACKING_MAP_TILES_URL the markers sit on map tiles, and the page m
   t.notMatch(plain.body, '<image', 'unset: the plain SVG, nothing fetched from elsewhere')
   t.notMatch(plain.headers['content-security-policy'], 'tiles.example.org')
   t.throws(() => loadConfig(consoleEnv, { ...db.env, CONSOLE_SESSION_SECRET: 'x'.repeat(32), TRACKING_MAP_TILES_URL: 'https://tiles.example.org/tile.png' }), /TRACKING_MAP_TILES_URL: must contain \{z\}, \{x\} and \{y\}/)
+})
+
+t.test('an ETA already past is not shown; the times follow TRACKING_TIME_ZONE', async (t) => {
+  const { orderId, token } = await trackedOrder()
+  const { courier } = await createCourier(sql, 'test', { name: 'Quiet Phone', phone: '+2348095550001', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
+  // Last heard from an hour ago, a few minutes' ride from the pickup: that ETA is long gone.
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date(Date.now() - 3600_000).toISOString() })
+  const page = await open(token)
+  t.equal(page.statusCode, 200)
+  t.match(page.body, 'A courier is on the way to pick up your parcel')
+  t.notMatch(page.body, 'Expected at the', 'no promise already broken')
+  t.match(page.body, />Courier<\/text>/, 'the map still shows where the courier was last heard from')
+
+  const utc = await startConsole(t, db.env, { TRACKING_TIME_ZONE: 'UTC' })
+  t.match((await utc.app.inject({ method: 'GET', url: `/t/${token}` })).body, /<li>assigned, \d{1,2} [A-Z][a-z]{2}, \d\d:\d\d UTC<\/li>/)
+  t.throws(() => loadConfig(consoleEnv, { ...db.env, CONSOLE_SESSION_SECRET: 'x'.repeat(32), TRACKING_TIME_ZONE: 'Lagos' }), /TRACKING_TIME_ZONE: must be an IANA time zone, such as Africa\/Lagos/)
 })
