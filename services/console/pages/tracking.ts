@@ -7,6 +7,8 @@ import { trackingMap, type TileSource } from './tracking-map.js'
 // nothing beyond what the recipient needs: no phone, no price, no full name.
 
 const REFRESH_S = 20
+// Fixes come every few seconds: an ETA past by more than this is a courier no longer heard from.
+const ETA_GRACE_MS = 2 * 60 * 1000
 const STATUS_LINES: Record<string, string> = {
   created: 'Your order is waiting for a courier',
   assigned: 'A courier is on the way to pick up your parcel',
@@ -34,9 +36,11 @@ export function trackingPage({ order, courierAt, eta, tiles, timeZone, now }: Tr
   const active = order.status === 'assigned' || order.status === 'picked_up'
   const clock = new Intl.DateTimeFormat('en-NG', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
   const dated = new Intl.DateTimeFormat('en-NG', { timeZone, day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
-  // An ETA already past (the courier's phone went quiet, or the road was slower) promises nothing:
-  // the map still shows where the courier was last heard from.
-  const expected = eta && active && Date.parse(eta.at) > now.getTime() ? eta : null
+  // The ETA counts from the courier's last fix: one that has just passed is a courier at the door
+  // (shown as now); one long gone is a phone gone quiet, and promises nothing (the map still shows
+  // where the courier was last heard from).
+  const due = eta && active ? Date.parse(eta.at) : null
+  const expected = eta && due !== null && due >= now.getTime() - ETA_GRACE_MS ? { stage: eta.stage, at: new Date(Math.max(due, now.getTime())) } : null
   const firstName = order.courier?.name.trim().split(/\s+/)[0] ?? null
   const vehicle = order.courier?.vehicle_type ? VEHICLES[order.courier.vehicle_type] : null
   const page = html`<!doctype html>
@@ -50,7 +54,7 @@ ol{padding-left:1.2rem}small{color:#555}</style></head>
 <body><main>
 <p><small>Delivery ${order.id}</small></p>
 <h1>${STATUS_LINES[order.status] ?? order.status}</h1>
-${expected ? html`<p class="card">Expected at the ${expected.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${clock.format(new Date(expected.at))}</strong></p>` : ''}
+${expected ? html`<p class="card">Expected at the ${expected.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${clock.format(expected.at)}</strong></p>` : ''}
 ${order.deliveryPin && active ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
 ${firstName && order.status !== 'created' && order.status !== 'cancelled' ? html`<p class="card">Your courier: <strong>${firstName}</strong>${vehicle ? html`, by ${vehicle}` : ''}</p>` : ''}
 ${active ? trackingMap(order, courierAt, tiles) : ''}

@@ -114,6 +114,9 @@ t.test('an ETA already past is not shown; the times follow TRACKING_TIME_ZONE', 
   t.match(page.body, 'A courier is on the way to pick up your parcel')
   t.notMatch(page.body, 'Expected at the', 'no promise already broken')
   t.match(page.body, />Courier<\/text>/, 'the map still shows where the courier was last heard from')
+  // At the pickup, heard from half a minute ago: the ETA (the fix's time) has just passed, and is now.
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.4413, longitude: 3.4714, at: new Date(Date.now() - 30_000).toISOString() })
+  t.match((await open(token)).body, /Expected at the pickup around <strong>\d\d:\d\d WAT<\/strong>/, 'a courier at the door is expected now')
 
   const utc = await startConsole(t, db.env, { TRACKING_TIME_ZONE: 'UTC' })
   t.match((await utc.app.inject({ method: 'GET', url: `/t/${token}` })).body, /<li>assigned, \d{1,2} [A-Z][a-z]{2}, \d\d:\d\d UTC<\/li>/)
