@@ -6,6 +6,7 @@ import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
 import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { simulatedCourier } from '../../shared/couriers/fixed-couriers.js'
 import { findOrderById } from '../../shared/db/orders.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 import { createSql } from '../../shared/db/sql.js'
 import { rateCardFileSchema } from '../../shared/schemas/rate-card.js'
 import { courierClient } from './courier-client.js'
@@ -28,17 +29,27 @@ const flagsSchema = z.object({
   quiet: z.boolean().default(false),
 })
 
-const { values } = parseArgs({
-  options: {
-    couriers: { type: 'string' }, speed: { type: 'string' }, 'tick-ms': { type: 'string' }, accept: { type: 'string' },
-    seed: { type: 'string' }, api: { type: 'string' }, quiet: { type: 'boolean' },
-  },
-})
-const parsed = flagsSchema.safeParse(values)
-if (!parsed.success) {
-  console.error(`simulate: ${parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; ')}`)
+/** A flag the simulator cannot run with: one line on stderr, exit 1 (as the operator CLI does). */
+function refuse(message: string): never {
+  console.error(`simulate: ${message}`)
   process.exit(1)
 }
+
+const values = (() => {
+  try {
+    return parseArgs({
+      options: {
+        couriers: { type: 'string' }, speed: { type: 'string' }, 'tick-ms': { type: 'string' }, accept: { type: 'string' },
+        seed: { type: 'string' }, api: { type: 'string' }, quiet: { type: 'boolean' },
+      },
+    }).values
+  } catch (err) {
+    // parseArgs explains an unknown flag or a missing value over several lines, with a stack.
+    return refuse(errorMessage(err).replace(/\s*\n\s*/g, ' '))
+  }
+})()
+const parsed = flagsSchema.safeParse(values)
+if (!parsed.success) refuse(parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; '))
 const flags = parsed.data
 let config
 try {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import t from 'tap'
@@ -67,4 +67,20 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered; riders offline$/)
   const wallets = (await walletsAgainstLedger(launched.sql)).filter((wallet) => wallet.businessId === launched.businessId)
   t.ok(wallets.length > 0 && wallets.every((wallet) => wallet.balance === wallet.ledger), 'the demo wallets are the sum of their ledgers')
+})
+
+t.test('a flag it cannot run with: one line saying which, exit 1, before anything starts', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['--couriers'], /^simulate: Option '--couriers <value>' argument missing$/],
+    [['--bogus'], /^simulate: Unknown option '--bogus'$/],
+    [['--couriers', '-5'], /^simulate: Option '--couriers' argument is ambiguous/],
+    [['--couriers', '0'], /^simulate: --couriers: Too small: expected number to be >=1$/],
+  ]
+  for (const [args, message] of cases) {
+    const run = spawnSync(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), ...args], { encoding: 'utf8', timeout: 20_000 })
+    t.equal(run.status, 1, args.join(' '))
+    const lines = run.stderr.trim().split('\n')
+    t.equal(lines.length, 1, `${args.join(' ')}: one line, no stack: ${run.stderr}`)
+    t.match(lines[0], message)
+  }
 })
