@@ -138,6 +138,14 @@ export async function listLedger(db: Db, businessId: string, filter: LedgerFilte
     order by id desc limit ${filter.limit}`
 }
 
+/** The next `limit` entries after `afterId`, oldest first: the statement export reads the whole ledger in these. */
+export async function ledgerAfter(db: Db, businessId: string, livemode: boolean, afterId: number, limit: number): Promise<LedgerEntry[]> {
+  return db<LedgerEntry[]>`
+    select id, kind, amount, balance_after, reference, placement_id, order_id, created_at from ledger_entries
+    where business_id = ${businessId} and livemode = ${livemode} and id > ${afterId}
+    order by id limit ${limit}`
+}
+
 /** Spend per UTC day over the last `days` days: debits less refunds, in kobo, days without any left out. */
 export async function dailySpend(db: Db, businessId: string, livemode: boolean, days: number): Promise<{ day: string; spent: number }[]> {
   return db<{ day: string; spent: number }[]>`

@@ -1,10 +1,11 @@
+import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify/sync'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { findBusiness } from '../../../shared/db/businesses.js'
 import { countOrdersByStatusSince } from '../../../shared/db/orders.js'
 import { loadRateCardForBusiness } from '../../../shared/db/rate-cards.js'
-import { dailySpend, findWalletView, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
+import { dailySpend, findWalletView, ledgerAfter, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
 import { transactionId } from '../../../shared/ids.js'
 import { toMajor } from '../../../shared/money.js'
 import { buildCatalog } from '../../../shared/pricing/catalog.js'
@@ -19,6 +20,7 @@ import { ledgerTable } from '../pages/ledger.js'
 const SPEND_DAYS = 30
 const STATEMENT_PAGE = 50
 const CSV_BATCH = 1000
+const CSV_COLUMNS = ['transaction_id', 'created_at', 'kind', 'amount', 'balance_after', 'currency', 'reference', 'placement_id', 'order_id']
 
 const modeSchema = z.object({ mode: z.string().max(8).optional() })
 const statementSchema = modeSchema.extend({ before: z.string().regex(/^\d{1,18}$/, 'is not a page cursor').optional() })
@@ -74,22 +76,24 @@ ${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wa
     const livemode = livemodeOf(readForm(modeSchema, request.query))
     const wallet = await findWalletView(sql, businessId, livemode)
     if (!wallet) return reply.callNotFound()
-    const entries: LedgerEntry[] = []
-    for (let beforeId: number | null = null; ;) {
-      const batch = await listLedger(reads, businessId, { kinds: null, beforeId, limit: CSV_BATCH }, livemode)
-      entries.push(...batch)
-      if (batch.length < CSV_BATCH) break
-      beforeId = batch[batch.length - 1].id
-    }
-    entries.reverse()
-    const csv = stringify(entries.map((entry) => [
+    // Streamed a batch at a time, so a wallet of millions of entries never sits in memory whole.
+    const rows = (entries: LedgerEntry[]) => stringify(entries.map((entry) => [
       transactionId(entry.id), entry.createdAt.toISOString(), entry.kind, toMajor(signedAmount(entry)).toFixed(2), toMajor(entry.balanceAfter).toFixed(2),
       wallet.currency, spreadsheetText(entry.reference ?? ''), entry.placementId ?? '', entry.orderId ?? '',
-    ]), { header: true, columns: ['transaction_id', 'created_at', 'kind', 'amount', 'balance_after', 'currency', 'reference', 'placement_id', 'order_id'] })
+    ]))
+    async function* statement() {
+      yield stringify([CSV_COLUMNS])
+      for (let afterId = 0; ;) {
+        const batch = await ledgerAfter(reads, businessId, livemode, afterId, CSV_BATCH)
+        if (batch.length > 0) yield rows(batch)
+        if (batch.length < CSV_BATCH) return
+        afterId = batch[batch.length - 1]!.id
+      }
+    }
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="statement-${livemode ? 'live' : 'test'}-${new Date().toISOString().slice(0, 10)}.csv"`)
-      .send(csv)
+      .send(Readable.from(statement()))
   })
 
   app.get('/console/catalog', async (request, reply) => {

@@ -180,3 +180,27 @@ t.test('the statement CSV keeps a reference that looks like a formula as text', 
   t.notOk(lines.some((line) => /,[=+@]/.test(line)), 'no cell starts a formula')
   t.match(lines.at(-1), /,credit,1\.00,/, 'amounts stay numbers')
 })
+
+t.test('the statement CSV of a long ledger: every entry once, oldest first, streamed batch by batch', async (t) => {
+  const cara = await seedAccount(sql, { balance: 0, name: 'Cara Logistics' })
+  // 2 500 credits of 1 kobo (more than two of the export's batches), each with its running
+  // balance, and the wallet moved with them in the same transaction: the ledger stays the truth.
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into ledger_entries (business_id, livemode, kind, amount, balance_after, reference)
+      select ${cara.businessId}, true, 'credit', 1, n, 'bulk-' || n from generate_series(1, 2500) as n`
+    await tx`update wallets set balance = balance + 2500 where business_id = ${cara.businessId} and livemode`
+  })
+  const user = await consoleUser(sql, url, { email: 'owner@cara.example', role: 'business', businessId: cara.businessId })
+  await new ConsoleClient(app).setPassword(user.link)
+  const client = new ConsoleClient(app)
+  await client.logIn(user)
+  const csv = await client.get('/console/wallet.csv')
+  t.equal(csv.statusCode, 200)
+  t.notOk(csv.headers['content-length'], 'streamed, not built whole before the first byte')
+  const [header, ...lines] = csv.body.trim().split('\n')
+  t.equal(header, 'transaction_id,created_at,kind,amount,balance_after,currency,reference,placement_id,order_id')
+  const bulk = lines.filter((line) => line.includes(',bulk-'))
+  t.equal(bulk.length, 2500, 'every entry, once')
+  t.ok(bulk.every((line, i) => line.includes(`,0.01,${((i + 1) / 100).toFixed(2)},NGN,bulk-${i + 1},`)), 'oldest first, each balance the one before plus its amount')
+})
