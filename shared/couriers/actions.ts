@@ -1,5 +1,5 @@
 import type { CourierFix, CourierShift, OrderStatus } from '../courier.js'
-import type { CourierRow } from '../db/couriers.js'
+import { findActiveOrderIdsOfCourier, type CourierRow } from '../db/couriers.js'
 import { closeOffer, findOffer, findPendingOffersOfCourier, type Offer } from '../db/offers.js'
 import { findOrderById, type Order } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
@@ -10,6 +10,7 @@ import { ApiError } from '../errors/api-error.js'
 import { isOfferId, isOrderId } from '../ids.js'
 import { changeOrder, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
+import { OPEN_STATUSES } from '../orders/state-machine.js'
 import { haversineKm } from '../pricing/distance.js'
 import type { RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
@@ -165,6 +166,23 @@ async function ownOffer(desk: CourierDesk, offerId: string, courierId: string): 
   const offer = isOfferId(offerId) ? await findOffer(desk.sql, offerId) : null
   if (!offer || offer.courierId !== courierId) throw new ApiError(404, `Offer ${offerId} was not found`)
   return offer
+}
+
+/** The orders the courier holds now (assigned, picked up, or failed and to be returned), oldest assignment first. */
+export async function ordersHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string): Promise<Order[]> {
+  const held = await findActiveOrderIdsOfCourier(desk.sql, courierId)
+  return (await Promise.all(held.map((order) => findOrderById(desk.sql, order.id)))).filter((order): order is Order => order !== null)
+}
+
+/**
+ * One order the courier holds, in full: what an app that lost the answer of its accept (a phone
+ * restarted mid-delivery) reads again. Another courier's order, one only offered, or one at rest
+ * is the same 404: what the courier no longer holds they no longer see (the recipient included).
+ */
+export async function orderHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string, orderId: string): Promise<Order> {
+  const order = isOrderId(orderId) ? await findOrderById(desk.sql, orderId) : null
+  if (!order || order.courierId !== courierId || order.status === 'created' || !OPEN_STATUSES.includes(order.status)) throw orderNotFound(orderId)
+  return order
 }
 
 async function heldOrder(desk: CourierDesk, orderId: string): Promise<Order> {

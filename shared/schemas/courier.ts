@@ -63,3 +63,5 @@ export const courierOrderSchema = z.object({
   dropoff: z.object({ address: z.unknown(), state: z.unknown(), ...point, recipient_name: z.unknown(), recipient_phone: z.unknown(), alternate_phone: z.unknown() }),
   item, history,
 }).describe("An order the courier holds: both ends in full; never the price, the business's wallet or the PIN")
+
+export const courierOrderListSchema = z.object({ data: z.array(courierOrderSchema) })

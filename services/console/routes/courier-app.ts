@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { acceptOffer, changeShift, declineOffer, moveOrder, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
+import { acceptOffer, changeShift, declineOffer, moveOrder, ordersHeldBy, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
 import { publicBaseUrl } from '../../../shared/config.js'
 import { logInCourier } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier } from '../../../shared/db/couriers.js'
-import { findOrderById, type Order } from '../../../shared/db/orders.js'
+import type { Order } from '../../../shared/db/orders.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
 import { courierSessions, type CourierSession } from '../courier-session.js'
@@ -155,10 +155,9 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
 
   async function homeOf(session: CourierSession): Promise<CourierHome> {
     const courierId = session.courier.id
-    const [shift, offers, active] = await Promise.all([shiftOf(redis, desk.prefix, courierId), pendingOffers(desk, courierId), findActiveOrderIdsOfCourier(sql, courierId)])
-    const orders = (await Promise.all(active.map((held) => findOrderById(sql, held.id)))).filter((order): order is Order => order !== null)
+    const [shift, offers, orders] = await Promise.all([shiftOf(redis, desk.prefix, courierId), pendingOffers(desk, courierId), ordersHeldBy(desk, courierId)])
     const offer = offers.length > 0 ? offerShownSchema.parse(offers[0]) : null
-    return { shift, offer, orders, state: stateOf(shift, offers.map((shown) => String(shown.offer_id)), active) }
+    return { shift, offer, orders, state: stateOf(shift, offers.map((shown) => String(shown.offer_id)), orders) }
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { catalogSchema } from '../../../shared/schemas/catalog.js'
-import { courierOfferListSchema, courierOrderSchema, courierProfileSchema, declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema, shiftSchema } from '../../../shared/schemas/courier.js'
+import { courierOfferListSchema, courierOrderListSchema, courierOrderSchema, courierProfileSchema, declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema, shiftSchema } from '../../../shared/schemas/courier.js'
 import { errorBodySchema } from '../../../shared/schemas/error.js'
 import { cancelRequestSchema, photoLinkSchema, eventListSchema, eventSchema, orderListSchema, orderSchema, sandboxAdvanceSchema, transactionListSchema, transactionSchema, walletSchema } from '../../../shared/schemas/order.js'
 import { placementPendingSchema, placementResultSchema } from '../../../shared/schemas/placement.js'
@@ -53,6 +53,7 @@ const answers = {
   Shift: shiftSchema,
   CourierOfferList: courierOfferListSchema,
   CourierOrder: courierOrderSchema,
+  CourierOrderList: courierOrderListSchema,
   PhotoLink: photoLinkSchema,
 } satisfies Record<string, z.ZodType>
 

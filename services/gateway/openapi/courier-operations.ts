@@ -100,6 +100,18 @@ export const courierOperations = {
       responses: { 204: noContent('Declined'), ...refusalsOf(400, 401, 404, 409, 413, 415) },
     },
   },
+  '/courier/orders': {
+    get: {
+      operationId: 'listMyOrders', summary: 'The orders I hold', description: 'Each order assigned to the courier, picked up, or failed and to be returned, in full as the accept answered it (the recipient included), oldest assignment first. An app that restarts mid-delivery reads its work again here.' + TOKEN_NOTE, ...courier,
+      responses: { 200: answer('The orders held', 'CourierOrderList', { data: [courierOrder] }), ...refusalsOf(401) },
+    },
+  },
+  '/courier/orders/{order_id}': {
+    get: {
+      operationId: 'getMyOrder', summary: 'One order I hold', description: 'The order in full, while the courier holds it. Another courier\'s order, one only offered, or one delivered, returned or handed back is a 404: what the courier no longer holds they no longer see.' + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
+      responses: { 200: answer('The order', 'CourierOrder', courierOrder), ...refusalsOf(401, 404) },
+    },
+  },
   '/courier/orders/{order_id}/pickup': move('pickUpOrder', 'Picked up', 'assigned → picked_up.', null),
   '/courier/orders/{order_id}/deliver': deliver(),
   '/courier/orders/{order_id}/fail': move('failOrder', 'Could not deliver', 'picked_up → failed, with a reason.', 'ReasonRequest'),

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { CourierFix } from '../../../shared/courier.js'
-import { acceptOffer, changeShift, declineOffer, moveOrder, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
+import { acceptOffer, changeShift, declineOffer, moveOrder, orderHeldBy, ordersHeldBy, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
 import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import type { Sql } from '../../../shared/db/sql.js'
@@ -61,6 +61,10 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   })
 
   app.get('/offers', async (request) => ({ data: await pendingOffers(desk, request.courier.id) }))
+
+  // What the courier holds, in full, as the accept answered it: an app that restarts mid-delivery reads it again here.
+  app.get('/orders', async (request) => ({ data: (await ordersHeldBy(desk, request.courier.id)).map(courierOrderView) }))
+  app.get<{ Params: { order_id: string } }>('/orders/:order_id', async (request) => courierOrderView(await orderHeldBy(desk, request.courier.id, request.params.order_id)))
 
   app.post<{ Params: { offer_id: string } }>('/offers/:offer_id/accept', async (request, reply) => {
     return reply.code(200).send(courierOrderView(await acceptOffer(desk, request.courier, request.params.offer_id)))

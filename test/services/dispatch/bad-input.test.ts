@@ -103,6 +103,9 @@ const cases: Case[] = [
   ["unassign: another courier's order", 'POST', order(theirs.orderId, 'unassign'), { payload: { reason: 'mine now' } }, 404, /was not found$/],
   ['return: not failed', 'POST', order(mine.orderId, 'return'), {}, 409, new RegExp(mine.orderId)],
   ['an unknown move', 'POST', order(mine.orderId, 'teleport'), {}, 404, /^Cannot POST /],
+  ["read: another courier's order", 'GET', `/v2/courier/orders/${theirs.orderId}`, {}, 404, new RegExp(`^Order ${theirs.orderId} was not found$`)],
+  ['read: an order only offered', 'GET', `/v2/courier/orders/${mine.offeredOrderId}`, {}, 404, new RegExp(`^Order ${mine.offeredOrderId} was not found$`)],
+  ['read: not an order id', 'GET', '/v2/courier/orders/ORD-lower', {}, 404, /^Order ORD-lower was not found$/],
 ]
 
 t.test('bad bodies, bad ids and what is not theirs: a 4xx with the error body, never a 5xx', async (t) => {
@@ -128,6 +131,7 @@ t.test('no courier token, a business key, an unknown, malformed or revoked token
   t.equal((await disableCourier(db.sql, 'test', revoked.courier.id)).kind, 'disabled')
   const routes: ['GET' | 'POST', string][] = [
     ['GET', '/v2/courier/me'], ['POST', '/v2/courier/shift'], ['POST', '/v2/courier/location'], ['GET', '/v2/courier/offers'], ['GET', '/v2/courier/stream'],
+    ['GET', '/v2/courier/orders'], ['GET', `/v2/courier/orders/${mine.orderId}`],
     ['POST', offer(mine.offerId, 'accept')], ['POST', offer(mine.offerId, 'decline')],
     ...['pickup', 'deliver', 'fail', 'unassign', 'return'].map((move): ['POST', string] => ['POST', order(mine.orderId, move)]),
   ]

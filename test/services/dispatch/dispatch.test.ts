@@ -63,9 +63,20 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   const listed = (await gateway.inject({ method: 'GET', url: '/v2/business/orders', headers: bearer(account.apiKey) })).json().data.find((order: { order_id: string }) => order.order_id === orderId)
   t.same({ courier: listed.courier, eta: listed.eta }, { courier: read.json().courier, eta: read.json().eta }, 'a page of orders shows the same position and ETA as the order itself')
 
+  // An app that restarted after the accept reads its work again, exactly as the accept gave it.
+  const held = await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })
+  t.equal(held.statusCode, 200, held.body)
+  t.strictSame(held.json(), accepted.json(), 'the order as the accept answered it')
+  t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: near.auth })).json(), { data: [accepted.json()] }, 'and in the list of what the courier holds')
+  t.equal((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: far.auth })).statusCode, 404, "another courier's order is not found, to read either")
+  t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: far.auth })).json(), { data: [] })
+
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: far.auth })).statusCode, 404, "another courier's order is not found")
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })).statusCode, 200)
+  t.match((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })).json(), { status: 'picked_up' })
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })).statusCode, 200)
+  t.equal((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })).statusCode, 404, 'delivered, it is no longer theirs to read (nor the recipient with it)')
+  t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: near.auth })).json(), { data: [] })
   const events = await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`
   t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.picked_up', 'order.delivered'], 'one event per courier move, as for operator moves')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: far.auth, payload: { status: 'offline' } })

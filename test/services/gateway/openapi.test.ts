@@ -65,7 +65,7 @@ t.test('every operation is served, named, tagged, described and answers 429 and 
   const document = (await gateway.inject({ method: 'GET', url: '/openapi.json' })).json()
   const operations = Object.entries(document.paths as Record<string, Record<string, Operation>>)
     .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ method: method.toUpperCase(), url: `/v2${path.replace(/\{(\w+)\}/g, ':$1')}`, operation })))
-  t.equal(operations.length, 32, "20 business operations (two of them the delivery photo and its link) and 12 courier ones")
+  t.equal(operations.length, 34, "20 business operations (two of them the delivery photo and its link) and 14 courier ones")
   for (const { method, url, operation } of operations) {
     const name = `${method} ${url}`
     t.ok(gateway.hasRoute({ method, url }), `${name} is served`)
