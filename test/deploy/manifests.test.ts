@@ -614,12 +614,16 @@ t.test('deploy/k8s', async (t) => {
   })
 
   t.test('autoscaling', async (t) => {
-    const hpa = ofKind('HorizontalPodAutoscaler')
-    t.equal(hpa.length, 1, 'one HorizontalPodAutoscaler')
-    t.equal(hpa[0]?.apiVersion, 'autoscaling/v2', 'autoscaling/v2')
-    t.same(hpa[0]?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deploymentOf.get('pricing')?.metadata.name }, 'it scales the pricing Deployment')
-    t.equal(hpa[0]?.spec.metrics?.[0]?.resource?.name, 'cpu', 'on CPU')
-    t.notOk(deploymentOf.get('pricing')?.spec.replicas, 'the pricing Deployment leaves replicas to the HPA')
+    const hpas = ofKind('HorizontalPodAutoscaler')
+    t.equal(hpas.length, 2, 'two HorizontalPodAutoscalers: pricing and the gateway')
+    for (const role of ['pricing', 'gateway']) {
+      const hpa = hpas.find((doc) => doc.spec.scaleTargetRef.name === deploymentOf.get(role)?.metadata.name)
+      t.equal(hpa?.apiVersion, 'autoscaling/v2', `${role}: autoscaling/v2`)
+      t.same(hpa?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deploymentOf.get(role)?.metadata.name }, `it scales the ${role} Deployment`)
+      t.equal(hpa?.spec.metrics?.[0]?.resource?.name, 'cpu', 'on CPU')
+      t.ok(hpa?.spec.minReplicas >= 2, `${role}: never fewer than two`)
+      t.notOk(deploymentOf.get(role)?.spec.replicas, `the ${role} Deployment leaves replicas to the HPA`)
+    }
 
     const scaled = ofKind('ScaledObject')
     t.equal(scaled.length, 3, 'three KEDA ScaledObjects: the worker, the webhook sender and the dispatcher')
