@@ -14,6 +14,9 @@ export const offerList = z.object({ data: z.array(offerNotice) })
 /** The order an accepted offer hands over: where to ride to, then where to take it. */
 export const acceptedOrder = z.object({ pickup: point, dropoff: point })
 
+/** `GET /orders`: what the rider still holds from a run that stopped mid-delivery, and how far each got. */
+export const heldOrders = z.object({ data: z.array(acceptedOrder.extend({ order_id: z.string(), status: z.enum(['assigned', 'picked_up', 'failed']) })) })
+
 /** The stream's `order_cancelled` event. */
 export const orderNotice = z.object({ order_id: z.string() })
 

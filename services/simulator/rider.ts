@@ -3,12 +3,14 @@ import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { CourierClient, StreamEvent } from './courier-client.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-import { acceptedOrder, offerList, offerNotice, orderNotice, refusalMessage, type OfferNotice } from './answers.js'
+import { acceptedOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, type OfferNotice } from './answers.js'
 
 /** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
 type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point }
 
 const MOVES = { to_pickup: 'pickup', to_dropoff: 'deliver', to_return: 'return' } as const
+/** Where a held order's ride goes on from, by how far the order got. */
+const RESUMED = { assigned: 'to_pickup', picked_up: 'to_dropoff', failed: 'to_return' } as const
 
 export interface RiderOptions {
   name: string
@@ -121,8 +123,25 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
   }
 
+  /**
+   * An order held from a run stopped mid-delivery (the riders keep their ids): ridden on from
+   * where it got to. Left alone it would stay assigned for ever, and the rider, at capacity,
+   * would never be offered another.
+   */
+  const resume = async () => {
+    const held = heldOrders.safeParse((await client.call('GET', '/orders')).body)
+    const order = held.success ? held.data.data[0] : undefined
+    if (!order) return
+    const kind = RESUMED[order.status]
+    const pickup = { lat: order.pickup.latitude, lng: order.pickup.longitude }
+    const dropoff = { lat: order.dropoff.latitude, lng: order.dropoff.longitude }
+    errand = { kind, orderId: order.order_id, target: kind === 'to_dropoff' ? dropoff : pickup, pickup, dropoff }
+    options.log(`${options.name} carries on with ${order.order_id} (${order.status})`)
+  }
+
   const timer = setInterval(() => void guarded(tick), options.tickMs)
   const ready = (async () => {
+    await guarded(resume)
     await client.call('POST', '/shift', { status: 'available' })
     await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
     void client.follow(onEvent, stop.signal)

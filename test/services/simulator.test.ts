@@ -2,6 +2,9 @@ import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import t from 'tap'
+import { findCourier } from '../../shared/db/couriers.js'
+import { courierOnOrder } from '../../shared/dispatch/views.js'
+import { changeOrder } from '../../shared/orders/change.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
 import { startLauncher } from '../helpers/launcher.js'
 import { childEnv, projectRoot, waitForValue } from '../helpers/processes.js'
@@ -65,6 +68,25 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   simulator.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops the simulator cleanly')
   t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered; riders offline$/)
+
+  // A run stopped while a rider held an order: the next run's rider (the same courier) rides it on
+  // from where it got to, instead of holding it for ever and never being offered another.
+  const [heldOne] = (await (await business('POST', 'order', [shipment()], { 'idempotency-key': 'simulator-held' })).json()).orders
+  const rider = await findCourier(launched.sql, (await launched.sql<{ id: string }[]>`select id from couriers where name = 'Sim Rider 001'`)[0]!.id)
+  const assigned = await changeOrder(launched.sql, { orderId: heldOne.order_id, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(rider!), reason: null })
+  t.equal(assigned.kind, 'changed', 'the order is Sim Rider 001\'s while no simulator runs')
+  const again = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '1', '--speed', '3000', '--tick-ms', '1000', '--api', launched.baseUrl],
+    { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const againLines: string[] = []
+  for (const stream of [again.stdout, again.stderr]) createInterface({ input: stream }).on('line', (line) => againLines.push(line))
+  const againExited = new Promise<number | null>((resolve) => again.once('exit', resolve))
+  t.teardown(() => { if (again.exitCode === null) again.kill('SIGKILL') })
+  const resumed = await waitForValue(async () => (await business('GET', `orders/${heldOne.order_id}`)).json(), (order) => order.status === 'delivered', 30_000, 250)
+  t.equal(resumed.value.status, 'delivered', `carried on and delivered: ${againLines.join('\n')}`)
+  t.ok(againLines.some((line) => line.includes(`carries on with ${heldOne.order_id} (assigned)`)), 'the rider says so')
+  again.kill('SIGTERM')
+  t.equal(await againExited, 0)
+
   const wallets = (await walletsAgainstLedger(launched.sql)).filter((wallet) => wallet.businessId === launched.businessId)
   t.ok(wallets.length > 0 && wallets.every((wallet) => wallet.balance === wallet.ledger), 'the demo wallets are the sum of their ledgers')
 })
