@@ -275,15 +275,19 @@ export const webhookSenderEnv = commonEnv.extend({
   ...webhookSecrets,
   WEBHOOK_SENDER_PORT: port(3003),
   WEBHOOK_SENDER_OPS_PORT: port(9467),
-  WEBHOOK_CONCURRENCY: positiveInt(32),
-  // Deliveries in flight to any one endpoint, across every sender: a slow receiver keeps to these.
-  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(4),
+  // Deliveries in flight per process: mostly waiting on a receiver, the database or Redis, so many.
+  WEBHOOK_CONCURRENCY: positiveInt(128),
+  // Deliveries in flight to any one endpoint, across every sender: a slow receiver keeps to these,
+  // an eighth of one process's deliveries (as 4 of 32 were), and a receiver 100 ms away still
+  // takes 160 a second.
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(16),
   // A receiver that has not answered by then has failed this attempt.
   WEBHOOK_TIMEOUT_MS: positiveInt(10000),
   // Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): tests shrink it.
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
-  // How often the relay looks for events not yet turned into deliveries.
-  WEBHOOK_RELAY_INTERVAL_MS: positiveInt(200),
+  // How often the relay looks for events not yet turned into deliveries (an index probe of an
+  // empty outbox when there are none): what a webhook waits, on average half of it, after its commit.
+  WEBHOOK_RELAY_INTERVAL_MS: positiveInt(50),
   // A delivery untouched this long is checked for its job, and re-queued when Redis lost it.
   WEBHOOK_REQUEUE_AFTER_S: positiveInt(30),
   WEBHOOK_LOCK_MS: positiveInt(30000),
