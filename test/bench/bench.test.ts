@@ -43,7 +43,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.match(stdout, /^\| courier-location\s+\| 50\s+\| project\s+\| \d+ pings\/s/m, 'prints the location row')
   t.match(stdout, /^\| dispatch\s+\| 20\s+\| project\s+\| \d+ placements\/s/m, 'prints the dispatch row')
   t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
-  t.match(stdout, /^\| webhooks\s+\| 32\s+\| project\s+\| \d+ deliveries\/s/m, 'prints the webhooks row')
+  t.match(stdout, /^\| webhooks\s+\| 128\s+\| project\s+\| \d+ deliveries\/s/m, "prints the webhooks row, conns the sender's concurrency")
   t.match(stdout, /^\| quote\s+\| 50\s+\| bare\s+\| \d+ quotes\/s/m, 'prints the bare stack\'s row beside the same-work baseline\'s')
   t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
 
