@@ -10,7 +10,7 @@ import { ApiError } from '../errors/api-error.js'
 import { isOfferId, isOrderId } from '../ids.js'
 import { changeOrder, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
-import { OPEN_STATUSES } from '../orders/state-machine.js'
+import { HELD_STATUSES } from '../orders/state-machine.js'
 import { haversineKm } from '../pricing/distance.js'
 import type { RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
@@ -181,7 +181,7 @@ export async function ordersHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: st
  */
 export async function orderHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string, orderId: string): Promise<Order> {
   const order = isOrderId(orderId) ? await findOrderById(desk.sql, orderId) : null
-  if (!order || order.courierId !== courierId || order.status === 'created' || !OPEN_STATUSES.includes(order.status)) throw orderNotFound(orderId)
+  if (!order || order.courierId !== courierId || !HELD_STATUSES.includes(order.status)) throw orderNotFound(orderId)
   return order
 }
 

@@ -72,6 +72,10 @@ export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: 
   return { courier, tokenHashes: tokens.map((token) => token.tokenHash) }
 }
 
+// The orders a courier holds are written `status in ('assigned', 'picked_up', 'failed')` below, as
+// literals: that is the partial index `orders_courier_active`'s predicate (a parameter would not
+// match it), and HELD_STATUSES in shared/orders/state-machine.ts (a test holds the three equal).
+
 /** The courier's orders not yet at rest, oldest first. */
 export async function findActiveOrderIdsOfCourier(db: Db, courierId: string): Promise<{ id: string; status: string }[]> {
   return db<{ id: string; status: string }[]>`
