@@ -39,6 +39,10 @@ try {
   process.exit(1)
 }
 
+// Every service runs on this machine, so the addresses they give out follow the ports the launcher
+// was given (CONSOLE_PORT, PRICING_PORT) unless set: the console's links and the gateway's pricing.
+const consolePublicUrl = process.env.CONSOLE_PUBLIC_URL ? config.CONSOLE_PUBLIC_URL : `http://localhost:${config.CONSOLE_PORT}`
+
 await migrate(config)
 const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
@@ -51,7 +55,7 @@ try {
   const reachable = redis.status === 'ready'
   // A lost message costs a cache TTL, never the start-up.
   demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
-  consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
+  consoleUsers = await demoConsoleUsers(sql, demo.business_id, consolePublicUrl)
   courier = await demoCourier(sql)
   // A fresh one-time code each run: the demo rider logs in to the courier web app with it.
   courierCode = courier ? await issueLoginCode(sql, courier.courier_id, config.COURIER_CODE_TTL_MIN) : null
@@ -69,6 +73,7 @@ const shared = {
   QUOTE_SIGNING_KEY: config.QUOTE_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
   // Delivery photo links name the gateway, whichever service takes the delivery (the API or the courier app).
   PUBLIC_BASE_URL: publicBaseUrl(config),
+  CONSOLE_PUBLIC_URL: consolePublicUrl,
 }
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
@@ -79,7 +84,7 @@ const ENVS: Record<ServiceName, Record<string, string>> = {
   pricing: internal,
   worker: internal,
   'webhook-sender': { ...internal, ...localWebhooks },
-  console: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL },
+  console: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL, CONSOLE_PUBLIC_URL: consolePublicUrl },
   dispatcher: internal,
   gateway: { ...shared, ...localWebhooks },
 }
@@ -95,12 +100,12 @@ const PORTS: Record<ServiceName, readonly [PortSetting, PortSetting]> = {
 }
 const portOf = (service: ServiceName, n: number) => replicaPort(config[PORTS[service][0]], n)
 
-/** Replica n of a service, on its own ports; with several pricing replicas, the gateways take turns among them. */
+/** Replica n of a service, on its own ports; the gateways call the pricing replicas started here, taking turns among several (a PRICING_URL of the operator's stands when there is one). */
 function replicaSpec(service: ServiceName, n: number): ServiceSpec {
   const [portSetting, opsPortSetting] = PORTS[service]
   const port = portOf(service, n)
   const env: Record<string, string> = { ...ENVS[service], [portSetting]: String(port), [opsPortSetting]: String(replicaPort(config[opsPortSetting], n)) }
-  if (service === 'gateway' && replicas.pricing > 1) env.PRICING_URL = `http://127.0.0.1:${portOf('pricing', ((n - 1) % replicas.pricing) + 1)}`
+  if (service === 'gateway' && (replicas.pricing > 1 || !process.env.PRICING_URL)) env.PRICING_URL = `http://127.0.0.1:${portOf('pricing', ((n - 1) % replicas.pricing) + 1)}`
   return { name: replicaName(service, n), args: nodeArgsOf(`start:${service}`), env, healthUrl: health(port) }
 }
 const SERVICES: ServiceSpec[] = SERVICE_NAMES.flatMap((service) => Array.from({ length: replicas[service] }, (_, i) => replicaSpec(service, i + 1)))
@@ -145,9 +150,9 @@ while (!announced && Date.now() < readyBy && !stopping) {
       ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
       : 'Demo courier: disabled by an operator (courier:create makes another)')
     if (courier && courierCode) {
-      console.log(`Courier app: ${config.CONSOLE_PUBLIC_URL}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
+      console.log(`Courier app: ${consolePublicUrl}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
     }
-    console.log(`Console: ${config.CONSOLE_PUBLIC_URL}/console`)
+    console.log(`Console: ${consolePublicUrl}/console`)
     for (const user of consoleUsers) {
       console.log(user.link
         ? `  ${user.role} ${user.email}: set a password at ${user.link} (one use, 24 h)`

@@ -89,8 +89,7 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     LOG_LEVEL: 'warn',
     RATE_LIMIT_MAX: '0',
     AUTH_FAILURE_LIMIT: '0',
-    PRICING_URL: `http://127.0.0.1:${ports.PRICING_PORT}`,
-    CONSOLE_PUBLIC_URL: `http://localhost:${ports.CONSOLE_PORT}`,
+    // No PRICING_URL or CONSOLE_PUBLIC_URL: the launcher derives them from the ports, as `npm start` on a busy machine needs.
     // Postgres allows 100 sessions and two test files run at once: a launched stack keeps its
     // pools small (34 sessions at most, where the defaults allow 82), as a test's load needs.
     DATABASE_POOL_MAX: '4',
