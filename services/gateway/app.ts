@@ -51,6 +51,15 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   installErrorBody(app, config.BODY_LIMIT_BYTES)
   // JSON is the only body this API takes; anything else is a 415.
   app.removeContentTypeParser('text/plain')
+  // `Content-Type: application/json` with an empty body is no body, as many clients send it on a
+  // body-less POST or DELETE (cancel, pickup, rotate-secret): a route that needs one says what.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') return done(null, undefined)
+    return parseJson(request, text, done)
+  })
 
   const sql = createSql(config, { timeouts: config })
   // Lists and the events backfill read here: a replica when DATABASE_READ_URL is set (DESIGN 16).

@@ -38,15 +38,6 @@ export default async function orderRoutes(app: FastifyInstance, { sql, reads, re
   const couriersOnTheWay = (orders: Order[]) =>
     lastFixes(redis, prefix, orders.flatMap((order) => locatedBy(order) ?? [])).catch(() => new Map<string, CourierFix>())
 
-  // A cancel needs no body: `Content-Type: application/json` with an empty body is no body.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString()
-    if (text === '') return done(null, undefined)
-    return parseJson(request, text, done)
-  })
-
   app.get('/business/orders', { config: { access: 'read' } }, async (request) => {
     const query = readQuery(request.query, LIST_PARAMS)
     const statuses = enumListParam('status', query.status, ORDER_STATUSES)

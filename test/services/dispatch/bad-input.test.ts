@@ -53,7 +53,7 @@ const cases: Case[] = [
   ['shift: an array body', 'POST', '/v2/courier/shift', { payload: [{ status: 'available' }] }, 400, /^body must be a JSON object$/],
   ['shift: a string body', 'POST', '/v2/courier/shift', { body: '"available"', contentType: 'application/json' }, 400, /^body must be a JSON object$/],
   ['shift: malformed JSON', 'POST', '/v2/courier/shift', { body: '{"status": ', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
-  ['shift: empty JSON body', 'POST', '/v2/courier/shift', { body: '', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
+  ['shift: empty JSON body (no body)', 'POST', '/v2/courier/shift', { body: '', contentType: 'application/json' }, 400, /^status is required: available or offline$/],
   ['shift: not JSON', 'POST', '/v2/courier/shift', { body: 'status=available', contentType: 'application/x-www-form-urlencoded' }, 415, /^Content-Type must be application\/json$/],
   ['location: empty', 'POST', '/v2/courier/location', { payload: {} }, 400, /latitude should not be empty/],
   ['location: latitude out of range', 'POST', '/v2/courier/location', { payload: { latitude: 91, longitude: 3 } }, 400, /^latitude must not be greater than 90$/],

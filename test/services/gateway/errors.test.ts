@@ -3,9 +3,10 @@ import t from 'tap'
 import { assertError, CATALOG, PLACE, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer } from '../../helpers/stack.js'
+import { seedAccount } from '../../helpers/accounts.js'
 
 t.test('gateway errors and request ids', async (t) => {
-  const { gateway, account, catalog } = await startGateway(t)
+  const { gateway, sql, account, catalog } = await startGateway(t)
 
   t.test('body errors with a valid key: 400, 415, 413', async (t) => {
     const key = bearer(account.apiKey)
@@ -14,6 +15,17 @@ t.test('gateway errors and request ids', async (t) => {
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: '{"weight": ' }), { ...malformed, path: QUOTE })
     assertError(t, await gateway.inject({ method: 'POST', url: `${QUOTE}?debug=1`, headers: json, payload: "{'weight': 2}" }), { ...malformed, path: QUOTE })
     assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: '[{"weight": 2},]' }), { ...malformed, path: PLACE })
+
+    // An empty body sent as JSON is no body: a route that needs one says what it needs, and a
+    // body-less POST or DELETE (as many clients send it, with the JSON header) goes through.
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: '' }), { status: 400, path: QUOTE, message: 'body must be a JSON object', errors: 'listed' })
+    assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: '' }), { status: 400, path: PLACE, message: 'body must be an array of 1 to 100 shipments', errors: 'listed' })
+    const hooks = { ...bearer((await seedAccount(sql, { scopes: ['webhooks:write'], name: 'Hooks Ltd' })).apiKey), 'content-type': 'application/json' }
+    const endpoint = await gateway.inject({ method: 'POST', url: '/v2/business/webhook-endpoints', headers: hooks, payload: { url: 'https://example.com/hooks' } })
+    t.equal(endpoint.statusCode, 201, endpoint.body)
+    const endpointUrl = `/v2/business/webhook-endpoints/${endpoint.json().id}`
+    t.equal((await gateway.inject({ method: 'POST', url: `${endpointUrl}/rotate-secret`, headers: hooks, payload: '' })).statusCode, 200, 'rotate-secret with an empty JSON body')
+    t.equal((await gateway.inject({ method: 'DELETE', url: endpointUrl, headers: hooks, payload: '' })).statusCode, 204, 'delete with an empty JSON body')
 
     const unsupported = { status: 415, message: 'Content-Type must be application/json' }
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'text/plain' }, payload: JSON.stringify(quoteBody()) }), { ...unsupported, path: QUOTE })
