@@ -43,10 +43,16 @@ export function watchWorker(worker: Worker, queue: Queue, stuckMs: number): Work
   return { taking: () => !stuck, close: () => clearInterval(timer) }
 }
 
-/** `courier_queue_jobs{queue, state}`: the queue's jobs by state, read from Redis when Prometheus scrapes. */
+/**
+ * `courier_queue_jobs{queue, state}`: the queue's jobs by state, read from Redis when Prometheus
+ * scrapes. `waiting` is every job ready for a worker, prioritized ones included (BullMQ keeps
+ * those apart: the dispatcher's wakes), so backlog alerts see them.
+ */
 export function observeQueueJobs(queue: Queue): void {
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed').catch(() => null)
-    for (const [state, count] of Object.entries(counts ?? {})) result.observe(count, { queue: queue.name, state })
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed').catch(() => null)
+    if (!counts) return
+    const { prioritized = 0, ...states } = counts
+    for (const [state, count] of Object.entries(states)) result.observe(state === 'waiting' ? count + prioritized : count, { queue: queue.name, state })
   })
 }

@@ -3,9 +3,10 @@ import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import healthRoutes from '../../shared/http/health.js'
-import { watchWorker } from '../../shared/queue-liveness.js'
+import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
+import { startMetrics } from '../../shared/telemetry/metrics.js'
 import { useTestDb } from '../helpers/db.js'
-import { waitForValue } from '../helpers/processes.js'
+import { freePort, waitForValue } from '../helpers/processes.js'
 
 // A queue worker that stops taking due jobs (seen after a Redis Cluster failover) answers
 // /healthz 503 so it is restarted; an idle one, or one that takes jobs again, stays healthy.
@@ -14,6 +15,10 @@ const db = await useTestDb(t)
 const connection = new Redis(db.env.REDIS_URL, { maxRetriesPerRequest: null })
 t.teardown(() => connection.disconnect())
 const STUCK_MS = 1500
+// The meter provider goes first, as in a service: instruments are made once, from the provider set then.
+const metricsPort = await freePort()
+const metrics = startMetrics(metricsPort, '127.0.0.1')
+t.teardown(() => metrics.close())
 
 async function watched(t: Test, name: string) {
   const queue = new Queue(name, { connection, prefix: db.env.QUEUE_PREFIX })
@@ -55,4 +60,24 @@ t.test('a delayed job long past its time counts as due; one not yet due does not
   t.equal((await waitForValue(health, (status) => status !== 200, STUCK_MS * 3, 250)).value, 200, 'due in ten minutes: not stuck')
   await queue.add('late', {}, { jobId: 'late-1', delay: 10 })
   t.equal((await waitForValue(health, (status) => status === 503, STUCK_MS * 8, 100)).value, 503, 'overdue and not taken: stuck')
+})
+
+t.test('courier_queue_jobs: waiting counts the jobs ready for a worker, prioritized ones included', async (t) => {
+  const queue = new Queue('gauge-wait', { connection, prefix: db.env.QUEUE_PREFIX })
+  t.teardown(async () => {
+    await queue.obliterate({ force: true })
+    await queue.close()
+  })
+  observeQueueJobs(queue)
+  // The dispatcher's wakes carry a priority: BullMQ keeps them apart from the plain waiting list.
+  await queue.add('plain', {}, { jobId: 'plain-1' })
+  await queue.add('wake', {}, { jobId: 'wake-1', priority: 10 })
+  await queue.add('wake', {}, { jobId: 'wake-2', priority: 10 })
+  await queue.add('later', {}, { jobId: 'later-1', delay: 600_000 })
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  const gauge = (state: string) => new RegExp(`courier_queue_jobs\\{[^}]*queue="gauge-wait"[^}]*state="${state}"[^}]*\\} (\\d+)`).exec(text)?.[1]
+  t.equal(gauge('waiting'), '3', 'one plain and two prioritized jobs wait')
+  t.equal(gauge('delayed'), '1')
+  t.equal(gauge('active'), '0')
+  t.notOk(/state="prioritized"/.test(text), 'no state of its own: the alerts and dashboards read waiting')
 })
