@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { z } from 'zod'
 import { productionProblems } from './production-config.js'
 
@@ -36,10 +37,25 @@ const clusterNodes = z
  * fastify's `trustProxy`: `true` or `false`, a number of proxy hops, or a comma list of proxy
  * addresses and CIDR ranges.
  */
-function trustProxy(value: string): boolean | number | string[] {
+function trustProxy(value: string, ctx: z.RefinementCtx): boolean | number | string[] {
   if (value === 'true' || value === 'false') return value === 'true'
   if (/^\d+$/.test(value)) return Number(value)
-  return value.split(',').map((address) => address.trim()).filter((address) => address.length > 0)
+  const entries = value.split(',').map((address) => address.trim()).filter((address) => address.length > 0)
+  const bad = entries.find((entry) => !isProxyAddress(entry))
+  if (bad !== undefined || entries.length === 0) {
+    ctx.addIssue({ code: 'custom', message: `must be true, false, a number of hops, or a comma list of IP addresses, CIDR ranges, loopback, linklocal or uniquelocal${bad === undefined ? '' : ` (not ${JSON.stringify(bad)})`}` })
+    return z.NEVER
+  }
+  return entries
+}
+
+/** An entry `proxy-addr` (fastify's trustProxy) takes: a named range, an address, or address/prefix. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
 }
 
 /** Settings every process shares (the CLI and migrations too): where the data lives and what the deployment charges in. */
@@ -212,6 +228,9 @@ export const gatewayEnv = commonEnv.extend({
   PHOTO_LINK_TTL_S: positiveInt(900),
   ...webhookUrls,
   ...webhookSecrets,
+}).refine((config) => config.PLACEMENT_TIMEOUT_MS < config.REQUEST_TIMEOUT_MS, {
+  path: ['PLACEMENT_TIMEOUT_MS'],
+  message: 'must be below REQUEST_TIMEOUT_MS, so a placement answers its own 503 (with its placement_id) before the request bound answers for it',
 })
 
 /**

@@ -64,10 +64,18 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
   try {
     await app.listen({ port, host })
   } catch (err) {
-    const inUse = err instanceof Error && 'code' in err && err.code === 'EADDRINUSE'
-    console.error(inUse ? `${name}: port ${port} is already in use; stop what holds it or set another port` : `${name}: ${errorMessage(err)}`)
+    console.error(`${name}: ${listenFailure(err, port, host)}`)
     await app.close().catch(() => {})
     await metrics.close().catch(() => {})
     process.exit(1)
   }
+}
+
+/** Why a service could not listen, naming the setting to change. */
+function listenFailure(err: unknown, port: number, host: string): string {
+  const code = err instanceof Error && 'code' in err ? err.code : undefined
+  if (code === 'EADDRINUSE') return `port ${port} is already in use; stop what holds it or set another port`
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') return `cannot listen on HOST ${host}: no address of this machine (${errorMessage(err)})`
+  if (code === 'EACCES') return `port ${port} needs privileges this process does not have; set another port`
+  return errorMessage(err)
 }

@@ -144,6 +144,8 @@ t.test('TRUST_PROXY takes what fastify takes', async (t) => {
   t.equal(trust('false'), false)
   t.equal(trust('2'), 2, 'a number of hops')
   t.same(trust('10.0.0.1, 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8'], 'a comma list of addresses')
+  t.same(trust('loopback,uniquelocal,fd00::/8,::1'), ['loopback', 'uniquelocal', 'fd00::/8', '::1'], "proxy-addr's named ranges and IPv6")
+  for (const bad of ['banana', '10.0.0.1/33', '10.0.0.1/8/8', ',', '300.1.1.1']) t.throws(() => trust(bad), /TRUST_PROXY: must be true, false, a number of hops/, `${bad} is refused`)
   const hops = gatewayServerOptions(loadConfig(gatewayEnv, { ...TEST_SECRETS, TRUST_PROXY: '1' })).trustProxy
   t.ok(typeof hops === 'function' && hops('10.0.0.1', 0) && !hops('10.0.0.2', 1), 'one hop trusts the socket peer only')
 })

@@ -33,12 +33,22 @@ t.test('a bad environment value stops start-up with a message naming it', async 
     // Unset (empty counts as unset) or too short to be a secret: neither side of an internal call starts.
     ['gateway', { INTERNAL_TOKEN: '' }, 'INTERNAL_TOKEN'],
     ['pricing', { INTERNAL_TOKEN: 'short' }, 'INTERNAL_TOKEN'],
+    // fastify would take it and fail deep in proxy-addr with a stack trace.
+    ['gateway', { TRUST_PROXY: 'banana' }, 'TRUST_PROXY'],
+    ['gateway', { TRUST_PROXY: '10.0.0.0/8, 10.0.0.1/33' }, 'TRUST_PROXY'],
+    // The request bound would answer a slow placement's 503 first, without its placement_id.
+    ['gateway', { REQUEST_TIMEOUT_MS: '1000', PLACEMENT_TIMEOUT_MS: '30000' }, 'PLACEMENT_TIMEOUT_MS'],
   ]
   await Promise.all(cases.map(async ([service, env, variable]) => {
     const { code, stderr } = await run(service, env)
     t.equal(code, 1, `${service} with ${JSON.stringify(env)} exits 1`)
     t.match(stderr, new RegExp(`^${service}: Invalid configuration: .*\\b${variable}\\b`), `stderr names ${variable}: ${stderr.trim()}`)
   }))
+
+  // A HOST this machine has no address for: one line naming HOST, not getaddrinfo's alone.
+  const { code, stderr } = await run('pricing', { HOST: 'no-such-host.invalid' })
+  t.equal(code, 1, 'pricing with an unknown HOST exits 1')
+  t.match(stderr.trim(), /^pricing: cannot listen on HOST no-such-host\.invalid: no address of this machine \(.+\)$/, stderr.trim())
 })
 
 t.test('production refuses placeholder, short and well-known secrets, and the webhook relaxations', async (t) => {
