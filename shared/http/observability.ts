@@ -96,6 +96,13 @@ export const quietRequests = {
   childLoggerFactory: (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) => new RequestLogger(logger, bindings, options),
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A long-lived answer (server-sent events): its length is its client's, not a slowness. */
+    stream?: boolean
+  }
+}
+
 /**
  * One log line per request that needs looking into: failed (4xx at info, 5xx at warn) or slower
  * than `slowMs`, with its request id, route, status and time. A request that went well is logged
@@ -107,7 +114,8 @@ export const requestLog = fp(async (app: FastifyInstance, { slowMs }: { slowMs: 
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode
     const ms = reply.elapsedTime
-    const slow = ms >= slowMs
+    // A stream (`config: { stream: true }`) is open for as long as its client listens: never slow.
+    const slow = ms >= slowMs && request.routeOptions.config.stream !== true
     if (status < 400 && !slow) {
       // Checked first: the line's object is not worth making for a level that is off.
       if (writesAt(request.log, 'debug')) request.log.debug({ method: request.method, url: redactUrl(request.url), statusCode: status, responseTime: ms }, 'request completed')

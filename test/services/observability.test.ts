@@ -238,3 +238,23 @@ t.test('a set-password token, a CSRF token or a key in a URL reaches neither a s
   t.match(captured, /"url":"\/console\/set-password\?token=\[redacted\]"/, 'the refused request is logged without its token')
   for (const secret of [token, 'sess-secret', 'hunter2', 'csrf-secret']) t.notOk(captured.includes(secret), `${secret.slice(0, 6)}… is in no log line`)
 })
+
+t.test('request log: a slow answer is logged as slow, a stream however long is not', async (t) => {
+  let captured = ''
+  const options = loggerOptions('info')
+  const stream = new Writable({ write(chunk, _encoding, done) { captured += chunk; done() } })
+  const logged = Fastify({ logger: typeof options === 'object' ? { ...options, stream } : false })
+  // slowMs 0: every answer takes at least that long, so only the route's config decides.
+  await logged.register(requestLog, { slowMs: 0 })
+  logged.get('/answer', async () => ({ ok: true }))
+  logged.get('/events', { config: { stream: true } }, async (_request, reply) => {
+    reply.hijack()
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream' })
+    reply.raw.end(': bye\n\n')
+  })
+  t.teardown(() => logged.close())
+  t.equal((await logged.inject({ method: 'GET', url: '/answer' })).statusCode, 200)
+  t.equal((await logged.inject({ method: 'GET', url: '/events' })).statusCode, 200)
+  const lines = captured.trim().split('\n').map((line) => JSON.parse(line))
+  t.same(lines.filter((line) => line.msg === 'slow request').map((line) => line.url), ['/answer'], 'only the answer is slow')
+})

@@ -86,7 +86,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   })
 
   // Server-Sent Events: offers and withdrawals as they happen, through Redis pub/sub.
-  app.get('/stream', async (request, reply) => {
+  app.get('/stream', { config: { stream: true } }, async (request, reply) => {
     reply.hijack()
     const raw = reply.raw
     open.add(raw)
