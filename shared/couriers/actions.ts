@@ -96,12 +96,18 @@ function kmToPickup(fix: CourierFix | null, order: Order): number | null {
 /** Accepts an offer: the order is the courier's, in the trace that made the offer (placement → dispatch → offer → accept). */
 export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerId: string): Promise<Order> {
   const offer = await ownOffer(desk, offerId, courier.id)
+  if (offer.status === 'accepted') return acceptedBefore(desk, courier.id, offer)
   const location = await lastFix(desk.redis, desk.prefix, courier.id)
   const outcome = await continuingTrace(offer.traceparent, () => inSpan('courier.accept', { 'courier.order_id': offer.orderId }, () =>
     changeOrder(desk.sql, { orderId: offer.orderId, scope: null }, {
       kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location, courier: courierOnOrder(courier),
     })))
-  if (outcome.kind !== 'changed') throw refusal(outcome, offer.orderId)
+  if (outcome.kind !== 'changed') {
+    // A double tap: the other accept of the same offer may have won the order for this courier.
+    const now = await ownOffer(desk, offerId, courier.id)
+    if (now.status === 'accepted') return acceptedBefore(desk, courier.id, now)
+    throw refusal(outcome, offer.orderId)
+  }
   await desk.dispatch.offerSettled(offer.id)
   const metrics = instruments()
   metrics.dispatchOffers.add(1, { outcome: 'accepted' })
@@ -109,6 +115,16 @@ export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerI
   const since = order.history.filter((entry) => entry.status === 'created').at(-1)?.at
   if (since) metrics.timeToAssign.record((Date.now() - Date.parse(since)) / 1000)
   return order
+}
+
+/**
+ * A second accept of an offer the courier took (a double tap, a retry after a lost answer) answers
+ * as the first did while they hold its order; once they no longer hold it, a 409 says so.
+ */
+async function acceptedBefore(desk: CourierDesk, courierId: string, offer: Offer): Promise<Order> {
+  const order = await findOrderById(desk.sql, offer.orderId)
+  if (order && order.courierId === courierId && HELD_STATUSES.includes(order.status)) return order
+  throw new ApiError(409, `Offer ${offer.id} was accepted before, and its order is no longer yours`)
 }
 
 /** Declines an offer: the order goes on to its next courier, and the courier may take another waiting nearby. */

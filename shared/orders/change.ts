@@ -130,9 +130,14 @@ function offerRefusal(offer: Offer | null, order: Order, now: Date): Extract<Ord
   return null
 }
 
-/** What couriers hear of this change: offers withdrawn, and a cancel of an order one of them holds. */
+/**
+ * What couriers hear of this change: offers withdrawn, and a cancel of an order one of them holds.
+ * A withdrawal says why, as the dispatcher's `expired` does: the order was `cancelled`, or an
+ * operator `assigned` it to someone (the only moves out of `created` without the offer).
+ */
 function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNotice[] {
-  const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId } }))
+  const reason = after.status === 'cancelled' ? 'cancelled' : 'assigned'
+  const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason } }))
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
   return notices
 }

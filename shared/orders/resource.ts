@@ -46,7 +46,8 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
     phone: order.courier.phone,
     vehicle_type: order.courier.vehicle_type ?? null,
     vehicle_plate: order.courier.vehicle_plate,
-    location: live.location,
+    // Shown while the courier is on the way only: an event of a delivery does not carry where they were.
+    location: locatedBy(order) === null ? null : live.location,
   }
   resource.eta = etaOf(order, live)
   resource.proof_of_delivery = proofOf(order)
@@ -99,6 +100,11 @@ export interface LiveView {
 }
 
 const NOT_LIVE: LiveView = { location: null, roadFactor: 1 }
+
+/** The registered courier whose position an order shows: while it is on its way (`assigned`, `picked_up`). */
+export function locatedBy(order: Pick<Order, 'courierId' | 'status'>): string | null {
+  return order.courierId !== null && (order.status === 'assigned' || order.status === 'picked_up') ? order.courierId : null
+}
 
 /**
  * DESIGN 14: while `assigned`, when the courier reaches the pickup; while `picked_up`, the

@@ -7,7 +7,7 @@ import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isOrderId, isUuid } from '../../../shared/ids.js'
 import { changeOrder } from '../../../shared/orders/change.js'
-import { orderAsShown } from '../../../shared/orders/resource.js'
+import { locatedBy, orderAsShown } from '../../../shared/orders/resource.js'
 import { lastFixes } from '../../../shared/couriers/positions.js'
 import { tellCouriers } from '../../../shared/couriers/stream.js'
 import type { RedisClient } from '../../../shared/redis.js'
@@ -78,9 +78,4 @@ export default async function orderRoutes(app: FastifyInstance, { sql, reads, re
     if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
     return sendOrderChange(reply, outcome)
   })
-}
-
-/** The registered courier whose position an order shows: while it is on its way (`assigned`, `picked_up`). */
-function locatedBy(order: Order): string | null {
-  return order.courierId !== null && (order.status === 'assigned' || order.status === 'picked_up') ? order.courierId : null
 }

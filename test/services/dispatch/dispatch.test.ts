@@ -56,7 +56,8 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   t.match(accepted.json(), { order_id: orderId, status: 'assigned', dropoff: { recipient_name: 'Chidi Okafor' } })
   t.notOk('price' in accepted.json(), 'the courier view has no price')
   const again = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
-  t.equal(again.statusCode, 409, 'an offer is accepted once')
+  t.equal(again.statusCode, 200, 'a second accept (a double tap, a retry after a lost answer) is no refusal')
+  t.strictSame(again.json(), accepted.json(), 'it answers as the first did')
 
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${orderId}`, headers: bearer(account.apiKey) })
   t.match(read.json(), { status: 'assigned', courier: { id: near.id, name: 'Near Rider', vehicle_type: 'bike', location: { latitude: Number } }, eta: { stage: 'pickup', at: String } })
@@ -77,8 +78,11 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })).statusCode, 200)
   t.equal((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })).statusCode, 404, 'delivered, it is no longer theirs to read (nor the recipient with it)')
   t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: near.auth })).json(), { data: [] })
-  const events = await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`
+  const events = await db.sql<{ type: string; data: { order: { courier: { location: unknown } | null } } }[]>`select type, data from events where order_id = ${orderId} order by sequence`
   t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.picked_up', 'order.delivered'], 'one event per courier move, as for operator moves')
+  t.match(events[2]?.data.order.courier, { location: { latitude: Number } }, 'picked up: the event shows where the courier is')
+  t.equal(events[3]?.data.order.courier?.location, null, 'delivered: no position, as the order itself shows none')
+  t.equal(events.filter((event) => event.type === 'order.assigned').length, 1, 'the second accept assigned nothing again')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: far.auth, payload: { status: 'offline' } })
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: near.auth, payload: { status: 'offline' } })
 })

@@ -103,7 +103,7 @@ t.test('offer, then offer_withdrawn when the business cancels the offered order,
   t.equal((await fetch(`${base}/v2/business/orders/${first}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
   const withdrawn = await stream.next('offer_withdrawn', first!)
   t.ok(withdrawn.held, 'cancelling the offered order withdraws the offer on the stream')
-  t.match(withdrawn.value?.data, { offer_id: offer?.id, order_id: first })
+  t.same(withdrawn.value?.data, { offer_id: offer?.id, order_id: first, reason: 'cancelled' }, 'saying why, as an expiry does')
 
   const [second] = await placeOrders(gateway, account.apiKey, [shipment()])
   const again = await stream.next('offer', second!)
