@@ -111,6 +111,20 @@ const durationSeconds = (value: string | number) => {
 const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =>
   Object.fromEntries(Object.entries(env).map(([name, value]) => [name, String(value).replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (_match, fallback: string | undefined) => fallback ?? '')]))
 
+/**
+ * Every path the console's own code registers a route on (`app.get('/…'`) or sends a browser to
+ * (`redirect('/…')`), from its sources: the health routes come from shared/http/health.ts and
+ * stay off the Ingress.
+ */
+function consoleRoutePaths(): string[] {
+  const sources = (dir: string): string[] => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [read(`${dir}/${entry.name}`)] : [])
+  const code = sources('services/console').join('\n')
+  const routes = [...code.matchAll(/\.(?:get|post|put|patch|delete|all)\s*(?:<[^\n]*?>)?\(\s*['`](\/[^'`]*)['`]/g)].map((m) => m[1]!)
+  const redirects = [...code.matchAll(/\.redirect\(\s*['`](\/[^'`?$]*)/g)].map((m) => m[1]!)
+  return [...new Set([...routes, ...redirects])].sort()
+}
+
 // ---- the files under test --------------------------------------------------------------
 
 const compose = parse(read('docker-compose.yml'), { merge: true }) as Doc
@@ -684,6 +698,25 @@ t.test('deploy/k8s', async (t) => {
     t.equal(gateway.TRUST_PROXY, 1, 'the gateway trusts one proxy hop (the Ingress controller) for client addresses')
     t.equal(loadConfig(consoleEnv, effectiveEnv.get('console') ?? {}).TRUST_PROXY, 1, 'and so does the console')
     t.same(ofKind('Service').filter((s) => s.spec.type === 'LoadBalancer' || s.spec.type === 'NodePort'), [], 'no Service bypasses the Ingress')
+  })
+
+  t.test('the console\'s Ingress routes every page it serves the public', async (t) => {
+    const ingress = named('Ingress', 'console')
+    const prefixes: string[] = ((ingress?.spec.rules ?? []) as Doc[]).flatMap((rule) => (rule.http?.paths ?? []) as Doc[])
+      .filter((entry) => entry.backend?.service?.name === 'console' && entry.pathType === 'Prefix')
+      .map((entry) => String(entry.path).replace(/\/+$/, ''))
+    /** Prefix matching as Kubernetes defines it: whole path elements. */
+    const routed = (urlPath: string) => prefixes.some((prefix) => urlPath === prefix || urlPath.startsWith(`${prefix}/`))
+    const routes = consoleRoutePaths()
+    t.ok(routes.includes('/t/:token') && routes.includes('/courier') && routes.includes('/console/login'), 'the console\'s routes were found (tracking, courier app, console)')
+    for (const route of routes) t.ok(routed(route), `${route} reaches the console through its Ingress`)
+    for (const internal of ['/healthz', '/readyz', '/metrics']) t.notOk(routed(internal), `${internal} is not routed to the public`)
+    t.notOk((ingress?.spec.rules ?? []).some((rule: Doc) => (rule.http?.paths ?? []).some((entry: Doc) => entry.backend?.service?.port?.name === 'metrics' || entry.backend?.service?.port?.number === defaults.console.CONSOLE_OPS_PORT)), 'no path goes to the ops (metrics) port')
+    // The placement worker writes each order's tracking_url on this base (TRACKING_PUBLIC_URL, else CONSOLE_PUBLIC_URL).
+    const worker = loadConfig(workerEnv, effectiveEnv.get('worker') ?? {})
+    const tracking = new URL(`${worker.TRACKING_PUBLIC_URL ?? worker.CONSOLE_PUBLIC_URL}/t/${'A'.repeat(22)}`)
+    t.ok((ingress?.spec.rules ?? []).some((rule: Doc) => rule.host === tracking.hostname), `recipients' tracking links (${tracking.origin}) are on the console Ingress's host`)
+    t.ok(routed(tracking.pathname), `and ${tracking.pathname} is routed to the console`)
   })
 
   t.test('Pod Security Admission, pinned images', async (t) => {
