@@ -111,15 +111,23 @@ const durationSeconds = (value: string | number) => {
 const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =>
   Object.fromEntries(Object.entries(env).map(([name, value]) => [name, String(value).replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (_match, fallback: string | undefined) => fallback ?? '')]))
 
+/** The text of every TypeScript file under a folder of the project. */
+const tsSources = (dir: string): string[] => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry) =>
+  entry.isDirectory() ? tsSources(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [read(`${dir}/${entry.name}`)] : [])
+
+/** Whether a role's process opens the photo store: its service folder (from its npm script's entry file) calls createPhotoStore. */
+const opensPhotoStore = (role: string) => {
+  const entry = scriptTokens(ROLES[role]!.script).find((token) => /^dist\/services\/.+\/main\.js$/.test(token))
+  return entry !== undefined && tsSources(path.posix.dirname(entry.replace(/^dist\//, ''))).some((source) => source.includes('createPhotoStore('))
+}
+
 /**
  * Every path the console's own code registers a route on (`app.get('/…'`) or sends a browser to
  * (`redirect('/…')`), from its sources: the health routes come from shared/http/health.ts and
  * stay off the Ingress.
  */
 function consoleRoutePaths(): string[] {
-  const sources = (dir: string): string[] => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sources(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [read(`${dir}/${entry.name}`)] : [])
-  const code = sources('services/console').join('\n')
+  const code = tsSources('services/console').join('\n')
   const routes = [...code.matchAll(/\.(?:get|post|put|patch|delete|all)\s*(?:<[^\n]*?>)?\(\s*['`](\/[^'`]*)['`]/g)].map((m) => m[1]!)
   const redirects = [...code.matchAll(/\.redirect\(\s*['`](\/[^'`?$]*)/g)].map((m) => m[1]!)
   return [...new Set([...routes, ...redirects])].sort()
@@ -779,15 +787,21 @@ t.test('deploy/k8s', async (t) => {
       }
       return [...pairs].sort()
     }
+    const config = named('ConfigMap', 'courier-config')?.data ?? {}
+    const s3 = new URL(config.S3_ENDPOINT ?? 'https://s3.amazonaws.com')
+    const s3Port = Number(s3.port || (s3.protocol === 'https:' ? 443 : 80))
+    t.same(SERVICES.filter(opensPhotoStore), ['console', 'gateway', 'worker'], 'the gateway, the console and the worker open the photo store (the check below finds them)')
     const dns = ['kube-system/kube-dns:53']
     const data = ['any:5432', 'any:6379', 'any:6380', 'observability/*:4318']
     const scrape = (port: number) => `monitoring/*:${port}`
+    // S3 (and STS for the pod role's credentials) over https, from any address: VPC endpoints are private.
+    const photoStore = ['any:443']
     const expected: Record<string, { egress: string[]; ingress: string[] }> = {
-      gateway: { egress: [...dns, ...data, 'courier/pricing:3001'], ingress: ['ingress-nginx/*:3000', scrape(9464)] },
+      gateway: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: ['ingress-nginx/*:3000', scrape(9464)] },
       pricing: { egress: [...dns, ...data], ingress: ['courier/gateway:3001', 'courier/worker:3001', scrape(9465)] },
-      worker: { egress: [...dns, ...data, 'courier/pricing:3001'], ingress: [scrape(9466)] },
+      worker: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: [scrape(9466)] },
       'webhook-sender': { egress: [...dns, ...data, 'ip:0.0.0.0/0-9:443', 'ip:::/0-8:443'], ingress: [scrape(9467)] },
-      console: { egress: [...dns, ...data], ingress: ['ingress-nginx/*:3004', scrape(9468)] },
+      console: { egress: [...dns, ...data, ...photoStore], ingress: ['ingress-nginx/*:3004', scrape(9468)] },
       dispatcher: { egress: [...dns, ...data], ingress: [scrape(9469)] },
       migrate: { egress: [...dns, 'any:5432'], ingress: [] },
     }
@@ -796,6 +810,10 @@ t.test('deploy/k8s', async (t) => {
       const role = roleOf([...(container.command ?? []), ...(container.args ?? [])])!
       t.same(allowed(workload, 'egress'), [...expected[role].egress].sort(), `${role} may reach exactly ${expected[role].egress.join(', ')}`)
       t.same(allowed(workload, 'ingress'), [...expected[role].ingress].sort(), `${role} may be reached by exactly ${expected[role].ingress.join(', ') || 'nobody'}`)
+      // With S3_BUCKET set every process that opens the photo store talks to S3, whatever the table above says.
+      if (workload.kind === 'Deployment' && config.S3_BUCKET && opensPhotoStore(role)) {
+        t.ok(allowed(workload, 'egress').some((pair) => pair.startsWith('any:') && pair.endsWith(`:${s3Port}`)), `${role} opens the photo store (createPhotoStore), so it may reach S3 on port ${s3Port}`)
+      }
     }
     const webhook = policies.flatMap((p) => p.spec.egress ?? []).flatMap((rule: Doc) => rule.to ?? []).find((peer: Doc) => peer.ipBlock?.cidr === '0.0.0.0/0')
     for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']) {
