@@ -10,6 +10,7 @@ import { migrationsDir } from '../../shared/db/migrate.js'
 import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
+import { checkWebhookUrl } from '../../shared/webhooks/url-rules.js'
 import { demoRateCardPath } from '../../shared/accounts/demo-seed.js'
 import { PHOTO_MAX_BYTES } from '../../shared/storage/photos.js'
 import { TEST_SECRETS } from '../helpers/db.js'
@@ -782,7 +783,8 @@ t.test('deploy/k8s', async (t) => {
       for (const policy of policies.filter((p) => selects(p.spec.podSelector ?? {}, labels))) {
         for (const rule of policy.spec[direction] ?? []) {
           const peers: Array<Doc | undefined> = (direction === 'egress' ? rule.to : rule.from) ?? [undefined]
-          for (const peer of peers) for (const port of rule.ports ?? [{ port: 'all' }]) pairs.add(`${peerOf(peer)}:${typeof port.port === 'string' && ports.has(port.port) ? ports.get(port.port) : port.port}`)
+          // A port entry without a port is every port of its protocol.
+          for (const peer of peers) for (const port of rule.ports ?? [{ port: 'all' }]) pairs.add(`${peerOf(peer)}:${port.port === undefined ? `all-${port.protocol ?? 'TCP'}` : typeof port.port === 'string' && ports.has(port.port) ? ports.get(port.port) : port.port}`)
         }
       }
       return [...pairs].sort()
@@ -800,7 +802,7 @@ t.test('deploy/k8s', async (t) => {
       gateway: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: ['ingress-nginx/*:3000', scrape(9464)] },
       pricing: { egress: [...dns, ...data], ingress: ['courier/gateway:3001', 'courier/worker:3001', scrape(9465)] },
       worker: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: [scrape(9466)] },
-      'webhook-sender': { egress: [...dns, ...data, 'ip:0.0.0.0/0-9:443', 'ip:::/0-8:443'], ingress: [scrape(9467)] },
+      'webhook-sender': { egress: [...dns, ...data, 'ip:0.0.0.0/0-9:all-TCP', 'ip:::/0-8:all-TCP'], ingress: [scrape(9467)] },
       console: { egress: [...dns, ...data, ...photoStore], ingress: ['ingress-nginx/*:3004', scrape(9468)] },
       dispatcher: { egress: [...dns, ...data], ingress: [scrape(9469)] },
       migrate: { egress: [...dns, 'any:5432'], ingress: [] },
@@ -819,6 +821,11 @@ t.test('deploy/k8s', async (t) => {
     for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8', '100.64.0.0/10']) {
       t.ok(webhook?.ipBlock.except.includes(range), `webhook deliveries cannot reach ${range}`)
     }
+    // The URL rules take any port, so the fence must too: an endpoint the API accepts is one the sender can reach.
+    const onAnotherPort = 'https://93.184.215.14:8443/hooks'
+    t.ok((await checkWebhookUrl(onAnotherPort, { allowHttp: false, allowPrivate: false })).ok, `the API accepts the webhook URL ${onAnotherPort}`)
+    const sender = deploymentOf.get('webhook-sender')!
+    t.ok(allowed(sender, 'egress').some((pair) => pair.startsWith('ip:0.0.0.0/0-') && (pair.endsWith(':all-TCP') || pair.endsWith(':8443'))), 'and the webhook sender may open TCP 8443 to that public address')
   })
 })
 
