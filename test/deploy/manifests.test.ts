@@ -673,6 +673,20 @@ t.test('deploy/k8s', async (t) => {
           t.ok(ref.key in (named('Secret', ref.name)?.stringData ?? {}), `KEDA's ${ref.parameter} comes from Secret ${ref.name} key ${ref.key}`)
         }
         t.ok((auth?.spec.secretTargetRef ?? []).some((ref: Doc) => ref.parameter === 'address'), 'KEDA gets the Redis address')
+        // KEDA connects where the services do, and over TLS exactly when REDIS_URL is rediss://.
+        const secretValue = (parameter: string) => {
+          const ref = (auth?.spec.secretTargetRef ?? []).find((entry: Doc) => entry.parameter === parameter)
+          return ref ? named('Secret', ref.name)?.stringData?.[ref.key] as string | undefined : undefined
+        }
+        const redisUrl = new URL(named('Secret', 'courier-secrets')?.stringData?.REDIS_URL ?? 'redis://unset')
+        t.equal(secretValue('address'), `${redisUrl.hostname}:${redisUrl.port || 6379}`, 'KEDA\'s address is REDIS_URL\'s host and port')
+        const tls = redisUrl.protocol === 'rediss:'
+        for (const trigger of (object?.spec.triggers ?? []) as Doc[]) {
+          const byMetadata = trigger.metadata?.enableTLS === 'true'
+          const byAuth = secretValue('tls') === 'enable'
+          t.notOk(byMetadata && byAuth, `${trigger.metadata?.listName}: TLS is set one way only (KEDA refuses enableTLS with the TriggerAuthentication's tls)`)
+          t.equal(byMetadata || byAuth, tls, `${trigger.metadata?.listName}: KEDA ${tls ? 'uses' : 'does not use'} TLS, as REDIS_URL (${redisUrl.protocol}//) does`)
+        }
       })
     }
   })
