@@ -7,7 +7,7 @@ import { parse, parseAllDocuments } from 'yaml'
 import type { z } from 'zod'
 import { commonEnv, consoleEnv, dispatcherEnv, gatewayEnv, loadConfig, migrateEnv, pricingEnv, webhookSenderEnv, workerEnv } from '../../shared/config.js'
 import { migrationsDir } from '../../shared/db/migrate.js'
-import { DISPATCH_QUEUE } from '../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, freeJob } from '../../shared/dispatch/queue.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { WEBHOOK_QUEUE } from '../../shared/webhooks/queue.js'
 import { checkWebhookUrl } from '../../shared/webhooks/url-rules.js'
@@ -112,9 +112,10 @@ const durationSeconds = (value: string | number) => {
 const composeEnv = (env: Record<string, unknown> = {}): Record<string, string> =>
   Object.fromEntries(Object.entries(env).map(([name, value]) => [name, String(value).replace(/\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g, (_match, fallback: string | undefined) => fallback ?? '')]))
 
-/** The text of every TypeScript file under a folder of the project. */
-const tsSources = (dir: string): string[] => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry) =>
-  entry.isDirectory() ? tsSources(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [read(`${dir}/${entry.name}`)] : [])
+/** Every TypeScript file under a folder of the project: its path and its text. */
+const tsFiles = (dir: string): Array<[string, string]> => readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((entry): Array<[string, string]> =>
+  entry.isDirectory() ? tsFiles(`${dir}/${entry.name}`) : entry.name.endsWith('.ts') ? [[`${dir}/${entry.name}`, read(`${dir}/${entry.name}`)]] : [])
+const tsSources = (dir: string): string[] => tsFiles(dir).map(([, source]) => source)
 
 /** Whether a role's process opens the photo store: its service folder (from its npm script's entry file) calls createPhotoStore. */
 const opensPhotoStore = (role: string) => {
@@ -662,7 +663,7 @@ t.test('deploy/k8s', async (t) => {
         t.same(object?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment?.metadata.name }, 'by its Deployment')
         t.notOk(deployment?.spec.replicas, `the ${role} Deployment leaves replicas to KEDA`)
         t.ok(object?.spec.minReplicaCount >= 1, `never scales the ${role} to zero`)
-        const trigger = object?.spec.triggers?.[0]
+        const trigger = (object?.spec.triggers ?? []).find((entry: Doc) => String(entry.metadata?.listName).endsWith(':wait'))
         t.equal(trigger?.type, 'redis', 'redis list trigger')
         t.equal(trigger?.metadata?.listName, new QueueKeys(configPrefix).toKey(queue, 'wait'), `the list is BullMQ's wait list of the ${queue} queue`)
         t.equal(trigger?.metadata?.listName, `${defaults.common.QUEUE_PREFIX}:${queue}:wait`, 'spelled <prefix>:<queue>:wait')
@@ -689,6 +690,23 @@ t.test('deploy/k8s', async (t) => {
         }
       })
     }
+  })
+  // BullMQ keeps a job added with a priority in `<prefix>:<queue>:prioritized` (a sorted set), never
+  // in the wait list: a queue that takes such jobs is watched there too, or a backlog of them scales nothing.
+  t.test('KEDA counts the dispatch queue\'s prioritized jobs', async (t) => {
+    const setters = [...tsFiles('shared'), ...tsFiles('services')].filter(([, source]) => /\bpriority:\s*[A-Za-z0-9_]/.test(source)).map(([file]) => file)
+    t.same(setters, ['shared/dispatch/queue.ts'], 'only the dispatch queue\'s jobs carry a BullMQ priority (another queue that does needs a trigger like the one checked here)')
+    t.ok((freeJob('C-1').opts.priority ?? 0) > 0, 'its free jobs do')
+    const prefix = named('ConfigMap', 'courier-config')?.data?.QUEUE_PREFIX
+    const object = ofKind('ScaledObject').find((doc) => doc.spec.scaleTargetRef.name === deploymentOf.get('dispatcher')?.metadata.name)
+    const triggers = (object?.spec.triggers ?? []) as Doc[]
+    const key = new QueueKeys(prefix).toKey(DISPATCH_QUEUE, 'prioritized')
+    const wait = triggers.find((entry) => entry.metadata?.listName === new QueueKeys(prefix).toKey(DISPATCH_QUEUE, 'wait'))
+    const prioritized = triggers.find((entry) => entry.metadata?.listName === key)
+    t.ok(prioritized, `the dispatcher's ScaledObject watches ${key} (KEDA's redis scaler counts a sorted set with ZCARD)`)
+    t.equal(prioritized?.type, wait?.type, 'with the wait list\'s trigger type')
+    t.equal(prioritized?.metadata?.listLength, wait?.metadata?.listLength, 'the same jobs per replica')
+    t.same(prioritized?.authenticationRef, wait?.authenticationRef, 'and the same TriggerAuthentication')
   })
   t.test('TLS for the API and the console: Ingress with cert-manager, https only, HSTS', async (t) => {
     const config = named('ConfigMap', 'courier-config')?.data ?? {}
