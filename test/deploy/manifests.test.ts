@@ -292,6 +292,38 @@ t.test('Dockerfile', async (t) => {
   for (const entry of ['node_modules', 'dist', '.git']) t.ok(ignored.includes(entry), `.dockerignore leaves out ${entry}`)
 })
 
+// ---- deploy/README.md -------------------------------------------------------------------
+
+t.test('deploy/README.md: its process table and its probes say what the scripts and services do', async (t) => {
+  const readme = read('deploy/README.md')
+  const rows = [...readme.matchAll(/^\| ([^|`]+?) \| `([^`]+)`/gm)].map((m) => ({ name: m[1]!.replace(' (one-shot)', '').replace(' ', '-'), command: m[2]! }))
+  const roleOfRow = (name: string) => (name === 'operator-CLI' ? 'admin' : name)
+  t.same(rows.map((row) => roleOfRow(row.name)).sort(), Object.keys(ROLES).sort(), 'a row per process')
+  for (const row of rows) {
+    const role = roleOfRow(row.name)
+    const script = scripts[ROLES[role]?.script ?? '']
+    if (role === 'admin') t.equal(row.command, `${script} <command>`, `${row.name}: the table shows npm run admin's command`)
+    else t.equal(row.command, script, `${row.name}: the table shows npm run ${ROLES[role]?.script}'s command, word for word`)
+  }
+  for (const [, script] of readme.matchAll(/Until\s+package\.json\s+has\s+an?\s+`([^`]+)`\s+script/g)) t.notOk(scripts[script!], `no note waits for the ${script} script, which exists`)
+
+  // Which services' readiness needs Redis, from their own health registration.
+  const needsRedis = new Map(SERVICES.map((role) => {
+    const entry = scriptTokens(ROLES[role]!.script).find((token) => /^dist\/services\/.+\/main\.js$/.test(token))!
+    const flags = tsSources(path.posix.dirname(entry.replace(/^dist\//, ''))).join('\n').match(/needsRedis: (true|false)/g) ?? []
+    t.equal(flags.length, 1, `${role} registers its health routes once, saying whether it needs Redis`)
+    return [role, flags[0] === 'needsRedis: true'] as const
+  }))
+  const probes = /^- Probes:[\s\S]*?(?=^- )/m.exec(readme)?.[0].replace(/\s+/g, ' ') ?? ''
+  t.notMatch(probes, /Postgres and Redis reachable/, 'the probes bullet does not say every service needs Redis')
+  const redisList = /Redis only for ([^(.]+)/.exec(probes)?.[1] ?? ''
+  for (const [role, needs] of needsRedis) {
+    const name = role.replace('-', ' ')
+    t.equal(new RegExp(`\\b${name}\\b`).test(redisList), needs, `the probes bullet ${needs ? 'lists' : 'does not list'} the ${name} among the services whose readiness needs Redis`)
+    t.match(probes, new RegExp(`\\b${name}\\b`), `and names the ${name}`)
+  }
+})
+
 t.test('runtime dependencies: only what the services import, no compiler', async (t) => {
   const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string>; engines: { node: string } }
   for (const tool of ['typescript', '@types/node']) {
