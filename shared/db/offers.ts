@@ -86,6 +86,13 @@ export async function findPendingOffersOfCourier(db: Db, courierId: string): Pro
 }
 
 /** The couriers this order has been offered to since it last became `created`, and how many offers that makes. */
+/** The courier of the order's latest accepted offer: for a `created` order, the one who handed it back. */
+export async function lastAcceptedBy(db: Db, orderId: string): Promise<string | null> {
+  const [row] = await db<{ courierId: string }[]>`
+    select courier_id from dispatch_offers where order_id = ${orderId} and status = 'accepted' order by created_at desc limit 1`
+  return row?.courierId ?? null
+}
+
 export async function offeredSince(db: Db, orderId: string, since: Date): Promise<string[]> {
   const rows = await db<{ courierId: string }[]>`
     select courier_id from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`

@@ -1,6 +1,6 @@
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
-import { dropOffer, insertOffer, offeredSince, type Offer } from '../db/offers.js'
+import { dropOffer, insertOffer, lastAcceptedBy, offeredSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
@@ -39,7 +39,8 @@ export function canCarry(courier: Pick<CourierRow, 'vehicleType' | 'maxWeightKg'
  * Offers a live `created` order to the nearest eligible courier: on shift and heard from lately,
  * within the radius, able to carry it, holding no pending offer and fewer than `capacity` active
  * orders, and not offered this order yet in this round (which began at `round`, or when the order
- * last became `created`). The offer is inserted under the order's lock, so a cancel in between
+ * last became `created`), nor, in the round that follows a hand-back, to the courier who handed it
+ * back. The offer is inserted under the order's lock, so a cancel in between
  * cannot leave it pending; the database's unique indexes turn away a second pending offer for the
  * order or the courier, and the next candidate is tried.
  */
@@ -57,6 +58,10 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   // The nearest few first; when none of them can take the order and more may be in range (a
   // busy hub, a truck order among bikes), the search widens, up to the nearest ten thousand.
   const looked = new Set(offered)
+  // Handed back (a courier's unassign): the first round after it goes to someone else, since
+  // whatever stopped that courier (a breakdown, a full bag) has not gone in a moment.
+  const handedBackBy = round === null && order.history.length > 1 ? await lastAcceptedBy(sql, order.id) : null
+  if (handedBackBy) looked.add(handedBackBy)
   let anyInRange = false
   for (const count of SEARCH_COUNTS) {
     const search = await nearbyCouriers(redis, prefix, pickup, settings.radiusKm, settings.staleS, count)

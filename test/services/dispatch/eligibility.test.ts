@@ -195,3 +195,20 @@ t.test('disabling a courier hands their assigned order back, and it is offered a
   t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.unassigned', 'order.assigned'])
   await finish([orderId!], [next])
 })
+
+t.test("a courier's unassign sends the order to someone else, though the one who handed it back is nearest", async (t) => {
+  const broken = await onShift(gateway, db.sql, 'Broke Down', kmNorth(ISLAND, 0.2))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, broken.id)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: broken.auth })).statusCode, 200)
+  const next = await onShift(gateway, db.sql, 'Farther', kmNorth(ISLAND, 2))
+  const handedBack = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/unassign`, headers: broken.auth, payload: { reason: 'bike broke down' } })
+  t.equal(handedBack.statusCode, 200, handedBack.body)
+  const again = await pendingOffer(db.sql, orderId!)
+  t.equal(again?.courierId, next.id, 'offered to the farther courier, not straight back')
+  const offers = await db.sql<{ courierId: string }[]>`select courier_id from dispatch_offers where order_id = ${orderId} order by created_at`
+  t.same(offers.map((row) => row.courierId), [broken.id, next.id], 'and never to the one who handed it back')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${again!.id}/accept`, headers: next.auth })).statusCode, 200)
+  await finish([orderId!], [next, broken])
+})
