@@ -10,6 +10,7 @@ import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { createPhotoStore, photoLinks } from '../../shared/storage/photos.js'
 import { createAuthFailureLimit } from './auth-failures.js'
+import { documentedScopes } from './access.js'
 import { createKeyCache, requireScope } from './auth.js'
 import { createCourierTokenCache, requireCourier } from './courier-auth.js'
 import { createCourierStreams } from './courier-streams.js'
@@ -17,6 +18,7 @@ import courierRoutes from './routes/courier.js'
 import { businessPhotoRoutes, photoLinkRoutes } from './routes/proof-photos.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { installErrorBody } from './errors.js'
+import { operations } from './openapi/operations.js'
 import { createPlacementQueue } from './placement-queue.js'
 import { createPricingClient } from './pricing-client.js'
 import { limitRequests } from './rate-limit.js'
@@ -123,7 +125,15 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   // Delivery photos' signed links: no key, the link is the permission until it expires.
   await app.register(photoLinkRoutes, { photos, links, prefix: '/v2/proof-photos' })
   await app.register(async (v2) => {
-    // Each route says whether it reads or writes; the hook checks the key's scopes against it.
+    // Each route takes the scopes its operation in the document names, and the hook checks the
+    // key's against them: what /docs says is what is enforced. A route the document lacks stops start-up.
+    const scopes = documentedScopes(operations)
+    v2.addHook('onRoute', (route) => {
+      const key = `${route.method === 'HEAD' ? 'GET' : String(route.method)} ${route.url}`
+      const taken = scopes.get(key)
+      if (!taken) throw new Error(`${key} is not in the OpenAPI document (services/gateway/openapi/operations.ts)`)
+      route.config = { ...route.config, scopes: taken }
+    })
     v2.addHook('onRequest', requireScope({ keys, failures }))
     await limitRequests(v2, config, redis, (request) => request.caller?.keyId ?? request.ip)
     await v2.register(quoteRoutes, { pricing })

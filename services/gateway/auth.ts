@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { LRUCache } from 'lru-cache'
 import type { Sql } from '../../shared/db/sql.js'
-import { findActiveKeyByHash, hashApiKey } from '../../shared/db/api-keys.js'
+import { findActiveKeyByHash, hashApiKey, type ApiKeyScope } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { LoadCache } from '../../shared/cache.js'
+import { SCOPES_FOR } from './access.js'
 import { refuseCredential, tooManyFailures, type AuthFailureLimit } from './auth-failures.js'
 
 export interface Caller {
@@ -14,26 +15,13 @@ export interface Caller {
   livemode: boolean
 }
 
-/**
- * What a route does with the business's data: `read` routes take a key with `orders:read` or
- * `orders:write`; every other route changes something and takes `orders:write` (docs/contracts.md
- * section 6); webhook endpoints and redelivery take `webhooks:write`. A route declares it as
- * `config: { access: 'read' }` or `'webhooks'`; the default is `write`.
- */
-export type Access = 'read' | 'write' | 'webhooks'
-
-const SCOPES_FOR: Record<Access, readonly string[]> = {
-  read: ['orders:read', 'orders:write'],
-  write: ['orders:write'],
-  webhooks: ['webhooks:write'],
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller
   }
   interface FastifyContextConfig {
-    access?: Access
+    /** The scopes this route takes, any one of them; set from the OpenAPI document (app.ts). */
+    scopes?: readonly ApiKeyScope[]
   }
 }
 
@@ -113,7 +101,8 @@ export function requireScope({ keys, failures }: { keys: KeyCache; failures: Aut
       refuseCredential(failures, request, reply, 'Invalid API key').then(done, done)
       return
     }
-    const accepted = SCOPES_FOR[request.routeOptions.config.access ?? 'write']
+    // A path no route serves (its 404) is held to the strictest business scope.
+    const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
     if (!caller.scopes.some((scope) => accepted.includes(scope))) return done(new ApiError(403, 'Insufficient API key scope'))
     request.caller = caller
     done()

@@ -84,7 +84,7 @@ export function openApiDocument(publicBaseUrl: string) {
         courierToken: { type: 'http', scheme: 'bearer', description: 'A courier token, cc_live_…, from `courier:create` or `courier:token`. Only /courier routes take it.' },
         apiKey: {
           type: 'http', scheme: 'bearer',
-          description: 'An API key: ck_live_… for real orders, ck_test_… for the sandbox. Reads take orders:read or orders:write; webhook endpoints and redelivery take webhooks:write; the rest orders:write.',
+          description: 'An API key: ck_live_… for real orders, ck_test_… for the sandbox. Reading orders, placements, the wallet and events takes orders:read or orders:write; webhook endpoints and redelivery take webhooks:write; the rest, the catalog and quotes included, orders:write. Each operation names its scopes.',
         },
       },
       schemas: componentSchemas(),

@@ -1,4 +1,5 @@
 import { ORDER_EVENT_TYPES, ORDER_STATUSES } from '../../../shared/courier.js'
+import { SCOPES_FOR, type Access } from '../access.js'
 import { ref, type SchemaName } from './components.js'
 import * as example from './examples.js'
 import { answer, commonHeaders, refusalsOf, replayedHeader } from './responses.js'
@@ -9,11 +10,10 @@ import { answer, commonHeaders, refusalsOf, replayedHeader } from './responses.j
  */
 
 // A bearer key carries scopes the document cannot list in `security` (only OAuth flows can):
-// each operation names the ones it takes in `x-scopes` and in its description.
-const SCOPES = { read: ['orders:read', 'orders:write'], write: ['orders:write'], webhooks: ['webhooks:write'] }
-
-function access(kind: keyof typeof SCOPES, description: string) {
-  const scopes = SCOPES[kind]
+// each operation names the ones it takes in `x-scopes` and in its description. The gateway
+// enforces `x-scopes` itself (app.ts), so this is the one place a route's scope is decided.
+function access(kind: Access, description: string) {
+  const scopes = SCOPES_FOR[kind]
   return { security: [{ apiKey: [] }], 'x-scopes': scopes, description: `${description}\n\nAPI key scope: ${scopes.join(' or ')}.` }
 }
 
@@ -46,14 +46,14 @@ const list = (name: SchemaName, text: string, sample: unknown) => answer(text, n
 export const operations = {
   '/business/rate-cards': {
     get: {
-      operationId: 'getCatalog', tags: ['Catalog'], ...access('read', 'The vehicle types, weight bands (option ids) and zones of the rate card that prices this business. Send a `bus_van` or `truck` option id with `vehicle_type`; bikes are banded by weight.'),
+      operationId: 'getCatalog', tags: ['Catalog'], ...access('write', 'The vehicle types, weight bands (option ids) and zones of the rate card that prices this business. Send a `bus_van` or `truck` option id with `vehicle_type`; bikes are banded by weight.'),
       summary: 'Read the catalog',
       responses: { 200: answer('The catalog', 'Catalog', example.catalog), ...refusalsOf(401, 403) },
     },
   },
   '/business/order/cost': {
     post: {
-      operationId: 'createQuote', tags: ['Quotes'], ...access('read', 'Prices one delivery with the rate card (zone to zone) or, outside every zone, by distance. The answer carries a `quote_id` that holds this price until `expires_at`: send it with the shipment to be charged exactly this.'),
+      operationId: 'createQuote', tags: ['Quotes'], ...access('write', 'Prices one delivery with the rate card (zone to zone) or, outside every zone, by distance. The answer carries a `quote_id` that holds this price until `expires_at`: send it with the shipment to be charged exactly this.'),
       summary: 'Quote one shipment',
       requestBody: body('QuoteRequest', 'The delivery to price', example.quoteRequest),
       responses: { 200: answer('The quote', 'Quote', example.quote), ...refusalsOf(400, 401, 403, 413, 415) },

@@ -22,7 +22,7 @@ interface EventRouteOptions {
  * last sequence it saw, and, the numbers having no gaps, knows when it has it all.
  */
 export default async function eventRoutes(app: FastifyInstance, { sql, reads, webhooks }: EventRouteOptions) {
-  app.get('/business/events', { config: { access: 'read' } }, async (request) => {
+  app.get('/business/events', async (request) => {
     const query = readQuery(request.query, ['after', 'limit', 'type'])
     const after = integerParam('after', query.after, { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 })
     const types = enumListParam('type', query.type, ORDER_EVENT_TYPES)
@@ -31,7 +31,7 @@ export default async function eventRoutes(app: FastifyInstance, { sql, reads, we
     return { data: rows.slice(0, limit).map(toEventResource), has_more: rows.length > limit }
   })
 
-  app.get<{ Params: { event_id: string } }>('/business/events/:event_id', { config: { access: 'read' } }, async (request) => {
+  app.get<{ Params: { event_id: string } }>('/business/events/:event_id', async (request) => {
     const { event_id: eventId } = request.params
     const event = isEventId(eventId) ? await findEvent(sql, eventId, request.caller) : null
     if (!event) throw eventNotFound(eventId)
@@ -39,7 +39,7 @@ export default async function eventRoutes(app: FastifyInstance, { sql, reads, we
   })
 
   // One more delivery to every enabled endpoint that takes the event's type (docs/contracts.md section 7).
-  app.post<{ Params: { event_id: string } }>('/business/events/:event_id/redeliver', { config: { access: 'webhooks' } }, async (request, reply) => {
+  app.post<{ Params: { event_id: string } }>('/business/events/:event_id/redeliver', async (request, reply) => {
     const { event_id: eventId } = request.params
     const redelivery = isEventId(eventId) ? await redeliverEvent(sql, webhooks, request.caller, eventId, request.log) : { kind: 'not_found' as const }
     if (redelivery.kind === 'not_found') throw eventNotFound(eventId)

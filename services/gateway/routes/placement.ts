@@ -50,7 +50,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
     throw new ApiError(409, 'A request with this Idempotency-Key is still in progress')
   })
 
-  app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', { config: { access: 'read' } }, async (request, reply) => {
+  app.get<{ Params: { placement_id: string } }>('/business/placements/:placement_id', async (request, reply) => {
     const { placement_id: id } = request.params
     const placement = isUuid(id) ? await findPlacement(sql, request.caller, id) : null
     if (!placement) throw new ApiError(404, `Placement ${id} was not found`)

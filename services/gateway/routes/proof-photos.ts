@@ -20,7 +20,7 @@ interface PhotoRouteOptions {
  * or the gateway's own signed link (a local directory).
  */
 export async function businessPhotoRoutes(app: FastifyInstance, { sql, photos, links, publicBaseUrl, ttlS }: PhotoRouteOptions) {
-  app.get<{ Params: { order_id: string } }>('/business/orders/:order_id/proof/photo', { config: { access: 'read' } }, async (request, reply) => {
+  app.get<{ Params: { order_id: string } }>('/business/orders/:order_id/proof/photo', async (request, reply) => {
     const { order_id: orderId } = request.params
     const order = isOrderId(orderId) ? await findOrder(sql, orderId, request.caller) : null
     if (!order) throw orderNotFound(orderId)

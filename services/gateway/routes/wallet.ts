@@ -18,13 +18,13 @@ interface WalletRouteOptions {
 
 /** The wallet a business pays from and its statement (docs/contracts.md section 6). */
 export default async function walletRoutes(app: FastifyInstance, { sql, reads }: WalletRouteOptions) {
-  app.get('/business/wallet', { config: { access: 'read' } }, async (request) => {
+  app.get('/business/wallet', async (request) => {
     const wallet = await findWalletView(sql, request.caller.businessId, request.caller.livemode)
     if (!wallet) throw new ApiError(404, 'This business has no wallet')
     return { balance: toMajor(wallet.balance), currency: wallet.currency, livemode: wallet.livemode, updated_at: wallet.updatedAt.toISOString() }
   })
 
-  app.get('/business/wallet/transactions', { config: { access: 'read' } }, async (request) => {
+  app.get('/business/wallet/transactions', async (request) => {
     const query = readQuery(request.query, ['type', 'limit', 'cursor'])
     const kinds = enumListParam('type', query.type, ENTRY_TYPES)
     const limit = limitParam(query.limit)

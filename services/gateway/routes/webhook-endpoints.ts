@@ -26,11 +26,9 @@ function endpointNotFound(id: string): ApiError {
   return new ApiError(404, `Webhook endpoint ${id} was not found`)
 }
 
-/** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write`. */
+/** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write` (its operations in the OpenAPI document say so). */
 export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, reads, rules, secrets }: WebhookEndpointRouteOptions) {
-  const config = { access: 'webhooks' } as const
-
-  app.post('/business/webhook-endpoints', { config }, async (request, reply) => {
+  app.post('/business/webhook-endpoints', async (request, reply) => {
     const body = parseBody(endpointRequestSchema, request.body)
     const created = await createEndpoint(sql, request.caller, body, rules, secrets)
     switch (created.kind) {
@@ -43,19 +41,19 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
     }
   })
 
-  app.get('/business/webhook-endpoints', { config }, async (request) => {
+  app.get('/business/webhook-endpoints', async (request) => {
     readQuery(request.query, [])
     const endpoints = await listEndpoints(sql, request.caller)
     return { data: endpoints.map(toEndpointResource) }
   })
 
-  app.delete<{ Params: { id: string } }>('/business/webhook-endpoints/:id', { config }, async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/business/webhook-endpoints/:id', async (request, reply) => {
     const { id } = request.params
     if (!isWebhookEndpointId(id) || !(await deleteEndpoint(sql, id, request.caller))) throw endpointNotFound(id)
     return reply.code(204).send()
   })
 
-  app.post<{ Params: { id: string } }>('/business/webhook-endpoints/:id/rotate-secret', { config }, async (request) => {
+  app.post<{ Params: { id: string } }>('/business/webhook-endpoints/:id/rotate-secret', async (request) => {
     const { id } = request.params
     const body = request.body === undefined ? {} : parseBody(rotateSecretRequestSchema, request.body)
     const rotated = isWebhookEndpointId(id) ? await rotateSecret(sql, request.caller, id, new Date(), secrets, body.expire_previous_now) : null
@@ -63,7 +61,7 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
     return { id: rotated.id, secret: rotated.secret, previous_secret_expires_at: rotated.previousSecretExpiresAt?.toISOString() ?? null }
   })
 
-  app.get<{ Params: { id: string } }>('/business/webhook-endpoints/:id/deliveries', { config }, async (request) => {
+  app.get<{ Params: { id: string } }>('/business/webhook-endpoints/:id/deliveries', async (request) => {
     const { id } = request.params
     const query = readQuery(request.query, ['limit', 'cursor'])
     const limit = limitParam(query.limit)
