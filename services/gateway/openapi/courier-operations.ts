@@ -32,7 +32,7 @@ function move(operationId: string, summary: string, description: string, request
     post: {
       operationId, summary, description: description + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
       ...(request ? { requestBody: body(request, 'What the move needs', request === 'ReasonRequest') } : {}),
-      responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409, 413, 415) },
+      responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 404, 409) },
     },
   }
 }
@@ -57,59 +57,59 @@ export const courierOperations = {
   '/courier/me': {
     get: {
       operationId: 'getCourier', summary: 'Who I am, my shift and my orders', description: 'The courier, their shift status, last reported position and the orders they hold.' + TOKEN_NOTE, ...courier,
-      responses: { 200: answer('The courier', 'CourierProfile', { courier_id: '6f1c2a4e-8b3d-4c7a-9e21-5d0b7f3a9c12', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, max_weight_kg: 20, shift: 'available', location: { latitude: 6.45, longitude: 3.4, at: '2026-11-25T10:00:00.000Z' }, active_orders: [{ order_id: 'ORD-7K2M9QXH4T', status: 'assigned' }] }), ...refusalsOf(401) },
+      responses: { 200: answer('The courier', 'CourierProfile', { courier_id: '6f1c2a4e-8b3d-4c7a-9e21-5d0b7f3a9c12', name: 'Musa Bello', phone: '+2348090000000', vehicle_type: 'bike', vehicle_plate: null, max_weight_kg: 20, shift: 'available', location: { latitude: 6.45, longitude: 3.4, at: '2026-11-25T10:00:00.000Z' }, active_orders: [{ order_id: 'ORD-7K2M9QXH4T', status: 'assigned' }] }) },
     },
   },
   '/courier/shift': {
     post: {
       operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders. Going offline declines any offer pending for the courier (reason `went off shift`), so its order goes to the next courier at once.' + TOKEN_NOTE, ...courier,
       requestBody: body('ShiftRequest', '`available` or `offline`'),
-      responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400, 401, 413, 415) },
+      responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400) },
     },
   },
   '/courier/location': {
     post: {
       operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, and one more than 24 hours before it is refused (400).' + TOKEN_NOTE, ...courier,
       requestBody: body('LocationRequest', 'The position'),
-      responses: { 204: noContent('Recorded'), ...refusalsOf(400, 401, 413, 415) },
+      responses: { 204: noContent('Recorded'), ...refusalsOf(400) },
     },
   },
   '/courier/offers': {
     get: {
       operationId: 'listOffers', summary: 'My pending offers', description: 'Offers that have not expired. No recipient, price or PIN until the order is accepted.' + TOKEN_NOTE, ...courier,
-      responses: { 200: answer('The pending offers', 'CourierOfferList', { data: [] }), ...refusalsOf(401) },
+      responses: { 200: answer('The pending offers', 'CourierOfferList', { data: [] }) },
     },
   },
   '/courier/stream': {
     get: {
       operationId: 'streamOffers', summary: 'Offers as they happen (Server-Sent Events)', ...courier,
       description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn` and `order_cancelled` events, and a comment every 15 s. On connecting, the offers already pending come first as `offer` events, then the comment `connected`; an offer made at that moment may come twice (key on `offer_id`).' + TOKEN_NOTE,
-      responses: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...refusalsOf(401) },
+      responses: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
     },
   },
   '/courier/offers/{offer_id}/accept': {
     post: {
       operationId: 'acceptOffer', summary: 'Accept an offer', description: 'The order is assigned to the courier; 409 when the offer has expired or was withdrawn.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
-      responses: { 200: answer('The order, now assigned', 'CourierOrder', courierOrder), ...refusalsOf(400, 401, 404, 409, 413, 415) },
+      responses: { 200: answer('The order, now assigned', 'CourierOrder', courierOrder), ...refusalsOf(400, 404, 409) },
     },
   },
   '/courier/offers/{offer_id}/decline': {
     post: {
       operationId: 'declineOffer', summary: 'Decline an offer', description: 'The order is offered to the next courier.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
       requestBody: body('DeclineRequest', 'Why, optionally', false),
-      responses: { 204: noContent('Declined'), ...refusalsOf(400, 401, 404, 409, 413, 415) },
+      responses: { 204: noContent('Declined'), ...refusalsOf(400, 404, 409) },
     },
   },
   '/courier/orders': {
     get: {
       operationId: 'listMyOrders', summary: 'The orders I hold', description: 'Each order assigned to the courier, picked up, or failed and to be returned, in full as the accept answered it (the recipient included), oldest assignment first. An app that restarts mid-delivery reads its work again here.' + TOKEN_NOTE, ...courier,
-      responses: { 200: answer('The orders held', 'CourierOrderList', { data: [courierOrder] }), ...refusalsOf(401) },
+      responses: { 200: answer('The orders held', 'CourierOrderList', { data: [courierOrder] }) },
     },
   },
   '/courier/orders/{order_id}': {
     get: {
       operationId: 'getMyOrder', summary: 'One order I hold', description: 'The order in full, while the courier holds it. Another courier\'s order, one only offered, or one delivered, returned or handed back is a 404: what the courier no longer holds they no longer see.' + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
-      responses: { 200: answer('The order', 'CourierOrder', courierOrder), ...refusalsOf(401, 404) },
+      responses: { 200: answer('The order', 'CourierOrder', courierOrder), ...refusalsOf(404) },
     },
   },
   '/courier/orders/{order_id}/pickup': move('pickUpOrder', 'Picked up', 'assigned → picked_up.', null),

@@ -2,7 +2,7 @@ import { componentSchemas, ref } from './components.js'
 import * as example from './examples.js'
 import { operations } from './operations.js'
 import { courierOperations } from './courier-operations.js'
-import { headers, refusalResponses } from './responses.js'
+import { headers, refusalResponses, withRefusalsOfKind } from './responses.js'
 
 const WALK_THROUGH = `
 Quote a local delivery, place 1 to 100 deliveries paid from a prepaid wallet, then follow,
@@ -64,6 +64,7 @@ const webhooks = {
 
 /** The OpenAPI 3.1 document of the public API, served at /openapi.json and rendered at /docs. */
 export function openApiDocument(publicBaseUrl: string) {
+  const security = [{ apiKey: [] }]
   return {
     openapi: '3.1.0',
     info: {
@@ -76,8 +77,8 @@ export function openApiDocument(publicBaseUrl: string) {
     },
     servers: [{ url: `${publicBaseUrl}/v2`, description: 'This deployment' }],
     tags: TAGS.map(([name, description]) => ({ name, description })),
-    security: [{ apiKey: [] }],
-    paths: { ...operations, ...courierOperations },
+    security,
+    paths: withRefusalsOfKind({ ...operations, ...courierOperations }, security),
     webhooks,
     components: {
       securitySchemes: {

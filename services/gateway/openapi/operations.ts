@@ -48,7 +48,7 @@ export const operations = {
     get: {
       operationId: 'getCatalog', tags: ['Catalog'], ...access('write', 'The vehicle types, weight bands (option ids) and zones of the rate card that prices this business. Send a `bus_van` or `truck` option id with `vehicle_type`; bikes are banded by weight.'),
       summary: 'Read the catalog',
-      responses: { 200: answer('The catalog', 'Catalog', example.catalog), ...refusalsOf(401, 403) },
+      responses: { 200: answer('The catalog', 'Catalog', example.catalog) },
     },
   },
   '/business/order/cost': {
@@ -56,7 +56,7 @@ export const operations = {
       operationId: 'createQuote', tags: ['Quotes'], ...access('write', 'Prices one delivery with the rate card (zone to zone) or, outside every zone, by distance. The answer carries a `quote_id` that holds this price until `expires_at`: send it with the shipment to be charged exactly this.'),
       summary: 'Quote one shipment',
       requestBody: body('QuoteRequest', 'The delivery to price', example.quoteRequest),
-      responses: { 200: answer('The quote', 'Quote', example.quote), ...refusalsOf(400, 401, 403, 413, 415) },
+      responses: { 200: answer('The quote', 'Quote', example.quote), ...refusalsOf(400) },
     },
   },
   '/business/order': {
@@ -67,7 +67,7 @@ export const operations = {
       requestBody: body('PlacementRequest', 'The shipments', [example.shipment]),
       responses: {
         201: answer('Orders placed', 'PlacementResult', example.placementResult, replayedHeader),
-        ...refusalsOf(400, 401, 403, 409, 413, 415, 422),
+        ...refusalsOf(400, 409, 422),
       },
     },
   },
@@ -78,7 +78,7 @@ export const operations = {
       responses: {
         201: answer('Orders placed', 'PlacementResult', example.placementResult),
         202: answer('Still being processed', 'PlacementPending', example.placementPending),
-        ...refusalsOf(400, 401, 403, 404),
+        ...refusalsOf(400, 404),
       },
     },
   },
@@ -93,14 +93,14 @@ export const operations = {
         query('created_lt', 'Created before (ISO 8601)', { type: 'string', format: 'date-time' }),
         LIMIT, CURSOR,
       ],
-      responses: { 200: list('OrderList', 'A page of orders', example.order), ...refusalsOf(400, 401, 403) },
+      responses: { 200: list('OrderList', 'A page of orders', example.order), ...refusalsOf(400) },
     },
   },
   '/business/orders/{order_id}': {
     get: {
       operationId: 'getOrder', tags: ['Orders'], ...access('read', 'The order with its status, history, courier and what a cancel would cost now.'), parameters: [ORDER_ID],
       summary: 'Read an order',
-      responses: { 200: answer('The order', 'Order', example.order), ...refusalsOf(401, 403, 404) },
+      responses: { 200: answer('The order', 'Order', example.order), ...refusalsOf(404) },
     },
   },
   '/business/orders/{order_id}/proof/photo': {
@@ -109,7 +109,7 @@ export const operations = {
       summary: 'Get the delivery photo',
       responses: {
         200: answer('Where the photo is for the next 15 minutes', 'PhotoLink', { url: 'https://api.courier.example/v2/proof-photos/cHJvb2YvT1JELTdLMk05UVhINFQvNTU1ZTI0NWY4YjA3ODg1ZDIzNWZhMzA4LmpwZw/1795624220/EXhy7txaV39NvHo24QyfKyxjlL8fswmDD6SMnK6v2LU', expires_at: '2026-11-25T10:15:00.000Z' }),
-        ...refusalsOf(401, 403, 404),
+        ...refusalsOf(404),
       },
     },
   },
@@ -134,14 +134,14 @@ export const operations = {
       operationId: 'cancelOrder', tags: ['Orders'], ...access('write', 'Free until a courier is assigned and for a short window after; then a fee. The refund (price − fee) goes back to the wallet in the same transaction. Cancelling a cancelled order answers it again.'), parameters: [ORDER_ID],
       summary: 'Cancel an order',
       requestBody: body('CancelRequest', 'Why (optional)', { reason: 'Customer changed the delivery date' }, false),
-      responses: { 200: answer('The order, cancelled', 'Order', { ...example.order, status: 'cancelled' }), ...refusalsOf(400, 401, 403, 404, 409, 413, 415) },
+      responses: { 200: answer('The order, cancelled', 'Order', { ...example.order, status: 'cancelled' }), ...refusalsOf(400, 404, 409) },
     },
   },
   '/business/wallet': {
     get: {
       operationId: 'getWallet', tags: ['Wallet'], ...access('read', 'The balance of the wallet this key pays from (the test wallet for a ck_test_ key). It is funded by the operator; every movement is a transaction.'),
       summary: 'Read the wallet',
-      responses: { 200: answer('The wallet', 'Wallet', example.wallet), ...refusalsOf(401, 403, 404) },
+      responses: { 200: answer('The wallet', 'Wallet', example.wallet), ...refusalsOf(404) },
     },
   },
   '/business/wallet/transactions': {
@@ -149,7 +149,7 @@ export const operations = {
       operationId: 'listWalletTransactions', tags: ['Wallet'], ...access('read', 'Every credit, debit and refund with the balance after it; replaying them gives the balance.'),
       summary: 'The wallet statement, newest first',
       parameters: [query('type', 'credit, debit, refund, or a comma list', { type: 'string', example: 'debit,refund' }), LIMIT, CURSOR],
-      responses: { 200: list('TransactionList', 'A page of ledger entries', example.transaction), ...refusalsOf(400, 401, 403) },
+      responses: { 200: list('TransactionList', 'A page of ledger entries', example.transaction), ...refusalsOf(400) },
     },
   },
   '/business/events': {
@@ -161,21 +161,21 @@ export const operations = {
         query('type', 'One event type or a comma list', { type: 'string', example: ORDER_EVENT_TYPES[0] }),
         LIMIT,
       ],
-      responses: { 200: answer('A page of events', 'EventList', { data: [example.event], has_more: false }), ...refusalsOf(400, 401, 403) },
+      responses: { 200: answer('A page of events', 'EventList', { data: [example.event], has_more: false }), ...refusalsOf(400) },
     },
   },
   '/business/events/{event_id}': {
     get: {
       operationId: 'getEvent', tags: ['Events'], ...access('read', 'One event, as it was delivered to webhook endpoints: the order as it was at that change.'), parameters: [EVENT_ID],
       summary: 'Read an event',
-      responses: { 200: answer('The event', 'Event', example.event), ...refusalsOf(401, 403, 404) },
+      responses: { 200: answer('The event', 'Event', example.event), ...refusalsOf(404) },
     },
   },
   '/business/events/{event_id}/redeliver': {
     post: {
       operationId: 'redeliverEvent', tags: ['Webhooks'], ...access('webhooks', 'Queues one more delivery to every enabled endpoint that takes its type.'), parameters: [EVENT_ID],
       summary: 'Deliver an event again',
-      responses: { 202: answer('Queued', 'Redelivery', example.redelivery), ...refusalsOf(401, 403, 404) },
+      responses: { 202: answer('Queued', 'Redelivery', example.redelivery), ...refusalsOf(404) },
     },
   },
   '/business/webhook-endpoints': {
@@ -183,19 +183,20 @@ export const operations = {
       operationId: 'createWebhookEndpoint', tags: ['Webhooks'], ...access('webhooks', 'At most 10 per business and mode. The `whsec_` secret is shown only in this answer; deliveries are signed with it as the Standard Webhooks specification says.'),
       summary: 'Register a webhook endpoint',
       requestBody: body('WebhookEndpointRequest', 'The endpoint', example.endpointRequest),
-      responses: { 201: answer('The endpoint, with its secret', 'CreatedWebhookEndpoint', example.createdEndpoint), ...refusalsOf(400, 401, 403, 409, 413, 415) },
+      responses: { 201: answer('The endpoint, with its secret', 'CreatedWebhookEndpoint', example.createdEndpoint), ...refusalsOf(400, 409) },
     },
     get: {
       operationId: 'listWebhookEndpoints', tags: ['Webhooks'], ...access('webhooks', 'Without their secrets.'),
       summary: 'List the webhook endpoints',
-      responses: { 200: answer('The endpoints', 'WebhookEndpointList', { data: [example.endpoint] }), ...refusalsOf(401, 403) },
+      // It takes no query parameter and, a list route, refuses any rather than ignore it (400).
+      responses: { 200: answer('The endpoints', 'WebhookEndpointList', { data: [example.endpoint] }), ...refusalsOf(400) },
     },
   },
   '/business/webhook-endpoints/{id}': {
     delete: {
       operationId: 'deleteWebhookEndpoint', tags: ['Webhooks'], ...access('webhooks', 'With its delivery log; nothing more is sent to it.'), parameters: [ENDPOINT_ID],
       summary: 'Delete a webhook endpoint',
-      responses: { 204: { description: 'Deleted', headers: commonHeaders }, ...refusalsOf(401, 403, 404) },
+      responses: { 204: { description: 'Deleted', headers: commonHeaders }, ...refusalsOf(404) },
     },
   },
   '/business/webhook-endpoints/{id}/rotate-secret': {
@@ -203,14 +204,14 @@ export const operations = {
       operationId: 'rotateWebhookSecret', tags: ['Webhooks'], ...access('webhooks', 'A new secret; the old one keeps signing alongside it for 24 hours, so the receiver can switch without losing a delivery.'), parameters: [ENDPOINT_ID],
       summary: 'Rotate an endpoint\'s secret',
       requestBody: body('RotateSecretRequest', 'Whether the old secret stops at once (optional)', { expire_previous_now: true }, false),
-      responses: { 200: answer('The new secret', 'RotatedSecret', example.rotatedSecret), ...refusalsOf(400, 401, 403, 404, 413, 415) },
+      responses: { 200: answer('The new secret', 'RotatedSecret', example.rotatedSecret), ...refusalsOf(400, 404) },
     },
   },
   '/business/webhook-endpoints/{id}/deliveries': {
     get: {
       operationId: 'listWebhookDeliveries', tags: ['Webhooks'], ...access('webhooks', 'One entry per attempt, newest first.'), parameters: [ENDPOINT_ID, LIMIT, CURSOR],
       summary: 'The delivery log of an endpoint',
-      responses: { 200: answer('A page of attempts', 'DeliveryLog', example.deliveryLog), ...refusalsOf(400, 401, 403, 404) },
+      responses: { 200: answer('A page of attempts', 'DeliveryLog', example.deliveryLog), ...refusalsOf(400, 404) },
     },
   },
   '/business/sandbox/orders/{order_id}/advance': {
@@ -218,7 +219,7 @@ export const operations = {
       operationId: 'advanceSandboxOrder', tags: ['Sandbox'], ...access('write', 'Test keys (`ck_test_`) only; a live key gets 404. Moves the order to the next allowed status at once, with its event and webhooks, as the sandbox courier would.'), parameters: [ORDER_ID],
       summary: 'Move a test order one step',
       requestBody: body('SandboxAdvanceRequest', 'The status to move to', { to: 'picked_up' }),
-      responses: { 200: answer('The order, moved', 'Order', { ...example.order, livemode: false, status: 'picked_up' }), ...refusalsOf(400, 401, 403, 404, 409, 413, 415) },
+      responses: { 200: answer('The order, moved', 'Order', { ...example.order, livemode: false, status: 'picked_up' }), ...refusalsOf(400, 404, 409) },
     },
   },
 }

@@ -3,7 +3,8 @@ import { refusal } from './examples.js'
 
 /*
  * The answers every operation shares: the refusals (each the spec's error body) and the headers.
- * An operation lists the statuses it can answer; 429 and 503 apply to every one.
+ * An operation lists the refusals of what it does itself (a 404, a 409…); the document adds those
+ * every route of its kind answers (`withRefusalsOfKind`), so no operation can forget one.
  */
 
 const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
@@ -54,10 +55,46 @@ export function refusalResponses() {
   }]))
 }
 
-/** The refusals an operation can answer, always with 429 and 503. */
+const refusalRef = (status: RefusalStatus) => ({ $ref: `#/components/responses/${refusals[status].name}` })
+
+/** The refusals an operation answers for what it does itself; those of its kind are added to it. */
 export function refusalsOf(...statuses: RefusalStatus[]) {
-  const all = [...new Set<RefusalStatus>([...statuses, 429, 503])].sort((a, b) => a - b)
-  return Object.fromEntries(all.map((status) => [String(status), { $ref: `#/components/responses/${refusals[status].name}` }]))
+  return Object.fromEntries(statuses.map((status) => [String(status), refusalRef(status)]))
+}
+
+// fastify reads a body on these, whatever the route does with it: `{` is a 400, text/plain a 415,
+// a body past BODY_LIMIT_BYTES a 413, before the handler runs.
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete'])
+
+interface OperationShape {
+  security?: unknown[]
+  'x-scopes': readonly string[]
+  parameters?: ReadonlyArray<{ in: string }>
+  responses: Record<string, unknown>
+}
+
+/** What every route of this kind can answer, whatever it does (docs/contracts.md section 1). */
+function refusalsOfKind(method: string, operation: OperationShape, security: unknown[]): RefusalStatus[] {
+  const kind: RefusalStatus[] = [429, 503]
+  if (security.length > 0) kind.push(401)
+  if (operation['x-scopes'].length > 0) kind.push(403)
+  // A route that reads its query refuses an unknown, repeated or invalid parameter.
+  if (operation.parameters?.some((parameter) => parameter.in === 'query')) kind.push(400)
+  if (BODY_METHODS.has(method)) kind.push(400, 413, 415)
+  return kind
+}
+
+/**
+ * The paths with every operation's responses completed by the refusals of its kind, in status
+ * order: /docs lists every status a route can answer. `security` is the document's default.
+ */
+export function withRefusalsOfKind(paths: Record<string, Record<string, OperationShape>>, security: unknown[]) {
+  return Object.fromEntries(Object.entries(paths).map(([path, methods]) => [path, Object.fromEntries(Object.entries(methods).map(([method, operation]) => {
+    const responses: Record<string, unknown> = { ...operation.responses }
+    // Status keys are integer-like, so the object lists them in status order whatever the order added.
+    for (const status of refusalsOfKind(method, operation, operation.security ?? security)) responses[status] ??= refusalRef(status)
+    return [method, { ...operation, responses }]
+  }))]))
 }
 
 /** A JSON answer with the common headers. */
