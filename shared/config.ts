@@ -287,6 +287,9 @@ export const dispatcherEnv = commonEnv.extend({
   DISPATCHER_STALLED_INTERVAL_MS: positiveInt(30000),
 })
 
+/** What the API reference promises receivers (the document's `webhooks`), unless a deployment sets WEBHOOK_TIMEOUT_MS. */
+export const WEBHOOK_TIMEOUT_MS_DEFAULT = 10_000
+
 export const webhookSenderEnv = commonEnv.extend({
   ...queueWorker,
   ...serving,
@@ -301,7 +304,7 @@ export const webhookSenderEnv = commonEnv.extend({
   // takes 160 a second.
   WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(16),
   // A receiver that has not answered by then has failed this attempt.
-  WEBHOOK_TIMEOUT_MS: positiveInt(10000),
+  WEBHOOK_TIMEOUT_MS: positiveInt(WEBHOOK_TIMEOUT_MS_DEFAULT),
   // Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): tests shrink it.
   WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1000).default(1),
   // How often the relay looks for events not yet turned into deliveries (an index probe of an

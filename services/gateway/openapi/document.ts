@@ -1,3 +1,5 @@
+import { WEBHOOK_TIMEOUT_MS_DEFAULT } from '../../../shared/config.js'
+import { RETRY_SCHEDULE_S } from '../../../shared/webhooks/queue.js'
 import { componentSchemas, ref } from './components.js'
 import * as example from './examples.js'
 import { operations } from './operations.js'
@@ -43,13 +45,16 @@ const TAGS = [
   ['Couriers', "The riders' side: shift, location, offers, and moving the orders they hold (courier tokens only)"],
 ] as const
 
+// The sender's own numbers, so the promise to receivers moves with them.
+const RETRY_HOURS = Math.round(RETRY_SCHEDULE_S.reduce((total, wait) => total + wait, 0) / 3600)
+
 /** The signed POST this API makes to a webhook endpoint (OpenAPI 3.1 `webhooks`). */
 const webhooks = {
   orderEvent: {
     post: {
       operationId: 'receiveOrderEvent', tags: ['Webhooks'],
       summary: 'An order changed (sent to your endpoint)',
-      description: 'Verify the signature before trusting the body; answer 2xx within 15 seconds. Failures are retried with backoff for days; 410 disables the endpoint.',
+      description: `Verify the signature before trusting the body; answer 2xx within ${WEBHOOK_TIMEOUT_MS_DEFAULT / 1000} seconds. Anything else is retried ${RETRY_SCHEDULE_S.length} times over about ${RETRY_HOURS} hours; 410 disables the endpoint.`,
       security: [],
       parameters: [
         { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every attempt, to deduplicate by', schema: { type: 'string' } },

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import t from 'tap'
-import { loadConfig, gatewayEnv } from '../../../shared/config.js'
+import { loadConfig, gatewayEnv, webhookSenderEnv } from '../../../shared/config.js'
+import { openApiDocument } from '../../../services/gateway/openapi/document.js'
 import { STRICT_TRANSPORT_SECURITY } from '../../../services/gateway/app.js'
 import { REFERENCE_MARK_SVG } from '../../../services/gateway/routes/openapi.js'
 import { responseProblems } from '../../helpers/openapi-responses.js'
@@ -118,4 +119,11 @@ t.test('the response check itself: a wrong body or an undocumented status is a p
   t.same(await responseProblems('GET', '/v2/business/wallet', 418, '{}'), ['status 418 is not documented for GET /business/wallet'])
   t.match(await responseProblems('GET', '/v2/business/orders/ORD-7K2M9QXH4T', 404, JSON.stringify({ statusCode: 404, timestamp: 'x', path: '/v2/x', message: 'm', request_id: 'r' })), [], 'a refusal by its named response')
   t.equal(await responseProblems('GET', '/health', 200, '{}'), null, 'a route outside the document is not checked')
+})
+
+t.test("the webhook's promise to receivers is the sender's own timeout", async (t) => {
+  const timeoutMs = webhookSenderEnv.shape.WEBHOOK_TIMEOUT_MS.parse(undefined)
+  const { description } = openApiDocument('https://api.courier.example').webhooks.orderEvent.post
+  t.match(description, `answer 2xx within ${timeoutMs / 1000} seconds`, 'the default WEBHOOK_TIMEOUT_MS of the webhook sender')
+  t.match(description, 'retried 7 times over about 28 hours', '5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h')
 })
