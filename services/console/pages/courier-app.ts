@@ -4,7 +4,7 @@ import type { CourierRow } from '../../../shared/db/couriers.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
 import { photoRequired } from '../../../shared/orders/resource.js'
-import { when } from '../format.js'
+import { clocksOf } from '../format.js'
 import { html, type Html } from '../html.js'
 import type { Flash } from '../session-store.js'
 import { field, form, type Frame } from './layout.js'
@@ -78,7 +78,8 @@ ${field({ name: 'code', label: 'One-time code', required: true, attrs: html` inp
 <button type="submit">Log in</button>`, { label: 'Log in' })}`
 }
 
-export function homePage(frame: CourierFrame, home: CourierHome, now: Date): Html {
+/** The rider's home; times in `timeZone` (TRACKING_TIME_ZONE), as the tracking page shows them. */
+export function homePage(frame: CourierFrame, home: CourierHome, now: Date, timeZone: string): Html {
   const available = home.shift === 'available'
   const shift = html`<section class="card" aria-labelledby="shift-heading"><h2 id="shift-heading">Shift</h2>
 <p>You are <strong id="shift-status">${available ? 'available' : 'offline'}</strong>.</p>
@@ -86,10 +87,10 @@ ${formOf(frame, '/courier/shift', html`<input type="hidden" name="status" value=
 <p id="location-status" class="small" role="status">${available || home.orders.length > 0 ? 'Waiting for your phone\'s position…' : 'Your position is not shared while you are offline.'}</p></section>`
   const idle = home.orders.length === 0 && !home.offer
     ? html`<p class="card" id="no-offer">${available ? 'No offer right now. New offers appear here by themselves.' : 'Go available to receive offers.'}</p>` : ''
-  return html`${shift}${home.offer ? offerCard(frame, home.offer, now) : ''}${home.orders.map((order) => orderCard(frame, order))}${idle}`
+  return html`${shift}${home.offer ? offerCard(frame, home.offer, now, timeZone) : ''}${home.orders.map((order) => orderCard(frame, order))}${idle}`
 }
 
-function offerCard(frame: CourierFrame, offer: OfferShown, now: Date): Html {
+function offerCard(frame: CourierFrame, offer: OfferShown, now: Date, timeZone: string): Html {
   const secondsLeft = Math.max(0, Math.round((Date.parse(offer.expires_at) - now.getTime()) / 1000))
   const item = offer.item
   return html`<section class="card offer" aria-labelledby="offer-heading" id="offer-${offer.offer_id}"><h2 id="offer-heading">New offer</h2><dl>
@@ -98,7 +99,7 @@ function offerCard(frame: CourierFrame, offer: OfferShown, now: Date): Html {
 ${offer.distance_to_pickup_km === null ? '' : html`<dt>To the pickup</dt><dd>${offer.distance_to_pickup_km} km from you</dd>`}
 <dt>Distance</dt><dd>${offer.dropoff.distance_km === null ? 'unknown' : `${offer.dropoff.distance_km} km`} pickup to drop-off</dd>
 <dt>Item</dt><dd>${itemText(itemOf(item))}</dd>
-<dt>Answer by</dt><dd><time datetime="${offer.expires_at}">${when(offer.expires_at).slice(11)}</time> (${secondsLeft} s left)</dd></dl>
+<dt>Answer by</dt><dd><time datetime="${offer.expires_at}">${clocksOf(timeZone).clock.format(new Date(offer.expires_at))}</time> (${secondsLeft} s left)</dd></dl>
 <div class="actions">${formOf(frame, `/courier/offers/${offer.offer_id}/accept`, html`<button type="submit">Accept</button>`, { label: 'Accept the offer' })}
 ${formOf(frame, `/courier/offers/${offer.offer_id}/decline`, html`<button type="submit" class="quiet">Decline</button>`, { label: 'Decline the offer' })}</div></section>`
 }

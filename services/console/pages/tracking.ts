@@ -1,5 +1,6 @@
 import type { CourierFix } from '../../../shared/courier.js'
 import type { Order } from '../../../shared/db/orders.js'
+import { clocksOf } from '../format.js'
 import { html } from '../html.js'
 import { trackingMap, type TileSource } from './tracking-map.js'
 
@@ -30,21 +31,6 @@ export interface TrackingView {
   eta: { stage: 'pickup' | 'dropoff'; at: string } | null
   /** Map tiles to draw the markers over; null: the plain SVG. */
   tiles: TileSource | null
-}
-
-// A formatter takes about a quarter of a millisecond to build: the pair of each zone is made once
-// (a deployment has one), not on every page a recipient refreshes.
-const clocks = new Map<string, { clock: Intl.DateTimeFormat; dated: Intl.DateTimeFormat }>()
-function clocksOf(timeZone: string): { clock: Intl.DateTimeFormat; dated: Intl.DateTimeFormat } {
-  let found = clocks.get(timeZone)
-  if (!found) {
-    found = {
-      clock: new Intl.DateTimeFormat('en-NG', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }),
-      dated: new Intl.DateTimeFormat('en-NG', { timeZone, day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }),
-    }
-    clocks.set(timeZone, found)
-  }
-  return found
 }
 
 export function trackingPage({ order, courierAt, eta, tiles, timeZone, now }: TrackingView): string {

@@ -7,6 +7,8 @@ import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier } from '../../../shared/db/couriers.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
+import { reasonRequestSchema } from '../../../shared/schemas/courier.js'
+import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
 import { courierSessions, type CourierSession } from '../courier-session.js'
 import { cspDirectives } from '../csp.js'
@@ -31,7 +33,7 @@ const locationSchema = z.object({
   longitude: z.coerce.number().min(-180).max(180),
   accuracy_m: z.coerce.number().min(0).max(100_000).optional(),
 })
-const reasonSchema = z.object({ _csrf: z.string(), reason: z.string().trim().min(1, 'say what went wrong').max(255) })
+const reasonForm = z.object({ _csrf: z.string(), reason: z.string() })
 const csrfOnly = z.object({ _csrf: z.string() })
 const pinSchema = z.object({ pin: z.string().trim().max(8).optional() })
 
@@ -95,7 +97,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
     const home = await homeOf(session)
     const frame = frameOf(request, reply)
     if (session.flash) await sessions.flash(session, null)
-    return sendCourierPage(reply, 200, frame, { title: 'Your shift', body: homePage(frame, home, new Date()), home })
+    return sendCourierPage(reply, 200, frame, { title: 'Your shift', body: homePage(frame, home, new Date(), config.TRACKING_TIME_ZONE), home })
   })
 
   // The script's two calls: a JSON answer (401 without a session), never a page.
@@ -150,7 +152,8 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   }
   move('pickup', async (request) => { readForm(csrfOnly, request.body); return { to: 'picked_up' } }, (order) => `Picked up ${order.id}: now take it to the recipient.`)
   move('deliver', readDelivery, (order) => `Delivered ${order.id}. Well done.`)
-  move('fail', async (request) => ({ to: 'failed', reason: readForm(reasonSchema, request.body).reason }), (order) => `${order.id} is marked failed: take it back to the sender.`)
+  // The reason is read by the API's own rule, so a blank one is the API's refusal, shown on the page.
+  move('fail', async (request) => ({ to: 'failed', reason: parseBody(reasonRequestSchema, { reason: readForm(reasonForm, request.body).reason }).reason }), (order) => `${order.id} is marked failed: take it back to the sender.`)
   move('return', async (request) => { readForm(csrfOnly, request.body); return { to: 'returned' } }, (order) => `${order.id} is back with the sender.`)
 
   async function homeOf(session: CourierSession): Promise<CourierHome> {
