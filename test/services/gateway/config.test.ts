@@ -17,8 +17,9 @@ t.test('a bad environment value stops start-up with a message naming it', async 
       })
       let stderr = ''
       child.stderr.on('data', (chunk) => (stderr += chunk))
-      // A process that accepted the value would listen forever: stop it so the test fails, not hangs.
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      // A process that accepted the value would listen forever: stop it so the test fails, not hangs
+      // (late enough for nine processes loading at once on a busy two-core machine).
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
       child.on('error', reject)
       child.on('close', (code) => {
         clearTimeout(timer)
