@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { COURIER_VEHICLE_TYPES, ORDER_EVENT_TYPES, ORDER_STATUSES, SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
+import { COURIER_VEHICLE_TYPES, ORDER_EVENT_TYPES, ORDER_STATUSES, SANDBOX_SCENARIOS, VEHICLE_TYPES, type OrderStatus } from '../courier.js'
 import { optionalText } from './fields.js'
 import { shipmentSchema } from './shipment.js'
 
@@ -98,8 +98,14 @@ export const eventSchema = z.object({
 export const eventListSchema = z.object({ data: z.array(eventSchema), has_more: z.boolean() })
 
 /** Body of `POST /v2/business/sandbox/orders/{order_id}/advance`. */
+// A courier's moves only: a test order is cancelled as a live one is, by the business's cancel.
+const ADVANCE_TARGETS = ORDER_STATUSES.filter((status): status is Exclude<OrderStatus, 'cancelled'> => status !== 'cancelled')
 export const sandboxAdvanceSchema = z.object({
-  to: z.enum(ORDER_STATUSES, { error: (issue) => (issue.input === undefined ? 'to should not be empty' : `to must be one of the following values: ${ORDER_STATUSES.join(', ')}`) }),
+  to: z.enum(ADVANCE_TARGETS, {
+    error: (issue) => issue.input === undefined ? 'to should not be empty'
+      : issue.input === 'cancelled' ? 'to cannot be cancelled: cancel a test order with POST /v2/business/orders/{order_id}/cancel'
+        : `to must be one of the following values: ${ADVANCE_TARGETS.join(', ')}`,
+  }),
   reason: optionalText('reason', { max: 255 }),
 }, { error: 'body must be a JSON object' })
 

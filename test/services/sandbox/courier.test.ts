@@ -211,11 +211,14 @@ t.test('the sandbox courier', async (t) => {
     await refused(m3, 'delivered', 'created')
     await refused(m3, 'picked_up', 'created')
     await refused(m3, 'created', 'created')
-    await refused(m3, 'cancelled', 'created')
     await refused(m1, 'picked_up', 'returned')
     await refused(m2, 'failed', 'delivered')
     assertError(t, await advance(key, m3, { to: 'teleported' }), {
-      status: 400, path: advanceUrl(m3), message: `to must be one of the following values: ${ORDER_STATUSES.join(', ')}`, errors: 'listed',
+      status: 400, path: advanceUrl(m3), message: `to must be one of the following values: ${ORDER_STATUSES.filter((status) => status !== 'cancelled').join(', ')}`, errors: 'listed',
+    })
+    // Not a courier's move: the 400 says where a test order is cancelled.
+    assertError(t, await advance(key, m3, { to: 'cancelled' }), {
+      status: 400, path: advanceUrl(m3), message: 'to cannot be cancelled: cancel a test order with POST /v2/business/orders/{order_id}/cancel', errors: 'listed',
     })
     assertError(t, await advance(key, m3, {}), { status: 400, path: advanceUrl(m3), message: 'to should not be empty', errors: 'listed' })
     assertError(t, await advance(key, m3, { to: 'assigned', reason: 'x'.repeat(256) }), {
