@@ -32,8 +32,8 @@ export async function stopTelemetry(): Promise<void> {
   await shutdown?.().catch(() => {})
 }
 
-function serviceFromEntry(): string {
-  const entry = process.argv[1] ?? ''
-  const match = /services[\\/]([^\\/]+)[\\/]main/.exec(entry)
-  return `courier-${match?.[1] ?? 'service'}`
+/** `courier-<service>` as its metrics name it (runService): the worker's directory is placement-worker. */
+export function serviceFromEntry(entry = process.argv[1] ?? ''): string {
+  const directory = /services[\\/]([^\\/]+)[\\/]main/.exec(entry)?.[1]
+  return `courier-${directory === 'placement-worker' ? 'worker' : directory ?? 'service'}`
 }
