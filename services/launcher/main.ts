@@ -132,8 +132,9 @@ const base = `http://127.0.0.1:${config.GATEWAY_PORT}`
 const readyBy = Date.now() + 120_000
 let announced = false
 while (!announced && Date.now() < readyBy && !stopping) {
-  const up = await fetch(`${base}/readyz`).then((response) => response.ok, () => false)
-  if (up) {
+  // Every gateway replica, not the first only: the banner names each of them.
+  const ready = await Promise.all(Array.from({ length: replicas.gateway }, (_, i) => fetch(`http://127.0.0.1:${portOf('gateway', i + 1)}/readyz`).then((response) => response.ok, () => false)))
+  if (ready.every(Boolean)) {
     console.log('')
     console.log(`Courier API ready at ${base}/v2`)
     if (replicas.gateway > 1) {

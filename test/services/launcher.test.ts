@@ -68,3 +68,23 @@ t.test('a service that cannot start (its port is taken) stops the launcher inste
   t.ok(await waitFor(() => started.every((pid) => !alive(pid)), 10_000), 'no service is left running')
   await new Promise((resolve) => taken.close(resolve))
 })
+
+t.test('a second gateway that cannot start: no ready banner, and the launcher stops', async (t) => {
+  // Replica 2 listens on GATEWAY_PORT + 10: that one is taken, the first gateway's is free.
+  const taken = createServer((socket) => socket.destroy())
+  const first = await new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject).listen(0, '0.0.0.0', () => {
+      const address = probe.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+  await new Promise<void>((resolve, reject) => taken.once('error', reject).listen(first + 10, '0.0.0.0', resolve))
+  t.teardown(() => new Promise((resolve) => taken.close(resolve)))
+  const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: String(first) }, args: ['--replicas', 'gateway=2'] })
+
+  t.equal(await launcher.exit, 1, 'the launcher exits non-zero')
+  t.ok(launcher.lines.some((line) => line.includes(`port ${first + 10} is already in use`)), 'the second gateway says which port')
+  t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner says the API is ready while a gateway it names is not')
+})
