@@ -2,6 +2,7 @@ import type { Courier } from '../courier.js'
 import type { CourierRow } from '../db/couriers.js'
 import type { Offer } from '../db/offers.js'
 import type { Order } from '../db/orders.js'
+import { photoRequired } from '../orders/resource.js'
 
 // What a courier is shown (DESIGN 14, 17.4): never the price, the business's wallet or the PIN;
 // the recipient only once the order is theirs. And how a courier is shown on an order.
@@ -25,7 +26,10 @@ export function offerView(offer: Offer, order: Order, kmToPickup: number | null)
   }
 }
 
-/** An order the courier holds: both ends in full, with who to meet at each. */
+/**
+ * An order the courier holds: both ends in full, with who to meet at each, and what the door
+ * needs (`proof`): whether to ask the recipient for a PIN and take a photo, never the PIN itself.
+ */
 export function courierOrderView(order: Order): Record<string, unknown> {
   const s = order.shipment
   return {
@@ -35,6 +39,7 @@ export function courierOrderView(order: Order): Record<string, unknown> {
     pickup: { address: s.pickup_address ?? null, state: s.pickup_state ?? null, latitude: order.pickupLat, longitude: order.pickupLng, contact_name: s.sender_name ?? null, contact_phone: s.sender_phone ?? null },
     dropoff: { address: s.dropoff_address ?? null, state: s.dropoff_state ?? null, latitude: order.dropoffLat, longitude: order.dropoffLng, recipient_name: s.recipient_name ?? null, recipient_phone: s.recipient_phone ?? null, alternate_phone: s.alternate_phone ?? null },
     item: itemOf(order),
+    proof: { pin_required: order.deliveryPin !== null, photo_required: photoRequired(order) },
     history: order.history,
   }
 }

@@ -61,7 +61,7 @@ export const courierOrderSchema = z.object({
   order_id: z.string(), status: z.string(), version: z.number(),
   pickup: z.object({ address: z.unknown(), state: z.unknown(), ...point, contact_name: z.unknown(), contact_phone: z.unknown() }),
   dropoff: z.object({ address: z.unknown(), state: z.unknown(), ...point, recipient_name: z.unknown(), recipient_phone: z.unknown(), alternate_phone: z.unknown() }),
-  item, history,
+  item, proof: z.object({ pin_required: z.boolean(), photo_required: z.boolean() }), history,
 }).describe("An order the courier holds: both ends in full; never the price, the business's wallet or the PIN")
 
 export const courierOrderListSchema = z.object({ data: z.array(courierOrderSchema) })

@@ -24,6 +24,7 @@ const courierOrder = {
   pickup: { address: '12 Admiralty Way, Lekki', state: 'Lagos', ...order, contact_name: 'Ada Stores', contact_phone: '+2348010000000' },
   dropoff: { address: '5 Allen Avenue, Ikeja', state: 'Lagos', latitude: 6.6, longitude: 3.35, recipient_name: 'Chidi Okafor', recipient_phone: '+2348020000000', alternate_phone: null },
   item: { name: 'Phone case', category: null, weight: 2, quantity: 1, is_fragile: null },
+  proof: { pin_required: true, photo_required: false },
   history: [{ status: 'created', at: '2026-11-25T10:00:00.000Z' }, { status: 'assigned', at: '2026-11-25T10:00:09.000Z' }],
 }
 

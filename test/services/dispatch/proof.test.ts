@@ -36,6 +36,7 @@ t.test('the PIN: shown to the business, never to the courier, checked at the doo
   t.same(seen.map(([, response]) => response.statusCode), [200, 200, 200, 200])
   t.match(seen[0]![1].json().data, [{ order_id: locked, distance_to_pickup_km: Number }], 'an offer says how far the pickup is from the courier')
   for (const [route, response] of seen) t.notOk(/"(delivery_)?pin"|"price"/.test(response.body), `${route}: no PIN and no price`)
+  t.match(seen[1]![1].json(), { proof: { pin_required: true, photo_required: false } }, 'the accept answer says the door needs a PIN (not which)')
 
   const deliver = (orderId: string, payload: Record<string, unknown>) => gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: rider.auth, payload })
   const none = await deliver(locked!, {})
