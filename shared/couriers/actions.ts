@@ -169,7 +169,7 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
 async function storePhoto(desk: CourierDesk, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
   if (bytes.length > PHOTO_MAX_BYTES) throw photoTooLarge()
   const type = photoTypeOf(bytes)
-  if (!type) throw new ApiError(400, 'photo must be a JPEG or PNG image')
+  if (!type) throw new ApiError(400, 'photo must be a JPEG or PNG image', { errors: [{ field: 'photo', message: 'photo must be a JPEG or PNG image' }] })
   const key = newPhotoKey(orderId, type)
   await desk.photos.put(key, { bytes, contentType: type })
   return { key, url: `${desk.publicBaseUrl}/v2/business/orders/${orderId}/proof/photo` }

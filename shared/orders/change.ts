@@ -49,7 +49,8 @@ export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // The state machine refuses the move (409 / exit 1).
   z.object({ kind: z.literal('refused'), message: z.string() }),
   // The move is allowed but the request lacks what it needs, such as a reason (400 / exit 1).
-  z.object({ kind: z.literal('invalid'), message: z.string() }),
+  // `field`: the part of the request at fault (`pin`, `photo`), for a client to act on without reading the message.
+  z.object({ kind: z.literal('invalid'), message: z.string(), field: z.string().optional() }),
   // The order changed since the version the change was meant for; nothing was done (409).
   z.object({ kind: z.literal('moved_on'), message: z.string() }),
 ])
@@ -95,7 +96,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
       const tries = await sqlSpan('count wrong pin', () => recordWrongPin(tx, order.id))
       return tries >= PIN_TRIES
         ? { kind: 'refused', message: tooManyPins(order.id) } satisfies OrderChangeOutcome
-        : { kind: 'invalid', message: `Wrong PIN for ${order.id}` } satisfies OrderChangeOutcome
+        : { kind: 'invalid', message: `Wrong PIN for ${order.id}`, field: 'pin' } satisfies OrderChangeOutcome
     }
     if (decision.kind !== 'move') return decision
 
@@ -180,12 +181,12 @@ function delivered(order: Order, change: Extract<OrderChange, { kind: 'advance' 
   let proven = next
   if (order.deliveryPin !== null) {
     if (order.pinAttempts >= PIN_TRIES) return { kind: 'refused', message: tooManyPins(order.id) }
-    if (change.pin === null) return { kind: 'invalid', message: `a PIN is required to deliver ${order.id}` }
+    if (change.pin === null) return { kind: 'invalid', message: `a PIN is required to deliver ${order.id}`, field: 'pin' }
     if (!samePin(change.pin, order.deliveryPin)) return { kind: 'wrong_pin' }
     proven = { ...next, pinVerifiedAt: now }
   }
   const photo = change.photo ?? null
-  if (photoRequired(order) && !photo) return { kind: 'invalid', message: `a photo is required to deliver ${order.id}` }
+  if (photoRequired(order) && !photo) return { kind: 'invalid', message: `a photo is required to deliver ${order.id}`, field: 'photo' }
   return { kind: 'move', move, refund: 0, next: { ...proven, photoKey: photo?.key ?? null, photoUrl: photo?.url ?? null } }
 }
 

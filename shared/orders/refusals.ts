@@ -13,7 +13,8 @@ export function orderChangeRefusal(outcome: Exclude<OrderChangeOutcome, { kind: 
     case 'moved_on':
       return new ApiError(409, outcome.message)
     case 'invalid':
-      return new ApiError(400, outcome.message)
+      // As a validation error names its field: `errors: [{ field, message }]`.
+      return new ApiError(400, outcome.message, outcome.field ? { errors: [{ field: outcome.field, message: outcome.message }] } : {})
   }
 }
 

@@ -43,10 +43,11 @@ t.test('a photo is required when asked for, must be an image, at most 5 MB; noth
   const asJson = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: rider.auth, payload: {} })
   t.equal(asJson.statusCode, 400)
   t.equal(asJson.json().message, `a photo is required to deliver ${orderId}`)
+  t.same(asJson.json().errors, [{ field: 'photo', message: `a photo is required to deliver ${orderId}` }], 'the refusal names the photo field')
 
   const text = await deliver(rider, orderId, multipart({}, [photo(Buffer.from('not an image, whatever the name says'), 'image/png')]))
   t.equal(text.statusCode, 400)
-  t.match(text.json(), { statusCode: 400, message: 'photo must be a JPEG or PNG image', path: `/v2/courier/orders/${orderId}/deliver` })
+  t.match(text.json(), { statusCode: 400, message: 'photo must be a JPEG or PNG image', errors: [{ field: 'photo' }], path: `/v2/courier/orders/${orderId}/deliver` })
 
   const huge = await deliver(rider, orderId, multipart({}, [photo(Buffer.concat([JPEG, Buffer.alloc(6 * 1024 * 1024)]), 'image/jpeg')]))
   t.equal(huge.statusCode, 413)

@@ -42,11 +42,12 @@ t.test('the PIN: shown to the business, never to the courier, checked at the doo
   const none = await deliver(locked!, {})
   t.equal(none.statusCode, 400)
   t.equal(none.json().message, `a PIN is required to deliver ${locked}`)
+  t.same(none.json().errors, [{ field: 'pin', message: `a PIN is required to deliver ${locked}` }], 'the refusal names the pin field, for a client to act on')
   const wrongPin = lockedOrder.delivery_pin === '0000' ? '0001' : '0000'
   for (let attempt = 1; attempt < PIN_TRIES; attempt++) {
     const wrong = await deliver(locked!, { pin: wrongPin })
     t.equal(wrong.statusCode, 400, `wrong PIN ${attempt}: 400`)
-    t.match(wrong.json(), { statusCode: 400, message: `Wrong PIN for ${locked}`, path: `/v2/courier/orders/${locked}/deliver` })
+    t.match(wrong.json(), { statusCode: 400, message: `Wrong PIN for ${locked}`, errors: [{ field: 'pin' }], path: `/v2/courier/orders/${locked}/deliver` })
   }
   const fifth = await deliver(locked!, { pin: wrongPin })
   t.equal(fifth.statusCode, 409, `the ${PIN_TRIES}th wrong PIN locks the delivery`)
