@@ -11,8 +11,12 @@ export type OfferNotice = z.infer<typeof offerNotice>
 
 export const offerList = z.object({ data: z.array(offerNotice) })
 
-/** The order an accepted offer hands over: where to ride to, then where to take it. */
-export const acceptedOrder = z.object({ pickup: point, dropoff: point })
+/** What the door needs: the recipient's PIN, a photo, both or neither. */
+const proof = z.object({ pin_required: z.boolean(), photo_required: z.boolean() })
+export type Proof = z.infer<typeof proof>
+
+/** The order an accepted offer hands over: where to ride to, then where to take it, and what the door needs. */
+export const acceptedOrder = z.object({ pickup: point, dropoff: point, proof })
 
 /** `GET /orders`: what the rider still holds from a run that stopped mid-delivery, and how far each got. */
 export const heldOrders = z.object({ data: z.array(acceptedOrder.extend({ order_id: z.string(), status: z.enum(['assigned', 'picked_up', 'failed']) })) })
@@ -21,6 +25,13 @@ export const heldOrders = z.object({ data: z.array(acceptedOrder.extend({ order_
 export const orderNotice = z.object({ order_id: z.string() })
 
 const refusal = z.object({ message: z.string() })
+const fieldRefusal = z.object({ errors: z.array(z.object({ field: z.string().optional() })) })
+
+/** Whether a refusal names `field` among its errors (a 400 about the PIN names `pin`), by the body's structure, not its words. */
+export function refusesField(body: unknown, field: string): boolean {
+  const parsed = fieldRefusal.safeParse(body)
+  return parsed.success && parsed.data.errors.some((error) => error.field === field)
+}
 
 /** The spec's error message of a refusal, or '' when the body is not one. */
 export function refusalMessage(body: unknown): string {

@@ -16,10 +16,13 @@ export interface StreamEvent {
 
 export function courierClient(api: string, token: string) {
   const authorization = `Bearer ${token}`
+  /** A JSON body, or a FormData sent as multipart/form-data (fetch writes its boundary). */
   const call = async (method: 'GET' | 'POST', route: string, body?: unknown): Promise<Answer> => {
     const response = await fetch(`${api}/courier${route}`, body === undefined
       ? { method, headers: { authorization } }
-      : { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      : body instanceof FormData
+        ? { method, headers: { authorization }, body }
+        : { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     const text = await response.text()
     return { status: response.status, body: text ? parseJson(text) : null }
   }

@@ -3,14 +3,17 @@ import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { CourierClient, StreamEvent } from './courier-client.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-import { acceptedOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, type OfferNotice } from './answers.js'
+import { acceptedOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
+import { doorPhoto } from './door-photo.js'
 
 /** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
-type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point }
+type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point; proof: Proof }
 
 const MOVES = { to_pickup: 'pickup', to_dropoff: 'deliver', to_return: 'return' } as const
 /** Where a held order's ride goes on from, by how far the order got. */
 const RESUMED = { assigned: 'to_pickup', picked_up: 'to_dropoff', failed: 'to_return' } as const
+/** The photo every rider takes at the door when an order asks for one. */
+const PHOTO = new Uint8Array(doorPhoto())
 
 export interface RiderOptions {
   name: string
@@ -31,8 +34,9 @@ export interface RiderOptions {
 /**
  * One rider: goes available, reports its position every tick, takes offers from its stream (or
  * from `GET /offers` if a notice was missed), rides in a straight line at its vehicle's speed,
- * picks up, delivers with the PIN the recipient reads off their tracking page (or, without one,
- * fails the order and takes the parcel back), and rides back towards its start.
+ * picks up, delivers with what the order asks (the PIN the recipient reads off their tracking
+ * page, a photo of the door; without the right PIN it fails the order and takes the parcel back),
+ * and rides back towards its start.
  */
 export function startRider(client: CourierClient, options: RiderOptions) {
   let at = options.start
@@ -58,9 +62,9 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       options.log(`${options.name}: the accepted ${offer.order_id} came without its pickup and dropoff`)
       return
     }
-    const { pickup, dropoff } = order.data
+    const { pickup, dropoff, proof } = order.data
     const from = { lat: pickup.latitude, lng: pickup.longitude }
-    errand = { kind: 'to_pickup', orderId: offer.order_id, target: from, pickup: from, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude } }
+    errand = { kind: 'to_pickup', orderId: offer.order_id, target: from, pickup: from, dropoff: { lat: dropoff.latitude, lng: dropoff.longitude }, proof }
     options.log(`${options.name} accepted ${offer.order_id}, ${haversineKm(at, errand.target).toFixed(1)} km to the pickup`)
   }
 
@@ -100,12 +104,11 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
     if (haversineKm(at, errand.target) > 0.01) return
     const route = MOVES[errand.kind]
-    const pin = route === 'deliver' ? await options.pinOf(errand.orderId).catch(() => null) : null
-    const moved = await client.call('POST', `/orders/${errand.orderId}/${route}`, route === 'deliver' ? (pin ? { pin } : {}) : undefined)
-    if (moved.status === 400 && route === 'deliver') {
-      // The order asks for a PIN and the recipient had none to give: the rider fails the delivery and takes the parcel back.
-      const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no PIN' })
-      options.log(`${options.name}: ${errand.orderId} needs a PIN; ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
+    const moved = route === 'deliver' ? await deliver(errand.orderId, errand.proof) : await client.call('POST', `/orders/${errand.orderId}/${route}`)
+    if (moved.status === 400 && route === 'deliver' && refusesField(moved.body, 'pin')) {
+      // The recipient had no PIN to give, or not the right one: the rider fails the delivery and takes the parcel back.
+      const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no right PIN' })
+      options.log(`${options.name}: ${errand.orderId} refused for its PIN (${refusalMessage(moved.body)}); ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
       errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
     } else if (moved.status !== 200) {
       options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${refusalMessage(moved.body)}`)
@@ -123,6 +126,16 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
   }
 
+  /** At the door: the PIN when the order asks for one, as JSON, or with the photo as multipart when it asks for a photo. */
+  const deliver = async (orderId: string, proof: Proof) => {
+    const pin = proof.pin_required ? await options.pinOf(orderId).catch(() => null) : null
+    if (!proof.photo_required) return client.call('POST', `/orders/${orderId}/deliver`, pin ? { pin } : {})
+    const form = new FormData()
+    if (pin) form.append('pin', pin)
+    form.append('photo', new Blob([PHOTO], { type: 'image/png' }), 'door.png')
+    return client.call('POST', `/orders/${orderId}/deliver`, form)
+  }
+
   /**
    * An order held from a run stopped mid-delivery (the riders keep their ids): ridden on from
    * where it got to. Left alone it would stay assigned for ever, and the rider, at capacity,
@@ -135,7 +148,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     const kind = RESUMED[order.status]
     const pickup = { lat: order.pickup.latitude, lng: order.pickup.longitude }
     const dropoff = { lat: order.dropoff.latitude, lng: order.dropoff.longitude }
-    errand = { kind, orderId: order.order_id, target: kind === 'to_dropoff' ? dropoff : pickup, pickup, dropoff }
+    errand = { kind, orderId: order.order_id, target: kind === 'to_dropoff' ? dropoff : pickup, pickup, dropoff, proof: order.proof }
     options.log(`${options.name} carries on with ${order.order_id} (${order.status})`)
   }
 

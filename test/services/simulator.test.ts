@@ -7,6 +7,7 @@ import { courierOnOrder } from '../../shared/dispatch/views.js'
 import { changeOrder } from '../../shared/orders/change.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
 import { startLauncher } from '../helpers/launcher.js'
+import { usePhotoStore } from '../helpers/photos.js'
 import { childEnv, projectRoot, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
@@ -21,7 +22,8 @@ const ORDERS = 100
 const DEADLINE_MS = 100_000
 
 t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; every event reaches the webhook receiver', async (t) => {
-  const launched = await startLauncher(t, { databaseUrl, redisUrl, env: { DISPATCH_OFFER_S: '3', DISPATCH_RETRY_S: '1' } })
+  const photos = usePhotoStore(t)
+  const launched = await startLauncher(t, { databaseUrl, redisUrl, env: { ...photos.env, DISPATCH_OFFER_S: '3', DISPATCH_RETRY_S: '1' } })
   const business = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) =>
     fetch(`${launched.baseUrl}/business/${route}`, { method, headers: { authorization: `Bearer ${launched.apiKey}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) })
 
@@ -49,11 +51,21 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
     (rows) => rows.length === 1 && rows[0]!.status === 'delivered', DEADLINE_MS, 500)
   t.same(done.value, [{ status: 'delivered', count: ORDERS }], 'every order delivered by the simulated riders')
 
-  // An order that asks for a PIN: the recipient reads it off the tracking page, and the rider delivers with it.
-  const withPin = await business('POST', 'order', [shipment({ proof: { pin: true } })], { 'idempotency-key': 'simulator-pin' })
-  const pinOrder: string = (await withPin.json()).orders[0].order_id
-  const verified = await waitForValue(async () => (await business('GET', `orders/${pinOrder}`)).json(), (order) => order.status === 'delivered' || order.status === 'returned', 30_000, 250)
-  t.match(verified.value, { status: 'delivered', proof_of_delivery: { pin_required: true, pin_verified: true } }, 'delivered with the PIN from the tracking page')
+  // Orders that ask for proof: a PIN (the recipient reads it off the tracking page, and the rider
+  // delivers with it), a photo (the rider takes one at the door), or both. Each is delivered.
+  const proofs = [{ pin: true }, { photo: true }, { pin: true, photo: true }].flatMap((proof) => Array.from({ length: 4 }, () => proof))
+  const withProof = await business('POST', 'order', proofs.map((proof, i) => shipment({ proof, recipient_name: `Proof Recipient ${i}` })), { 'idempotency-key': 'simulator-proof' })
+  t.equal(withProof.status, 201)
+  const proofOrders: string[] = (await withProof.json()).orders.map((order: { order_id: string }) => order.order_id)
+  const settled = await waitForValue(async () => Promise.all(proofOrders.map(async (orderId) => (await business('GET', `orders/${orderId}`)).json())),
+    (orders) => orders.every((order) => order.status === 'delivered' || order.status === 'returned'), 40_000, 250)
+  t.same(settled.value.map((order) => order.status), proofs.map(() => 'delivered'), 'every order asking for proof delivered',
+    { log: lines.filter((line) => proofOrders.some((id) => line.includes(id))) })
+  settled.value.forEach((order, i) => t.match(order.proof_of_delivery, {
+    pin_required: proofs[i]!.pin === true, pin_verified: proofs[i]!.pin === true, photo_required: proofs[i]!.photo === true,
+    photo_url: proofs[i]!.photo ? /\/proof\/photo$/ : null,
+  }, `${order.order_id} delivered with ${JSON.stringify(proofs[i])}`))
+  t.equal(photos.files().length, proofs.filter((proof) => proof.photo).length, 'one photo kept for each order that asked for one')
 
   const couriers = await launched.sql<{ name: string }[]>`select distinct c.name from orders o join couriers c on c.id = o.courier_id where o.id = any(${orderIds})`
   t.ok(couriers.length > 1 && couriers.every((courier) => courier.name.startsWith('Sim Rider ')), `shared among the simulated riders (${couriers.length} of them)`)
