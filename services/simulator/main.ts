@@ -101,11 +101,12 @@ async function pinOf(orderId: string): Promise<string | null> {
 }
 
 const started = Date.now()
-let delivered = 0
+// What an operator wants to hear at the end: how many orders the riders finished, and how many they could not.
+const counts = { delivered: 0, failed: 0, returned: 0 }
 const log = flags.quiet ? () => undefined : (line: string) => console.log(`simulate: ${line}`)
 const riders = tokens.map(({ index, courier_token }) => startRider(courierClient(api, courier_token), {
   name: `Sim Rider ${String(index).padStart(3, '0')}`, vehicle: vehicleOf(index), start: startPoint(), speed: flags.speed,
-  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void delivered++, pinOf,
+  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void counts.delivered++, onFailed: () => void counts.failed++, onReturned: () => void counts.returned++, pinOf,
 }))
 await Promise.all(riders.map((rider) => rider.ready))
 console.log(`simulate: ${riders.length} riders available around the demo zones against ${api} (speed ×${flags.speed}, a ping every ${flags['tick-ms']} ms); Ctrl-C to stop`)
@@ -113,7 +114,7 @@ console.log(`simulate: ${riders.length} riders available around the demo zones a
 async function stop() {
   await Promise.all(riders.map((rider) => rider.stop()))
   await sql.end({ timeout: 5 })
-  console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${delivered} orders delivered; riders offline`)
+  console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${counts.delivered} orders delivered, ${counts.failed} failed, ${counts.returned} returned; riders offline`)
   process.exit(0)
 }
 process.once('SIGINT', () => void stop())

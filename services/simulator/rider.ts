@@ -27,6 +27,9 @@ export interface RiderOptions {
   random: () => number
   log: (line: string) => void
   onDelivered: (orderId: string) => void
+  /** An order the rider failed at the door and is taking back; `onReturned` once it is back with its sender. */
+  onFailed: (orderId: string) => void
+  onReturned: (orderId: string) => void
   /** The PIN the recipient would give at the door (from their tracking page), or null. */
   pinOf: (orderId: string) => Promise<string | null>
 }
@@ -109,6 +112,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       // The recipient had no PIN to give, or not the right one: the rider fails the delivery and takes the parcel back.
       const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no right PIN' })
       options.log(`${options.name}: ${errand.orderId} refused for its PIN (${refusalMessage(moved.body)}); ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
+      if (failed.status === 200) options.onFailed(errand.orderId)
       errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
     } else if (moved.status !== 200) {
       options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${refusalMessage(moved.body)}`)
@@ -118,6 +122,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       errand = { ...errand, kind: 'to_dropoff', target: errand.dropoff }
     } else if (errand.kind === 'to_return') {
       options.log(`${options.name} returned ${errand.orderId} to its sender`)
+      options.onReturned(errand.orderId)
       errand = { kind: 'idle' }
     } else {
       options.log(`${options.name} delivered ${errand.orderId}`)

@@ -79,7 +79,7 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
 
   simulator.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops the simulator cleanly')
-  t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered; riders offline$/)
+  t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered, 0 failed, 0 returned; riders offline$/)
 
   // A run stopped while a rider held an order: the next run's rider (the same courier) rides it on
   // from where it got to, instead of holding it for ever and never being offered another.
@@ -87,7 +87,13 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   const rider = await findCourier(launched.sql, (await launched.sql<{ id: string }[]>`select id from couriers where name = 'Sim Rider 001'`)[0]!.id)
   const assigned = await changeOrder(launched.sql, { orderId: heldOne.order_id, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(rider!), reason: null })
   t.equal(assigned.kind, 'changed', 'the order is Sim Rider 001\'s while no simulator runs')
-  const again = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '1', '--speed', '3000', '--tick-ms', '1000', '--api', launched.baseUrl],
+  // And one Sim Rider 002 holds that asks for a PIN whose recipient never got the tracking link:
+  // the rider fails it at the door and takes it back, and the stop line counts both.
+  const [noPin] = (await (await business('POST', 'order', [shipment({ proof: { pin: true } })], { 'idempotency-key': 'simulator-no-pin' })).json()).orders
+  await launched.sql`update orders set tracking_url = null where id = ${noPin.order_id}`
+  const second = await findCourier(launched.sql, (await launched.sql<{ id: string }[]>`select id from couriers where name = 'Sim Rider 002'`)[0]!.id)
+  t.equal((await changeOrder(launched.sql, { orderId: noPin.order_id, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(second!), reason: null })).kind, 'changed')
+  const again = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '2', '--speed', '3000', '--tick-ms', '1000', '--api', launched.baseUrl],
     { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
   const againLines: string[] = []
   for (const stream of [again.stdout, again.stderr]) createInterface({ input: stream }).on('line', (line) => againLines.push(line))
@@ -96,8 +102,11 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   const resumed = await waitForValue(async () => (await business('GET', `orders/${heldOne.order_id}`)).json(), (order) => order.status === 'delivered', 30_000, 250)
   t.equal(resumed.value.status, 'delivered', `carried on and delivered: ${againLines.join('\n')}`)
   t.ok(againLines.some((line) => line.includes(`carries on with ${heldOne.order_id} (assigned)`)), 'the rider says so')
+  const returned = await waitForValue(async () => (await business('GET', `orders/${noPin.order_id}`)).json(), (order) => order.status === 'returned', 30_000, 250)
+  t.equal(returned.value.status, 'returned', `no PIN at the door: failed and taken back: ${againLines.join('\n')}`)
   again.kill('SIGTERM')
   t.equal(await againExited, 0)
+  t.match(againLines.at(-1), /^simulate: stopped after \d+ s; 1 orders delivered, 1 failed, 1 returned; riders offline$/, 'the failed and returned orders are counted')
 
   const wallets = (await walletsAgainstLedger(launched.sql)).filter((wallet) => wallet.businessId === launched.businessId)
   t.ok(wallets.length > 0 && wallets.every((wallet) => wallet.balance === wallet.ledger), 'the demo wallets are the sum of their ledgers')
