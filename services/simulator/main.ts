@@ -9,7 +9,7 @@ import { findOrderById } from '../../shared/db/orders.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 import { createSql } from '../../shared/db/sql.js'
 import { rateCardFileSchema } from '../../shared/schemas/rate-card.js'
-import { courierClient } from './courier-client.js'
+import { courierClient, failureOf, unreachable } from './courier-client.js'
 import { startRider } from './rider.js'
 
 /*
@@ -81,6 +81,10 @@ function startPoint(): Point {
 /** Mostly bikes; every tenth a truck and every tenth a van, so each of the card's vehicles has riders. */
 const vehicleOf = (index: number): CourierVehicleType => (index % 10 === 0 ? 'truck' : index % 10 === 9 ? 'bus_van' : 'bike')
 
+// Before any token is issued: a wrong --api should cost the Sim Riders nothing.
+const notThere = await unreachable(api)
+if (notThere) refuse(`the API at ${api} ${notThere}`)
+
 const sql = createSql(config, { max: 2 })
 const tokens = []
 for (let index = 1; index <= flags.couriers; index++) {
@@ -106,9 +110,14 @@ const counts = { delivered: 0, failed: 0, returned: 0 }
 const log = flags.quiet ? () => undefined : (line: string) => console.log(`simulate: ${line}`)
 const riders = tokens.map(({ index, courier_token }) => startRider(courierClient(api, courier_token), {
   name: `Sim Rider ${String(index).padStart(3, '0')}`, vehicle: vehicleOf(index), start: startPoint(), speed: flags.speed,
-  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, onDelivered: () => void counts.delivered++, onFailed: () => void counts.failed++, onReturned: () => void counts.returned++, pinOf,
+  tickMs: flags['tick-ms'], acceptRate: flags.accept, random, log, warn: (line) => console.error(`simulate: ${line}`), onDelivered: () => void counts.delivered++, onFailed: () => void counts.failed++, onReturned: () => void counts.returned++, pinOf,
 }))
-await Promise.all(riders.map((rider) => rider.ready))
+try {
+  await Promise.all(riders.map((rider) => rider.ready))
+} catch (err) {
+  // Reached a moment ago, gone now (a restart): one line, as for a wrong --api.
+  refuse(`the API at ${api} could not be reached (${failureOf(err)})`)
+}
 console.log(`simulate: ${riders.length} riders available around the demo zones against ${api} (speed ×${flags.speed}, a ping every ${flags['tick-ms']} ms); Ctrl-C to stop`)
 
 async function stop() {

@@ -5,6 +5,7 @@ import type { CourierClient, StreamEvent } from './courier-client.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 import { acceptedOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
 import { doorPhoto } from './door-photo.js'
+import { TokenRefusedError } from './token-refused-error.js'
 
 /** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
 type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point; proof: Proof }
@@ -26,6 +27,8 @@ export interface RiderOptions {
   acceptRate: number
   random: () => number
   log: (line: string) => void
+  /** What an operator must see even with --quiet: a rider that stopped for good. */
+  warn: (line: string) => void
   onDelivered: (orderId: string) => void
   /** An order the rider failed at the door and is taking back; `onReturned` once it is back with its sender. */
   onFailed: (orderId: string) => void
@@ -45,6 +48,8 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   let at = options.start
   let errand: Errand = { kind: 'idle' }
   let busy = false
+  // Set once the API refused the token (an operator disabled the courier): the rider has stopped.
+  let refused = false
   const stop = new AbortController()
   const stepKm = (VEHICLE_SPEED_KMH[options.vehicle] * options.speed * options.tickMs) / 3_600_000
 
@@ -81,14 +86,24 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
   }
 
+  /** The token is revoked: said once, and the rider stops instead of knocking every tick for ever. */
+  const retire = (err: TokenRefusedError) => {
+    if (refused) return
+    refused = true
+    clearInterval(timer)
+    stop.abort()
+    options.warn(`${options.name}: its token was refused (401 ${err.message}), perhaps by courier:disable; rider stopped`)
+  }
+
   /** One step at a time: a tick and a stream event never act on the same errand at once. */
   const guarded = async (step: () => Promise<void>) => {
-    if (busy) return
+    if (busy || refused) return
     busy = true
     try {
       await step()
     } catch (err) {
-      options.log(`${options.name}: ${errorMessage(err)}`)
+      if (err instanceof TokenRefusedError) retire(err)
+      else options.log(`${options.name}: ${errorMessage(err)}`)
     } finally {
       busy = false
     }
@@ -160,16 +175,25 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   const timer = setInterval(() => void guarded(tick), options.tickMs)
   const ready = (async () => {
     await guarded(resume)
-    await client.call('POST', '/shift', { status: 'available' })
-    await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
-    void client.follow(onEvent, stop.signal)
+    if (refused) return
+    // Anything but a refused token rejects `ready`: the simulator cannot start without the API.
+    try {
+      await client.call('POST', '/shift', { status: 'available' })
+      await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
+    } catch (err) {
+      if (err instanceof TokenRefusedError) return retire(err)
+      throw err
+    }
+    client.follow(onEvent, stop.signal).catch((err: unknown) => {
+      if (err instanceof TokenRefusedError) retire(err)
+    })
   })()
   return {
     ready,
     async stop() {
       clearInterval(timer)
       stop.abort()
-      await client.call('POST', '/shift', { status: 'offline' }).catch(() => undefined)
+      if (!refused) await client.call('POST', '/shift', { status: 'offline' }).catch(() => undefined)
     },
   }
 }

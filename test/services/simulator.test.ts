@@ -8,7 +8,7 @@ import { changeOrder } from '../../shared/orders/change.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
 import { startLauncher } from '../helpers/launcher.js'
 import { usePhotoStore } from '../helpers/photos.js'
-import { childEnv, projectRoot, waitForValue } from '../helpers/processes.js'
+import { childEnv, freePort, projectRoot, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
 
@@ -31,6 +31,14 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   const endpoint = await business('POST', 'webhook-endpoints', { url: receiver.url('/hooks') })
   t.equal(endpoint.status, 201)
   receiver.route('/hooks', { secrets: [(await endpoint.json()).secret], respond: () => 204 })
+
+  // A wrong --api (nothing listens there): one line saying so, exit 1, and no Sim Rider given a token.
+  const tokensBefore = (await launched.sql<{ count: number }[]>`select count(*)::int as count from courier_tokens`)[0]!.count
+  const nowhere = `http://127.0.0.1:${await freePort()}/v2`
+  const wrongApi = spawnSync(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '3', '--api', nowhere], { env: childEnv(launched.env), encoding: 'utf8', timeout: 20_000 })
+  t.equal(wrongApi.status, 1, 'a wrong --api exits 1')
+  t.same(wrongApi.stderr.trim().split('\n'), [`simulate: the API at ${nowhere} could not be reached (ECONNREFUSED)`], 'one line, no stack')
+  t.equal((await launched.sql<{ count: number }[]>`select count(*)::int as count from courier_tokens`)[0]!.count, tokensBefore, 'no token issued before the API was found')
 
   const simulator = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '20', '--speed', '3000', '--tick-ms', '1000', '--accept', '0.9', '--api', launched.baseUrl],
     { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
@@ -67,6 +75,14 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   }, `${order.order_id} delivered with ${JSON.stringify(proofs[i])}`))
   t.equal(photos.files().length, proofs.filter((proof) => proof.photo).length, 'one photo kept for each order that asked for one')
 
+  // An operator disables a rider mid-run: its next call is a 401, said once, and that rider stops.
+  const [disabled] = await launched.sql<{ id: string }[]>`select id from couriers where name = 'Sim Rider 020'`
+  const cli = spawnSync(process.execPath, [path.join(projectRoot, 'dist/services/operator-cli/main.js'), 'courier:disable', '--courier', disabled!.id], { env: childEnv(launched.env), encoding: 'utf8', timeout: 20_000 })
+  t.equal(cli.status, 0, cli.stderr)
+  const refusedLine = (line: string) => line.startsWith('simulate: Sim Rider 020: its token was refused (401 ')
+  const told = await waitForValue(async () => lines.filter(refusedLine), (found) => found.length > 0, 15_000, 100)
+  t.match(told.value, [/^simulate: Sim Rider 020: its token was refused \(401 Invalid courier token\), perhaps by courier:disable; rider stopped$/], 'the refused token is reported')
+
   const couriers = await launched.sql<{ name: string }[]>`select distinct c.name from orders o join couriers c on c.id = o.courier_id where o.id = any(${orderIds})`
   t.ok(couriers.length > 1 && couriers.every((courier) => courier.name.startsWith('Sim Rider ')), `shared among the simulated riders (${couriers.length} of them)`)
 
@@ -80,6 +96,8 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   simulator.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops the simulator cleanly')
   t.match(lines.at(-1), /^simulate: stopped after \d+ s; \d+ orders delivered, 0 failed, 0 returned; riders offline$/)
+  const afterRefusal = lines.slice(lines.findIndex(refusedLine)).filter((line) => line.includes('Sim Rider 020'))
+  t.equal(afterRefusal.length, 1, `said once, and nothing more from that rider: ${afterRefusal.join('\n')}`)
 
   // A run stopped while a rider held an order: the next run's rider (the same courier) rides it on
   // from where it got to, instead of holding it for ever and never being offered another.
