@@ -18,13 +18,16 @@ export interface StreamEvent {
 
 export function courierClient(api: string, token: string) {
   const authorization = `Bearer ${token}`
-  /** A JSON body, or a FormData sent as multipart/form-data (fetch writes its boundary). A 401 throws TokenRefusedError. */
-  const call = async (method: 'GET' | 'POST', route: string, body?: unknown): Promise<Answer> => {
+  /**
+   * A JSON body, or a FormData sent as multipart/form-data (fetch writes its boundary). A 401
+   * throws TokenRefusedError; `signal` abandons the call (a rider stopping does not wait on it).
+   */
+  const call = async (method: 'GET' | 'POST', route: string, body?: unknown, signal?: AbortSignal): Promise<Answer> => {
     const response = await fetch(`${api}/courier${route}`, body === undefined
-      ? { method, headers: { authorization } }
+      ? { method, headers: { authorization }, signal }
       : body instanceof FormData
-        ? { method, headers: { authorization }, body }
-        : { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+        ? { method, headers: { authorization }, body, signal }
+        : { method, headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body), signal })
     const text = await response.text()
     const answer = text ? parseJson(text) : null
     if (response.status === 401) throw new TokenRefusedError(refusalMessage(answer) || 'token refused')

@@ -120,11 +120,20 @@ try {
 }
 console.log(`simulate: ${riders.length} riders available around the demo zones against ${api} (speed ×${flags.speed}, a ping every ${flags['tick-ms']} ms); Ctrl-C to stop`)
 
+// Bounded, whatever the API or the database are doing: in-flight calls are abandoned, the
+// off-shift calls get two seconds, a query in flight one, so either signal stops the run in a few
+// seconds. The signal comes twice under `npm run` with Ctrl-C (the terminal's and npm's forward);
+// the second must not cut the first stop short.
+let stopping = false
 async function stop() {
-  await Promise.all(riders.map((rider) => rider.stop()))
-  await sql.end({ timeout: 5 })
-  console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${counts.delivered} orders delivered, ${counts.failed} failed, ${counts.returned} returned; riders offline`)
+  if (stopping) return
+  stopping = true
+  const ends = await Promise.all(riders.map((rider) => rider.stop(2000)))
+  await sql.end({ timeout: 1 })
+  const unconfirmed = ends.filter((end) => end === 'unconfirmed').length
+  const shift = unconfirmed === 0 ? 'riders offline' : `${unconfirmed} of ${riders.length} riders not confirmed offline (the API did not answer; they leave dispatch when their last ping goes stale)`
+  console.log(`simulate: stopped after ${Math.round((Date.now() - started) / 1000)} s; ${counts.delivered} orders delivered, ${counts.failed} failed, ${counts.returned} returned; ${shift}`)
   process.exit(0)
 }
-process.once('SIGINT', () => void stop())
-process.once('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())
+process.on('SIGTERM', () => void stop())

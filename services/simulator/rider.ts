@@ -51,16 +51,18 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   // Set once the API refused the token (an operator disabled the courier): the rider has stopped.
   let refused = false
   const stop = new AbortController()
+  // Every call of a running rider is abandoned when it stops: a slow or frozen API must not hold up Ctrl-C or SIGTERM.
+  const call = (method: 'GET' | 'POST', route: string, body?: unknown) => client.call(method, route, body, stop.signal)
   const stepKm = (VEHICLE_SPEED_KMH[options.vehicle] * options.speed * options.tickMs) / 3_600_000
 
   const consider = async (offer: OfferNotice) => {
     if (errand.kind !== 'idle') return
     if (options.random() >= options.acceptRate) {
-      await client.call('POST', `/offers/${offer.offer_id}/decline`, { reason: 'simulated decline' })
+      await call('POST', `/offers/${offer.offer_id}/decline`, { reason: 'simulated decline' })
       options.log(`${options.name} declined ${offer.order_id}`)
       return
     }
-    const accepted = await client.call('POST', `/offers/${offer.offer_id}/accept`)
+    const accepted = await call('POST', `/offers/${offer.offer_id}/accept`)
     if (accepted.status !== 200) {
       options.log(`${options.name}: the offer of ${offer.order_id} was gone (${accepted.status} ${refusalMessage(accepted.body)})`)
       return
@@ -103,7 +105,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       await step()
     } catch (err) {
       if (err instanceof TokenRefusedError) retire(err)
-      else options.log(`${options.name}: ${errorMessage(err)}`)
+      else if (!stop.signal.aborted) options.log(`${options.name}: ${errorMessage(err)}`)
     } finally {
       busy = false
     }
@@ -112,9 +114,9 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   const tick = async () => {
     // Between orders a rider heads back to where it started, as riders drift back to busy areas.
     at = towards(at, errand.kind === 'idle' ? options.start : errand.target, stepKm)
-    await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
+    await call('POST', '/location', { latitude: at.lat, longitude: at.lng })
     if (errand.kind === 'idle') {
-      const offers = await client.call('GET', '/offers')
+      const offers = await call('GET', '/offers')
       const listed = offerList.safeParse(offers.body)
       const [first] = listed.success ? listed.data.data : []
       if (first) await consider(first)
@@ -122,10 +124,10 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     }
     if (haversineKm(at, errand.target) > 0.01) return
     const route = MOVES[errand.kind]
-    const moved = route === 'deliver' ? await deliver(errand.orderId, errand.proof) : await client.call('POST', `/orders/${errand.orderId}/${route}`)
+    const moved = route === 'deliver' ? await deliver(errand.orderId, errand.proof) : await call('POST', `/orders/${errand.orderId}/${route}`)
     if (moved.status === 400 && route === 'deliver' && refusesField(moved.body, 'pin')) {
       // The recipient had no PIN to give, or not the right one: the rider fails the delivery and takes the parcel back.
-      const failed = await client.call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no right PIN' })
+      const failed = await call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no right PIN' })
       options.log(`${options.name}: ${errand.orderId} refused for its PIN (${refusalMessage(moved.body)}); ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
       if (failed.status === 200) options.onFailed(errand.orderId)
       errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
@@ -149,11 +151,11 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   /** At the door: the PIN when the order asks for one, as JSON, or with the photo as multipart when it asks for a photo. */
   const deliver = async (orderId: string, proof: Proof) => {
     const pin = proof.pin_required ? await options.pinOf(orderId).catch(() => null) : null
-    if (!proof.photo_required) return client.call('POST', `/orders/${orderId}/deliver`, pin ? { pin } : {})
+    if (!proof.photo_required) return call('POST', `/orders/${orderId}/deliver`, pin ? { pin } : {})
     const form = new FormData()
     if (pin) form.append('pin', pin)
     form.append('photo', new Blob([PHOTO], { type: 'image/png' }), 'door.png')
-    return client.call('POST', `/orders/${orderId}/deliver`, form)
+    return call('POST', `/orders/${orderId}/deliver`, form)
   }
 
   /**
@@ -162,7 +164,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
    * would never be offered another.
    */
   const resume = async () => {
-    const held = heldOrders.safeParse((await client.call('GET', '/orders')).body)
+    const held = heldOrders.safeParse((await call('GET', '/orders')).body)
     const order = held.success ? held.data.data[0] : undefined
     if (!order) return
     const kind = RESUMED[order.status]
@@ -178,8 +180,8 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     if (refused) return
     // Anything but a refused token rejects `ready`: the simulator cannot start without the API.
     try {
-      await client.call('POST', '/shift', { status: 'available' })
-      await client.call('POST', '/location', { latitude: at.lat, longitude: at.lng })
+      await call('POST', '/shift', { status: 'available' })
+      await call('POST', '/location', { latitude: at.lat, longitude: at.lng })
     } catch (err) {
       if (err instanceof TokenRefusedError) return retire(err)
       throw err
@@ -190,10 +192,17 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   })()
   return {
     ready,
-    async stop() {
+    /**
+     * Stops the rider and takes it off shift: 'offline' once the API said so, 'refused' for a rider
+     * already stopped by a refused token, 'unconfirmed' when the API did not answer within `deadlineMs`
+     * (the courier then drops out of dispatch when its last ping goes stale).
+     */
+    async stop(deadlineMs = 2000): Promise<'offline' | 'refused' | 'unconfirmed'> {
       clearInterval(timer)
       stop.abort()
-      if (!refused) await client.call('POST', '/shift', { status: 'offline' }).catch(() => undefined)
+      if (refused) return 'refused'
+      const answer = await client.call('POST', '/shift', { status: 'offline' }, AbortSignal.timeout(deadlineMs)).catch(() => null)
+      return answer?.status === 200 ? 'offline' : 'unconfirmed'
     },
   }
 }

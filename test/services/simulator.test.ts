@@ -1,14 +1,15 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { findCourier } from '../../shared/db/couriers.js'
 import { courierOnOrder } from '../../shared/dispatch/views.js'
 import { changeOrder } from '../../shared/orders/change.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
 import { startLauncher } from '../helpers/launcher.js'
 import { usePhotoStore } from '../helpers/photos.js'
-import { childEnv, freePort, projectRoot, waitForValue } from '../helpers/processes.js'
+import { childEnv, freePort, projectRoot, waitFor, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
 import { startReceiver } from '../helpers/webhook-receiver.js'
 
@@ -126,6 +127,27 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.equal(await againExited, 0)
   t.match(againLines.at(-1), /^simulate: stopped after \d+ s; 1 orders delivered, 1 failed, 1 returned; riders offline$/, 'the failed and returned orders are counted')
 
+  // SIGTERM through `npm run simulate` (npm → sh → node): the simulator itself stops, and soon.
+  const viaNpm = runSimulator(t, 'npm', ['--couriers', '2', '--tick-ms', '1000', '--api', launched.baseUrl], launched.env)
+  t.ok((await waitForValue(async () => viaNpm.lines.some((line) => line.includes('riders available')), Boolean, 30_000, 100)).held, viaNpm.lines.join('\n'))
+  viaNpm.child.kill('SIGTERM')
+  t.ok(await waitFor(() => viaNpm.closed(), 3000, 50), 'npm run simulate: gone within 3 s of SIGTERM')
+  t.match(viaNpm.lines.at(-1), /^simulate: stopped after \d+ s; 0 orders delivered, 0 failed, 0 returned; riders offline$/, 'and its riders offline')
+
+  // SIGTERM while the API answers nothing (its gateway frozen): stopped within a few seconds all
+  // the same, saying the riders' going offline is unconfirmed.
+  const frozen = runSimulator(t, 'node', ['--couriers', '2', '--tick-ms', '1000', '--api', launched.baseUrl], launched.env)
+  t.ok((await waitForValue(async () => frozen.lines.some((line) => line.includes('riders available')), Boolean, 30_000, 100)).held, frozen.lines.join('\n'))
+  const gateways = launched.pids('gateway')
+  const thaw = () => gateways.forEach((pid) => process.kill(pid, 'SIGCONT'))
+  t.teardown(thaw)
+  gateways.forEach((pid) => process.kill(pid, 'SIGSTOP'))
+  frozen.child.kill('SIGTERM')
+  const stoppedFrozen = await waitFor(() => frozen.closed(), 4000, 50)
+  thaw()
+  t.ok(stoppedFrozen, 'gone within 4 s of SIGTERM though the API hangs')
+  t.match(frozen.lines.at(-1), /^simulate: stopped after \d+ s; .*; 2 of 2 riders not confirmed offline/)
+
   const wallets = (await walletsAgainstLedger(launched.sql)).filter((wallet) => wallet.businessId === launched.businessId)
   t.ok(wallets.length > 0 && wallets.every((wallet) => wallet.balance === wallet.ledger), 'the demo wallets are the sum of their ledgers')
 })
@@ -145,3 +167,39 @@ t.test('a flag it cannot run with: one line saying which, exit 1, before anythin
     t.match(lines[0], message)
   }
 })
+
+/**
+ * The simulator run as `npm run simulate -- …` or `node dist/services/simulator/main.js …`, with
+ * its lines and whether its output has closed (every process holding it gone). When the test
+ * ends, any simulator left on this launcher's queue prefix is killed, an orphan of npm's too.
+ */
+function runSimulator(t: Test, how: 'npm' | 'node', args: string[], env: Record<string, string>): { child: ChildProcess; lines: string[]; closed: () => boolean } {
+  const child = how === 'npm'
+    ? spawn('npm', ['run', 'simulate', '--', ...args], { cwd: projectRoot, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => lines.push(line))
+  let closed = false
+  child.once('close', () => (closed = true))
+  t.teardown(() => {
+    for (const pid of simulatorPids(env.QUEUE_PREFIX!)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
+  })
+  return { child, lines, closed: () => closed }
+}
+
+function simulatorPids(queuePrefix: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/services/simulator/main.js') &&
+        readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`QUEUE_PREFIX=${queuePrefix}`)
+    } catch {
+      return false
+    }
+  })
+}
