@@ -42,9 +42,30 @@ async function chooseCommand(name: string | undefined): Promise<Command> {
   return commands[name]()
 }
 
+// parseArgs takes `-5` after `--amount` for an option and refuses it as ambiguous; an operator
+// who types a negative number means it as the value, and the command's own check should answer.
+const NEGATIVE_NUMBER = /^-\.?\d/
+
+/** `--name -5` as `--name=-5` when `--name` takes a value, so a negative number reaches the command's check. */
+function joinNegativeValues(command: Command, args: string[]): string[] {
+  const joined: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    const next = args[i + 1]
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : null
+    if (name !== null && Object.hasOwn(command.options, name) && command.options[name].type === 'string' && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      joined.push(`${arg}=${next}`)
+      i += 1
+    } else {
+      joined.push(arg)
+    }
+  }
+  return joined
+}
+
 function readFlags(command: Command, args: string[]): Flags {
   try {
-    const { values } = parseArgs({ args, options: command.options, strict: true, allowPositionals: false })
+    const { values } = parseArgs({ args: joinNegativeValues(command, args), options: command.options, strict: true, allowPositionals: false })
     // Every option is declared `type: 'string'`, so a value here is a string.
     return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'))
   } catch (err) {

@@ -103,6 +103,10 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.same(ledger, { entries: 2, net: 5010025 })
 
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount=-5'], /--amount must be a positive amount/)
+    // A negative number as the next argument is the option's value, answered by the command's
+    // own check, never parseArgs' "argument is ambiguous".
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '-5'], /^--amount must be a positive amount .*, got '-5'$/)
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '-0.5', '--reference', 'TRF-NEG'], /^--amount must be a positive amount .*, got '-0.5'$/)
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '0'], /--amount must be a positive amount/)
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '1.234'], /at most 2 decimals/)
     await refuses(t, ['wallet:credit', '--business', '00000000-0000-4000-8000-000000000000', '--amount', '10'], /does not exist/)

@@ -96,6 +96,8 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.same(await stored(), { baseFare: 60000, perKm: 0, perKg: 5000, minFare: 100000, roadFactor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
     await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 10/, stored)
+    await refuses(t, ['platform-rates:set', '--per-km', '-1'], /^--per-km must be a non-negative amount .*, got '-1'$/, stored)
+    await refuses(t, ['platform-rates:set', '--road-factor', '-1.5', '--base-fare', '700'], /^--road-factor must be a number from 1 to 10, got '-1.5'$/, stored)
   })
 
   t.test('platform-rates:set --max-distance-km sets the limit of local delivery', async (t) => {
