@@ -1,22 +1,28 @@
+import path from 'node:path'
 import { ConfigError, loadConfig, webhookKeysEnv } from '../../../shared/config.js'
 import { listEndpointSecrets, replaceEndpointSecrets } from '../../../shared/db/webhooks.js'
+import { DEV_KEY_RING_FILE, withDevWebhookSecretKeys } from '../../../shared/webhooks/dev-key-ring.js'
 import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import { defineCommand } from '../command.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
  * `webhooks:reencrypt`: seals every stored webhook secret under the first key of
- * WEBHOOK_SECRET_KEYS (and any stored before encryption), so the older keys can be dropped.
+ * WEBHOOK_SECRET_KEYS (and any stored before encryption), so the older keys can be dropped; outside
+ * production, with WEBHOOK_SECRET_KEYS unset, the ring `npm start` keeps in `.dev-secrets/`.
  * Safe to run again and beside live services: a row rotated meanwhile is left to its rotation.
  */
 export const webhooksReencrypt = defineCommand({
   options: {},
   prepare() {
+    // Outside production an unset ring is `npm start`'s, so the command opens what its services sealed.
+    const env = withDevWebhookSecretKeys(process.env)
     try {
-      return { keys: loadConfig(webhookKeysEnv).WEBHOOK_SECRET_KEYS }
+      return { keys: loadConfig(webhookKeysEnv, env).WEBHOOK_SECRET_KEYS }
     } catch (err) {
-      if (err instanceof ConfigError) throw new OperatorInputError(err.message)
-      throw err
+      if (!(err instanceof ConfigError)) throw err
+      const hint = env.WEBHOOK_SECRET_KEYS ? '' : `; the services' ring, as under npm start: export WEBHOOK_SECRET_KEYS="$(cat ${path.relative(process.cwd(), DEV_KEY_RING_FILE)})"`
+      throw new OperatorInputError(`${err.message}${hint}`)
     }
   },
   async run({ sql }, { keys }) {

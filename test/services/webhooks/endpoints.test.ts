@@ -3,6 +3,7 @@ import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
 import type { WebhookEndpoint } from '../../../shared/db/webhooks.js'
 import { createEndpoint, openSecrets } from '../../../shared/webhooks/endpoints.js'
 import { createSecretBox, SecretKeyMissingError } from '../../../shared/webhooks/secret-box.js'
+import { devWebhookSecretKeys } from '../../../shared/webhooks/dev-key-ring.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { signedHeaders } from '../../../shared/webhooks/signing.js'
 import type { LightMyRequestResponse } from 'fastify'
@@ -361,4 +362,24 @@ t.test('the key ring rotates: webhooks:reencrypt seals every stored secret under
   const refused = await runOperatorCli(db, ['webhooks:reencrypt'], { WEBHOOK_SECRET_KEYS: 'k1:tooshort' })
   t.equal(refused.code, 1)
   t.match(refused.stderr, /WEBHOOK_SECRET_KEYS: must be id:base64key/)
+})
+
+t.test('webhooks:reencrypt beside npm start: without WEBHOOK_SECRET_KEYS it opens with the development ring, never in production', async (t) => {
+  const db = await useTestDb(t)
+  const account = await seedAccount(db.sql, { scopes: ['webhooks:write'] })
+  // The ring `npm start` hands its services when WEBHOOK_SECRET_KEYS is unset (made once, kept in .dev-secrets/).
+  const [devKey] = loadConfig(webhookKeysEnv, { ...db.env, WEBHOOK_SECRET_KEYS: devWebhookSecretKeys() }).WEBHOOK_SECRET_KEYS
+  const created = await createEndpoint(db.sql, { businessId: account.businessId, livemode: true }, { url: 'http://127.0.0.1:9/dev' }, { allowHttp: true, allowPrivate: true }, createSecretBox([devKey!]))
+  t.equal(created.kind, 'created')
+
+  const unset = { WEBHOOK_SECRET_KEYS: '' }
+  const run = await runOperatorCli(db, ['webhooks:reencrypt'], { ...unset, NODE_ENV: 'development' })
+  t.equal(run.code, 0, run.stderr)
+  t.same(run.json, { key_id: devKey!.id, resealed: 0, already_current: 1 }, 'the endpoint npm start sealed opens under the same ring')
+
+  const production = await runOperatorCli(db, ['webhooks:reencrypt'], { ...unset, NODE_ENV: 'production' })
+  t.equal(production.code, 1)
+  t.equal(production.stdout, '')
+  t.equal(production.stderr.trim().split('\n').length, 1, 'one line')
+  t.match(production.stderr, /^Invalid configuration: WEBHOOK_SECRET_KEYS: is required.*export WEBHOOK_SECRET_KEYS="\$\(cat \.dev-secrets\/webhook-secret-keys\)"/, 'production never falls back; the line says how to pass npm start\'s ring')
 })
