@@ -149,7 +149,7 @@ while (!announced && Date.now() < readyBy && !stopping) {
     console.log(`API reference: ${base}/docs (the OpenAPI document: ${base}/openapi.json)`)
     console.log(courier
       ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
-      : 'Demo courier: disabled by an operator (courier:create makes another)')
+      : 'Demo courier: disabled by an operator, or its phone given to another courier (courier:create makes another)')
     if (courier && courierCode) {
       console.log(`Courier app: ${consolePublicUrl}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
     }

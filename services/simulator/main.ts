@@ -90,7 +90,7 @@ const tokens = []
 for (let index = 1; index <= flags.couriers; index++) {
   const made = await simulatedCourier(sql, index, vehicleOf(index))
   if (made) tokens.push({ index, ...made })
-  else console.error(`simulate: Sim Rider ${index} is disabled; left out`)
+  else console.error(`simulate: Sim Rider ${index} is disabled, or its phone is another courier's; left out`)
 }
 
 /**

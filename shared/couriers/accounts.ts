@@ -1,13 +1,14 @@
 import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
 import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
-import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
+import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
 import { withdrawOffersOfCourier } from '../db/offers.js'
-import type { Db, Sql } from '../db/sql.js'
+import { PG, type Db, type Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
 import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
+import { COURIER_PHONE_RULE, courierPhone } from './phone.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
 // on request, disabled with every token and every order not yet picked up handed back.
@@ -30,17 +31,46 @@ export interface NewCourier {
   maxWeightKg: number | null
 }
 
-/** A courier and their first token, audited as `courier.create`. */
-export function createCourier(sql: Sql, actor: string, input: NewCourier): Promise<{ courier: CourierRow; token: string }> {
-  return sql.begin(async (tx) => {
-    const courier = await insertCourier(tx, {
-      id: newUuid(), name: input.name, phone: input.phone, vehicleType: input.vehicleType, vehiclePlate: input.vehiclePlate,
-      maxWeightKg: input.maxWeightKg ?? DEFAULT_MAX_WEIGHT_KG[input.vehicleType],
+export type CourierCreation =
+  | { kind: 'created'; courier: CourierRow; token: string }
+  | { kind: 'invalid'; message: string }
+
+/** The refusal of a phone an enabled courier already has: the lock on wrong codes and the login are per phone. */
+export function phoneTakenMessage(phone: string, holder: Pick<CourierRow, 'id' | 'name'>): string {
+  return `phone ${phone} is already courier ${holder.id}'s (${holder.name}); disable that courier first or give another number`
+}
+
+/**
+ * A courier and their first token, audited as `courier.create`. The phone is stored in its E.164
+ * form (shared/couriers/phone.ts), and one enabled courier has it at most: the database's partial
+ * unique index settles two creations at once.
+ */
+export async function createCourier(sql: Sql, actor: string, input: NewCourier): Promise<CourierCreation> {
+  const phone = courierPhone(input.phone)
+  if (phone === null) return { kind: 'invalid', message: `phone must be ${COURIER_PHONE_RULE}, got '${input.phone}'` }
+  try {
+    return await sql.begin(async (tx) => {
+      const holder = await findEnabledCourierByPhone(tx, phone)
+      if (holder) return { kind: 'invalid', message: phoneTakenMessage(phone, holder) } satisfies CourierCreation
+      const courier = await insertCourier(tx, {
+        id: newUuid(), name: input.name, phone, vehicleType: input.vehicleType, vehiclePlate: input.vehiclePlate,
+        maxWeightKg: input.maxWeightKg ?? DEFAULT_MAX_WEIGHT_KG[input.vehicleType],
+      })
+      const { token } = await issueCourierToken(tx, courier.id)
+      await insertAudit(tx, { actor, action: 'courier.create', businessId: null, subject: courier.id, before: null, after: { vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg } })
+      return { kind: 'created', courier, token } satisfies CourierCreation
     })
-    const { token } = await issueCourierToken(tx, courier.id)
-    await insertAudit(tx, { actor, action: 'courier.create', businessId: null, subject: courier.id, before: null, after: { vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg } })
-    return { courier, token }
-  })
+  } catch (err) {
+    if (!isPhoneTaken(err)) throw err
+    const holder = await findEnabledCourierByPhone(sql, phone)
+    return { kind: 'invalid', message: holder ? phoneTakenMessage(phone, holder) : `phone ${phone} is already an enabled courier's` }
+  }
+}
+
+/** Another creation with the same phone committed between the check and the insert. */
+function isPhoneTaken(err: unknown): boolean {
+  const pgError = err as { code?: string; constraint_name?: string }
+  return pgError.code === PG.uniqueViolation && pgError.constraint_name === 'couriers_phone_enabled'
 }
 
 export type CourierDisabling =

@@ -22,13 +22,18 @@ interface Spec {
   vehiclePlate: string | null
 }
 
-/** Creates the courier if missing and issues it a token; null if an operator disabled it (it stays disabled). */
+/**
+ * Creates the courier if missing and issues it a token; null if an operator disabled it (it stays
+ * disabled) or gave its phone to an enabled courier of their own (phones are one courier's).
+ */
 async function fixedCourier(sql: Sql, spec: Spec): Promise<FixedCourier | null> {
   const existing = await findCourier(sql, spec.id)
   if (existing?.disabledAt) return null
   if (!existing) {
+    // A unique violation: another run made it (its id), or the phone is taken (then it stays missing).
     await insertCourier(sql, { ...spec, maxWeightKg: DEFAULT_MAX_WEIGHT_KG[spec.vehicleType] })
       .catch((err: { code?: string }) => { if (err.code !== PG.uniqueViolation) throw err })
+    if (!(await findCourier(sql, spec.id))) return null
   }
   const { token } = await issueCourierToken(sql, spec.id)
   return { courier_id: spec.id, courier_token: token, phone: existing?.phone ?? spec.phone }

@@ -23,6 +23,12 @@ export async function insertCourier(db: Db, courier: Omit<CourierRow, 'disabledA
   return row
 }
 
+/** The oldest enabled courier with this (stored, E.164) phone: at most one since migration 00023, but for couriers it found sharing one. */
+export async function findEnabledCourierByPhone(db: Db, phone: string): Promise<CourierRow | null> {
+  const [row] = await db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where phone = ${phone} and disabled_at is null order by created_at, id limit 1`
+  return row ?? null
+}
+
 export async function findCourier(db: Db, id: string): Promise<CourierRow | null> {
   const [row] = await db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where id = ${id}`
   return row ?? null

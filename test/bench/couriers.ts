@@ -52,14 +52,19 @@ async function inTurn<T, R>(items: T[], limit: number, task: (item: T, index: nu
 
 export interface BenchCourier { id: string; token: string }
 
+let benchPhones = 0
+/** A phone of its own (one enabled courier per phone), away from the demo rider's and the simulator's (+234800…). */
+const benchPhone = () => `+23481${String(++benchPhones).padStart(8, '0')}`
+
 /** Couriers as the operator creates them (`courier:create`: the repository it calls), bikes all. */
 export async function seedCouriers(sql: Sql, count: number, label: string): Promise<BenchCourier[]> {
   const started = performance.now()
   const couriers = await inTurn(Array.from({ length: count }, (_, index) => index), 8, async (index) => {
-    const { courier, token } = await createCourier(sql, 'bench', {
-      name: `${label} ${index + 1}`, phone: `+23480${String(index).padStart(8, '0')}`, vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null,
+    const created = await createCourier(sql, 'bench', {
+      name: `${label} ${index + 1}`, phone: benchPhone(), vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null,
     })
-    return { id: courier.id, token }
+    if (created.kind !== 'created') throw new Error(`bench courier ${label} ${index + 1}: ${created.message}`)
+    return { id: created.courier.id, token: created.token }
   })
   log(`  ${label}: ${count} couriers created in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   return couriers

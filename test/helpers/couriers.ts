@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { createCourier } from '../../shared/couriers/accounts.js'
 import type { CourierVehicleType } from '../../shared/courier.js'
 import type { Sql } from '../../shared/db/sql.js'
+import { createdCourier } from './courier-accounts.js'
 import { waitForValue } from './processes.js'
 import { bearer } from './stack.js'
 
@@ -35,7 +35,7 @@ export interface CourierSetup {
 /** A new courier, on shift (unless asked otherwise) at `at`, through the gateway. */
 export async function onShift(gateway: FastifyInstance, sql: Sql, name: string, at: { lat: number; lng: number }, setup: CourierSetup = {}): Promise<TestCourier> {
   const vehicleType = setup.vehicleType ?? 'bike'
-  const created = await createCourier(sql, 'test', { name, phone: '+2348090000000', vehicleType, vehiclePlate: null, maxWeightKg: setup.maxWeightKg ?? null })
+  const created = await createdCourier(sql, { name, vehicleType, maxWeightKg: setup.maxWeightKg ?? null })
   const auth = bearer(created.token)
   const shift = await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: auth, payload: { status: setup.offline ? 'offline' : 'available' } })
   if (shift.statusCode !== 200) throw new Error(`shift: ${shift.statusCode} ${shift.body}`)

@@ -1,5 +1,5 @@
-import { createCourier } from '../../shared/couriers/accounts.js'
 import type { Sql } from '../../shared/db/sql.js'
+import { createdCourier } from './courier-accounts.js'
 import { waitForValue } from './processes.js'
 
 /*
@@ -24,7 +24,7 @@ async function call(url: string, auth: Record<string, string>, body?: unknown): 
 
 /** A new courier, offline, as `courier:create` makes one. */
 export async function newCourier(sql: Sql, name: string): Promise<HttpCourier> {
-  const created = await createCourier(sql, 'test', { name, phone: '+2348090000000', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  const created = await createdCourier(sql, { name })
   return { id: created.courier.id, auth: { authorization: `Bearer ${created.token}` } }
 }
 

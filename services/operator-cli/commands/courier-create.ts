@@ -1,12 +1,23 @@
 import { COURIER_VEHICLE_TYPES } from '../../../shared/courier.js'
 import { createCourier } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
-import { defineCommand } from '../command.js'
+import { COURIER_PHONE_RULE, courierPhone } from '../../../shared/couriers/phone.js'
+import { defineCommand, type Flags } from '../command.js'
 import { optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
+import { OperatorInputError } from '../operator-input-error.js'
+
+/** The phone in its stored E.164 form, refused here (before any connection) when it is not one. */
+function phoneFlag(flags: Flags): string {
+  const typed = requiredText(flags, 'phone', 64)
+  const phone = courierPhone(typed)
+  if (phone === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
+  return phone
+}
 
 /**
  * `courier:create`: a courier, their Bearer token for `/v2/courier/*` and a one-time login code
- * for the courier web app, both shown once (DESIGN 14).
+ * for the courier web app, both shown once (DESIGN 14). The phone is stored in its E.164 form, and
+ * one enabled courier has it at most.
  */
 export const courierCreate = defineCommand({
   options: {
@@ -19,14 +30,16 @@ export const courierCreate = defineCommand({
   prepare(flags) {
     return {
       name: requiredText(flags, 'name'),
-      phone: requiredText(flags, 'phone', 32),
+      phone: phoneFlag(flags),
       vehicleType: requiredChoice(flags, 'vehicle-type', COURIER_VEHICLE_TYPES),
       vehiclePlate: optionalText(flags, 'vehicle-plate', 32),
       maxWeightKg: optionalNumber(flags, 'max-weight-kg', 0.1, 100_000),
     }
   },
   async run({ sql, actor, config }, input) {
-    const { courier, token } = await createCourier(sql, actor, input)
+    const created = await createCourier(sql, actor, input)
+    if (created.kind === 'invalid') throw new OperatorInputError(created.message)
+    const { courier, token } = created
     const { code, expiresAt } = await issueLoginCode(sql, courier.id, config.COURIER_CODE_TTL_MIN)
     return {
       courier_id: courier.id, courier_token: token, vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg,

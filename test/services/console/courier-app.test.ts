@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { createCourier, disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
+import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findOrderById } from '../../../shared/db/orders.js'
@@ -18,6 +18,7 @@ import { placeOrders } from '../../helpers/couriers.js'
 import { pngPhoto } from '../../helpers/png.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { startStack } from '../../helpers/stack.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 
 /*
  * The courier web app (DESIGN 14) over HTTP: logging in with phone and one-time code (right,
@@ -39,7 +40,7 @@ t.teardown(() => redis.disconnect())
 const PHONE = '+2348031112222'
 
 async function newCourier(name: string, phone = PHONE) {
-  const { courier } = await createCourier(sql, 'test', { name, phone, vehicleType: 'bike', vehiclePlate: 'KJA-77', maxWeightKg: null })
+  const { courier } = await createdCourier(sql, { name, phone, vehiclePlate: 'KJA-77' })
   return courier
 }
 

@@ -1,6 +1,5 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { createCourier } from '../../../shared/couriers/accounts.js'
 import { recordFix, setShift } from '../../../shared/couriers/positions.js'
 import { eraseOrders } from '../../../shared/db/personal-data.js'
 import { courierOnOrder } from '../../../shared/dispatch/views.js'
@@ -9,6 +8,7 @@ import { changeOrder } from '../../../shared/orders/change.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder, startConsole } from '../../helpers/console.js'
 import { useTestDb } from '../../helpers/db.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 import { consoleEnv, loadConfig } from '../../../shared/config.js'
 
 // The recipient's tracking page (DESIGN 14), served by the console without a login: what it
@@ -32,7 +32,7 @@ const open = (token: string) => app.inject({ method: 'GET', url: `/t/${token}` }
 
 t.test('on its way: status, first name and vehicle, the map and ETA, the PIN; nothing else', async (t) => {
   const { orderId, token } = await trackedOrder()
-  const { courier } = await createCourier(sql, 'test', { name: 'Musa Bello', phone: '+2348095550000', vehicleType: 'bike', vehiclePlate: 'LSR-1', maxWeightKg: null })
+  const { courier } = await createdCourier(sql, { name: 'Musa Bello', phone: '+2348095550000', vehiclePlate: 'LSR-1' })
   await setShift(redis, db.env.QUEUE_PREFIX!, courier.id, 'available')
   await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
   const waiting = await open(token)
@@ -77,7 +77,7 @@ t.test('404: unknown, malformed, erased, or seven days after the order came to r
 t.test('with TRACKING_MAP_TILES_URL the markers sit on map tiles, and the page may load only those', async (t) => {
   const tiled = await startConsole(t, db.env, { TRACKING_MAP_TILES_URL: 'https://tiles.example.org/{z}/{x}/{y}.png', TRACKING_MAP_ATTRIBUTION: '© Example Tiles' })
   const { orderId, token } = await trackedOrder()
-  const { courier } = await createCourier(sql, 'test', { name: 'Tayo Ade', phone: '+2348095550001', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  const { courier } = await createdCourier(sql, { name: 'Tayo Ade', phone: '+2348095550001' })
   await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
   t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
 
@@ -105,7 +105,7 @@ t.test('with TRACKING_MAP_TILES_URL the markers sit on map tiles, and the page m
 
 t.test('an ETA already past is not shown; the times follow TRACKING_TIME_ZONE', async (t) => {
   const { orderId, token } = await trackedOrder()
-  const { courier } = await createCourier(sql, 'test', { name: 'Quiet Phone', phone: '+2348095550001', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  const { courier } = await createdCourier(sql, { name: 'Quiet Phone', phone: '+2348095550002' })
   t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
   // Last heard from an hour ago, a few minutes' ride from the pickup: that ETA is long gone.
   await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date(Date.now() - 3600_000).toISOString() })

@@ -1,12 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { createCourier, disableCourier } from '../../../shared/couriers/accounts.js'
+import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { insertOffer } from '../../../shared/db/offers.js'
 import { newOfferId } from '../../../shared/ids.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, placeOrders, type TestCourier } from '../../helpers/couriers.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 
 // Every courier route (services/gateway/routes/courier.ts, openapi/courier-operations.ts) given
 // bad bodies, bad ids, someone else's offer or order, or no courier token: each answers a 4xx
@@ -127,7 +128,7 @@ t.test('bad bodies, bad ids and what is not theirs: a 4xx with the error body, n
 })
 
 t.test('no courier token, a business key, an unknown, malformed or revoked token: 401 on every route', async (t) => {
-  const revoked = await createCourier(db.sql, 'test', { name: 'Gone', phone: '+2348090000001', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  const revoked = await createdCourier(db.sql, { name: 'Gone' })
   t.equal((await disableCourier(db.sql, 'test', revoked.courier.id)).kind, 'disabled')
   const routes: ['GET' | 'POST', string][] = [
     ['GET', '/v2/courier/me'], ['POST', '/v2/courier/shift'], ['POST', '/v2/courier/location'], ['GET', '/v2/courier/offers'], ['GET', '/v2/courier/stream'],

@@ -1,10 +1,10 @@
 import t from 'tap'
-import { createCourier } from '../../../shared/couriers/accounts.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 
 // Couriers and dispatch end to end (DESIGN 14): real Postgres, Redis, BullMQ, the gateway's
 // courier API and the dispatcher, with short offers so expiry is seen within a test.
@@ -15,7 +15,7 @@ const redis = createRedis(db.config)
 t.teardown(() => redis.disconnect())
 
 async function courier(name: string, at: { lat: number; lng: number }, vehicleType: 'bike' | 'car' | 'bus_van' | 'truck' = 'bike') {
-  const created = await createCourier(db.sql, 'test', { name, phone: '+2348090000000', vehicleType, vehiclePlate: null, maxWeightKg: null })
+  const created = await createdCourier(db.sql, { name, vehicleType })
   const auth = bearer(created.token)
   const shift = await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: auth, payload: { status: 'available' } })
   t.equal(shift.statusCode, 200, shift.body)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { seedAccount } from '../../helpers/accounts.js'
 import { PLACE } from '../../helpers/gateway.js'
+import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -82,4 +83,43 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   t.equal(refused.stderr, `courier ${courierId} is disabled\n`, 'a disabled courier cannot be handed an order')
   const untouched = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${second}`, headers: bearer(account.apiKey) })
   t.match(untouched.json(), { status: 'created', version: 1, courier: null }, 'the refused assignments changed nothing')
+})
+
+t.test('operator CLI: a courier\'s phone is checked, stored in one form, and held by one enabled courier', async (t) => {
+  const db = await useTestDb(t)
+  const cli = (args: string[]) => runOperatorCli(db, args)
+  const couriers = async () => (await db.sql<{ n: number }[]>`select count(*)::int as n from couriers`)[0]!.n
+  const create = (name: string, phone: string, ...more: string[]) => cli(['courier:create', '--name', name, '--phone', phone, '--vehicle-type', 'bike', ...more])
+  const refusals: [string, string[], RegExp][] = [
+    ['not a phone', ['123'], /^--phone must be a phone number: 0 and 10 digits or \+234 and 10 digits \(Nigeria\), or \+ and a country code, 8 to 15 digits in all, got '123'\n$/],
+    ['letters', ['0809 000 OO16'], /^--phone must be a phone number: .*, got '0809 000 OO16'\n$/],
+    ['a digit short', ['+234 809 000 001'], /^--phone must be a phone number/],
+    ['a negative weight', ['+2348090000099', '--max-weight-kg', '-5'], /^--max-weight-kg must be a number from 0.1 to 100000, got '-5'\n$/],
+  ]
+  for (const [what, [phone, ...more], message] of refusals) {
+    const run = await create('Bad Input', phone!, ...more)
+    t.equal(run.code, 1, `${what}: exits 1`)
+    t.equal(run.stdout, '', `${what}: nothing on stdout`)
+    t.match(run.stderr, message, `${what}: one line that says why`)
+  }
+  t.equal(await couriers(), 0, 'no courier was made')
+
+  const musa = await create('Musa Bello', '0809 000 0016')
+  t.equal(musa.code, 0, musa.stderr)
+  const code = await cli(['courier:code', '--courier', musa.json.courier_id])
+  t.equal(code.json.phone, '+2348090000016', 'stored in its E.164 form: a leading 0 is +234')
+
+  const twin = await create('Twin Rider', '+234 809 000 0016')
+  t.equal(twin.code, 1)
+  t.equal(twin.stdout, '')
+  t.equal(twin.stderr, `phone +2348090000016 is already courier ${musa.json.courier_id}'s (Musa Bello); disable that courier first or give another number\n`, 'the same phone in another spelling is refused, naming who has it')
+  t.equal(await couriers(), 1, 'and nothing was written')
+
+  const abroad = await create('Abroad', '+44 20 7946 0958')
+  t.equal(abroad.code, 0, abroad.stderr)
+  t.equal((await cli(['courier:code', '--courier', abroad.json.courier_id])).json.phone, '+442079460958', 'a number with its country code keeps it')
+
+  t.equal((await cli(['courier:disable', '--courier', musa.json.courier_id])).code, 0)
+  const successor = await create('New Rider', '08090000016')
+  t.equal(successor.code, 0, `a disabled courier's number can go to a new rider: ${successor.stderr}`)
 })
