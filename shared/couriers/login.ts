@@ -6,21 +6,17 @@ import {
   updateCourierSession, upsertLoginCode, type CourierSessionRow,
 } from '../db/courier-logins.js'
 import type { Db, Sql } from '../db/sql.js'
+import { courierPhone } from './phone.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
 // (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
 // code open a session of their own. Five wrong codes for one phone within 15 minutes lock that
-// phone's logins for 15: the console's rule for an account (LOGIN_RULE).
+// phone's logins for 15: the console's rule for an account (LOGIN_RULE). A phone is matched and
+// locked in its stored E.164 form, however the rider writes it.
 
 /** The code is tied to its courier: the same six digits of two couriers hash apart. */
 function codeHash(courierId: string, code: string): string {
   return createHash('sha256').update(`courier-login-code\0${courierId}\0${code}`, 'utf8').digest('hex')
-}
-
-/** A phone number as compared: its digits and a leading +, so `+234 800 000 0001` is `+2348000000001`. */
-export function normalizePhone(phone: string): string {
-  const trimmed = phone.trim()
-  return (trimmed.startsWith('+') ? '+' : '') + trimmed.replace(/\D/g, '')
 }
 
 /** A fresh code for the courier, shown once; their older code stops working. */
@@ -38,8 +34,9 @@ export type CourierLogin = { kind: 'ok'; courier: CourierRow } | { kind: 'refuse
  * refusal (wrong, used or expired code, unknown or disabled courier, locked phone) is one outcome.
  */
 export async function logInCourier(sql: Sql, phoneInput: string, code: string): Promise<CourierLogin> {
-  const phone = normalizePhone(phoneInput)
-  if (phone.length < 4 || phone.length > 20 || !/^\d{6}$/.test(code)) return { kind: 'refused' }
+  // The stored form (E.164): `0800 000 0001` and `+234 800 000 0001` are one phone, to match and to lock.
+  const phone = courierPhone(phoneInput)
+  if (phone === null || !/^\d{6}$/.test(code)) return { kind: 'refused' }
   const mayTry = await sql.begin(async (tx) => {
     const claimed = claimTry(await lockLoginFailures(tx, phone))
     if (claimed) await saveLoginFailures(tx, phone, claimed)

@@ -16,11 +16,11 @@ export async function upsertLoginCode(db: Db, courierId: string, codeHash: strin
   return row.expiresAt
 }
 
-/** Enabled couriers with a live code whose phone, as digits and a leading +, is `phone`. */
+/** Enabled couriers with a live code whose phone (stored E.164) is `phone`: one, but for couriers migration 00023 found sharing it. */
 export async function findCouriersWithCode(db: Db, phone: string): Promise<CourierRow[]> {
   return db<CourierRow[]>`
     select ${db.unsafe(courierColumns('c'))} from couriers c join courier_login_codes k on k.courier_id = c.id
-    where regexp_replace(c.phone, '[^0-9+]', '', 'g') = ${phone} and c.disabled_at is null and k.expires_at > now()`
+    where c.phone = ${phone} and c.disabled_at is null and k.expires_at > now()`
 }
 
 /** Spends a live code, once: the courier whose code it was, or null. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
+import { createCourier, disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findOrderById } from '../../../shared/db/orders.js'
@@ -126,6 +126,36 @@ t.test('logging in: a right code once; a wrong, used, expired or replaced one re
   t.equal(logout.statusCode, 303)
   t.equal(logout.headers.location, '/courier/login?logged_out')
   t.equal((await client.get('/courier')).headers.location, '/courier/login', 'logged out: back to the login page')
+})
+
+t.test('a phone is one phone however it is written: stored E.164, logged in from any spelling, locked as one, held by one courier', async (t) => {
+  const courier = await newCourier('Spaced Rider', '0803 111 7070')
+  t.equal(courier.phone, '+2348031117070', 'stored as +234 and the ten digits')
+  for (const typed of ['08031117070', '+234 803 111 7070', '0803-111-7070', '+234 (0) 803 111 7070', '+2348031117070']) {
+    const { code } = await issueLoginCode(sql, courier.id, 15)
+    t.equal((await tryLogin(new ConsoleClient(app), typed, code)).statusCode, 303, `'${typed}' logs in`)
+  }
+  // The demo rider's case: created as +234…, the rider types the number as dialled at home.
+  const demoLike = await newCourier('Demo Like', '+2348031117071')
+  const { code: demoCode } = await issueLoginCode(sql, demoLike.id, 15)
+  t.equal((await tryLogin(new ConsoleClient(app), '0803 111 7071', demoCode)).statusCode, 303, '0… logs in a courier created as +234…')
+
+  const phone = '+2348031118888'
+  const locked = await newCourier('Mixed Forms', phone)
+  const { code } = await issueLoginCode(sql, locked.id, 15)
+  const wrong = code === '111111' ? '222222' : '111111'
+  const client = new ConsoleClient(app)
+  for (const typed of ['08031118888', '+234 803 111 8888', '0803 111 8888', '2348031118888', '+234-803-111-8888']) {
+    t.equal((await tryLogin(client, typed, wrong)).statusCode, 401, `wrong code as '${typed}'`)
+  }
+  t.equal((await tryLogin(client, phone, code)).statusCode, 401, 'five wrong codes in five spellings lock the one phone')
+  const rows = await sql<{ phone: string; locked: boolean }[]>`select phone, locked_until > now() as locked from courier_login_failures where phone like '%8031118888'`
+  t.same(rows.map((row) => ({ ...row })), [{ phone, locked: true }], 'counted in one row, under the stored form')
+
+  const twin = await createCourier(sql, 'test', { name: 'Twin', phone: '0803 111 8888', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  t.same(twin, { kind: 'invalid', message: `phone ${phone} is already courier ${locked.id}'s (Mixed Forms); disable that courier first or give another number` }, 'a second enabled courier cannot take the phone, so cannot lock the first out')
+  const bad = await createCourier(sql, 'test', { name: 'Nobody', phone: '123', vehicleType: 'bike', vehiclePlate: null, maxWeightKg: null })
+  t.match(bad, { kind: 'invalid', message: /^phone must be a phone number: .*, got '123'$/ })
 })
 
 t.test('five wrong codes lock the phone for 15 minutes; the client address is limited too', async (t) => {
