@@ -26,6 +26,7 @@ const commands: Record<string, () => Promise<Command>> = {
   'courier:token': async () => (await import('./commands/courier-token.js')).courierToken,
   'courier:code': async () => (await import('./commands/courier-code.js')).courierCode,
   'courier:disable': async () => (await import('./commands/courier-disable.js')).courierDisable,
+  'courier:phone': async () => (await import('./commands/courier-phone.js')).courierPhoneCommand,
   'user:create': async () => (await import('./commands/user-create.js')).userCreate,
   'user:link': async () => (await import('./commands/user-link.js')).userLink,
   'user:disable': async () => (await import('./commands/user-disable.js')).userDisable,

@@ -1,7 +1,7 @@
 import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
 import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
-import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, type CourierRow } from '../db/couriers.js'
+import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, updateCourierPhone, type CourierRow } from '../db/couriers.js'
 import { withdrawOffersOfCourier } from '../db/offers.js'
 import { PG, type Db, type Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
@@ -59,6 +59,35 @@ export async function createCourier(sql: Sql, actor: string, input: NewCourier):
       const { token } = await issueCourierToken(tx, courier.id)
       await insertAudit(tx, { actor, action: 'courier.create', businessId: null, subject: courier.id, before: null, after: { vehicle_type: courier.vehicleType, max_weight_kg: courier.maxWeightKg } })
       return { kind: 'created', courier, token } satisfies CourierCreation
+    })
+  } catch (err) {
+    if (!isPhoneTaken(err)) throw err
+    const holder = await findEnabledCourierByPhone(sql, phone)
+    return { kind: 'invalid', message: holder ? phoneTakenMessage(phone, holder) : `phone ${phone} is already an enabled courier's` }
+  }
+}
+
+export type PhoneChange =
+  | { kind: 'changed'; courier: CourierRow }
+  | { kind: 'invalid'; message: string }
+  | { kind: 'not_found' }
+
+/**
+ * A courier's new phone (a rider's new number, or one the phone migration could not read), by the
+ * same rule and the same one-enabled-courier-a-phone as a creation; audited as `courier.phone`
+ * (without the numbers: the audit trail outlives them).
+ */
+export async function changeCourierPhone(sql: Sql, actor: string, courierId: string, typed: string): Promise<PhoneChange> {
+  const phone = courierPhone(typed)
+  if (phone === null) return { kind: 'invalid', message: `phone must be ${COURIER_PHONE_RULE}, got '${typed}'` }
+  try {
+    return await sql.begin(async (tx) => {
+      const holder = await findEnabledCourierByPhone(tx, phone)
+      if (holder && holder.id !== courierId) return { kind: 'invalid', message: phoneTakenMessage(phone, holder) } satisfies PhoneChange
+      const courier = await updateCourierPhone(tx, courierId, phone)
+      if (!courier) return { kind: 'not_found' } satisfies PhoneChange
+      await insertAudit(tx, { actor, action: 'courier.phone', businessId: null, subject: courierId, before: null, after: null })
+      return { kind: 'changed', courier } satisfies PhoneChange
     })
   } catch (err) {
     if (!isPhoneTaken(err)) throw err

@@ -29,6 +29,12 @@ export async function findEnabledCourierByPhone(db: Db, phone: string): Promise<
   return row ?? null
 }
 
+/** A courier's phone set (in its stored form) and no longer shared; null: no such courier. */
+export async function updateCourierPhone(db: Db, id: string, phone: string): Promise<CourierRow | null> {
+  const [row] = await db<CourierRow[]>`update couriers set phone = ${phone}, phone_shared_with = null where id = ${id} returning ${db.unsafe(COLUMNS)}`
+  return row ?? null
+}
+
 export async function findCourier(db: Db, id: string): Promise<CourierRow | null> {
   const [row] = await db<CourierRow[]>`select ${db.unsafe(COLUMNS)} from couriers where id = ${id}`
   return row ?? null

@@ -17,7 +17,7 @@ export function webhookJobId(delivery: Pick<Delivery, 'eventId' | 'endpointId' |
   return `${delivery.eventId}:${delivery.endpointId}:${delivery.redelivery}`
 }
 
-/** The waits after each failed attempt, in seconds: 8 attempts over about 32 hours. */
+/** The waits after each failed attempt, in seconds: 8 attempts over about 28 hours. */
 export const RETRY_SCHEDULE_S = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600] as const
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_S.length + 1
 

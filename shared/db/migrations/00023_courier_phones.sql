@@ -7,8 +7,7 @@
 --    without a country code is Nigerian (`0` and 10 digits → `+234` and the 10), `+234 (0) …`
 --    loses the written 0, `+` and 8 to 15 digits stay as they are; spaces, dashes, dots and
 --    brackets are punctuation. A phone it cannot read (`123`) is left as typed: that courier
---    cannot log in to the courier app until an operator disables them and creates them again
---    with their real number.
+--    cannot log in to the courier app until an operator gives them their number (`courier:phone`).
 with typed as (
   select id, regexp_replace(phone, '^[[:space:]]+|[[:space:]]+$', '', 'g') as text from couriers
 ), readable as (

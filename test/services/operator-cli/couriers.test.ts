@@ -122,4 +122,19 @@ t.test('operator CLI: a courier\'s phone is checked, stored in one form, and hel
   t.equal((await cli(['courier:disable', '--courier', musa.json.courier_id])).code, 0)
   const successor = await create('New Rider', '08090000016')
   t.equal(successor.code, 0, `a disabled courier's number can go to a new rider: ${successor.stderr}`)
+
+  // A rider's new number (or one the phone migration could not read) by the same rule.
+  const phone = (courierId: string, typed: string) => cli(['courier:phone', '--courier', courierId, '--phone', typed])
+  const moved = await phone(abroad.json.courier_id, '0809 111 2222')
+  t.equal(moved.code, 0, moved.stderr)
+  t.same(moved.json, { courier_id: abroad.json.courier_id, phone: '+2348091112222' }, 'stored in its E.164 form')
+  t.equal((await cli(['courier:code', '--courier', abroad.json.courier_id])).json.phone, '+2348091112222', 'and logged in with from now on')
+  const clash = await phone(abroad.json.courier_id, '+234 809 000 0016')
+  t.equal(clash.code, 1)
+  t.equal(clash.stderr, `phone +2348090000016 is already courier ${successor.json.courier_id}'s (New Rider); disable that courier first or give another number\n`, "another enabled courier's number is refused")
+  t.equal((await phone(abroad.json.courier_id, '+2348091112222')).code, 0, 'its own number again is no clash')
+  t.match((await phone(abroad.json.courier_id, '123')).stderr, /^--phone must be a phone number/)
+  t.equal((await phone('00000000-0000-4000-8000-000000000000', '0809 333 4444')).stderr, 'courier 00000000-0000-4000-8000-000000000000 does not exist\n')
+  const [audited] = await db.sql<{ count: number }[]>`select count(*)::int as count from audit_log where action = 'courier.phone' and subject = ${abroad.json.courier_id}`
+  t.equal(audited!.count, 2, 'each change is on the audit trail')
 })

@@ -1,0 +1,27 @@
+import { changeCourierPhone } from '../../../shared/couriers/accounts.js'
+import { COURIER_PHONE_RULE, courierPhone } from '../../../shared/couriers/phone.js'
+import { defineCommand } from '../command.js'
+import { requiredText, requiredUuid } from '../flags.js'
+import { OperatorInputError } from '../operator-input-error.js'
+
+/**
+ * `courier:phone`: a courier's new phone, stored in E.164 as `courier:create` stores it, refused
+ * when another enabled courier has it. The rider logs in to the courier app with it from now on.
+ */
+export const courierPhoneCommand = defineCommand({
+  options: {
+    courier: { type: 'string' },
+    phone: { type: 'string' },
+  },
+  prepare(flags) {
+    const typed = requiredText(flags, 'phone', 64)
+    if (courierPhone(typed) === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
+    return { courierId: requiredUuid(flags, 'courier'), phone: typed }
+  },
+  async run({ sql, actor }, input) {
+    const changed = await changeCourierPhone(sql, actor, input.courierId, input.phone)
+    if (changed.kind === 'not_found') throw new OperatorInputError(`courier ${input.courierId} does not exist`)
+    if (changed.kind === 'invalid') throw new OperatorInputError(changed.message)
+    return { courier_id: changed.courier.id, phone: changed.courier.phone }
+  },
+})
