@@ -24,14 +24,23 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, typed, crc])
 }
 
-/** A `size`×`size` PNG of one colour (8-bit RGB): a few dozen bytes. */
-export function doorPhoto(size = 8, [r, g, b]: [number, number, number] = [0x8a, 0x5a, 0x2b]): Buffer {
+/** A `width`×`height` 8-bit RGB PNG, each pixel's colour from `colourAt`. */
+export function rgbPng(width: number, height: number, colourAt: (x: number, y: number) => readonly [number, number, number]): Buffer {
   const header = Buffer.alloc(13)
-  header.writeUInt32BE(size, 0)
-  header.writeUInt32BE(size, 4)
+  header.writeUInt32BE(width, 0)
+  header.writeUInt32BE(height, 4)
   header.set([8, 2, 0, 0, 0], 8) // bit depth 8, colour type RGB, deflate, no filter method, no interlace
-  // Each row: filter type 0, then its pixels.
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [r, g, b]).flat())])
-  const pixels = Buffer.concat(Array.from({ length: size }, () => row))
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(pixels)), chunk('IEND', Buffer.alloc(0))])
+  const rows: Buffer[] = []
+  for (let y = 0; y < height; y++) {
+    // Each row: filter type 0, then its pixels.
+    const row = Buffer.alloc(1 + width * 3)
+    for (let x = 0; x < width; x++) row.set(colourAt(x, y), 1 + x * 3)
+    rows.push(row)
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))])
+}
+
+/** A `size`×`size` PNG of one colour: a few dozen bytes. */
+export function doorPhoto(size = 8, colour: readonly [number, number, number] = [0x8a, 0x5a, 0x2b]): Buffer {
+  return rgbPng(size, size, () => colour)
 }
