@@ -35,6 +35,7 @@ import { deleteExpiredCourierSessions } from '../../shared/db/courier-logins.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { createPhotoStore } from '../../shared/storage/photos.js'
 import type { ConsoleDeps } from './deps.js'
+import { FormError } from './forms.js'
 
 const SESSION_SWEEP_MS = 10 * 60 * 1000
 const REDIS_READY_WAIT_MS = 2000
@@ -175,7 +176,9 @@ function installErrorPages(app: FastifyInstance) {
       ? 'This form has expired or did not come from the console. Go back, reload the page and try again.'
       : err.code === 'CONSOLE_LOGIN_LIMIT' ? err.message
         : status === 503 ? 'The console is slow to answer right now. Try again in a moment.'
-          : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.' : 'The request could not be read.'
+          : status === 413 ? 'That upload is too large.' : status === 500 ? 'Something went wrong on our side. Try again in a moment.'
+            // A form's own problem (a field too long, a filter that is no id) says which field and why.
+            : err instanceof FormError ? `The form could not be taken: ${err.message}. Go back, correct it and send it again.` : 'The request could not be read.'
     const frame: Frame = { user: request.user, csrf: csrfTokenFor(request, reply), flash: null }
     return sendPage(reply, status, frame, { title: status === 403 ? 'Refused' : 'Error', path: request.url, body: html`<p role="alert">${text}</p>` })
   })

@@ -17,8 +17,18 @@ export function readForm<S extends z.ZodType>(schema: S, body: unknown): z.infer
     }
   }
   const parsed = schema.safeParse(body ?? {})
-  if (!parsed.success) throw new FormError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '))
+  if (!parsed.success) throw new FormError(parsed.error.issues.map(describeIssue).join('; '))
   return parsed.data
+}
+
+/** A form's problem in words a person reads on the error page: the field, and what it must be. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path.join('.') || 'the form'
+  if (issue.code === 'too_big' && issue.origin === 'string') return `${field} must be at most ${String(issue.maximum)} characters`
+  if (issue.code === 'too_small' && issue.origin === 'string') return issue.minimum === 1 ? `${field} should not be empty` : `${field} must be at least ${String(issue.minimum)} characters`
+  if (issue.code === 'invalid_format') return `${field} must be a ${issue.format === 'uuid' ? 'UUID' : issue.format}`
+  // The schemas' own messages are written to follow the field's name: `must be a placement id`.
+  return /^(must|should) /.test(issue.message) ? `${field} ${issue.message}` : `${field}: ${issue.message}`
 }
 
 /** `?mode=test` shows test data; anything else is live. */

@@ -204,3 +204,17 @@ t.test('the statement CSV of a long ledger: every entry once, oldest first, stre
   t.equal(bulk.length, 2500, 'every entry, once')
   t.ok(bulk.every((line, i) => line.includes(`,0.01,${((i + 1) / 100).toFixed(2)},NGN,bulk-${i + 1},`)), 'oldest first, each balance the one before plus its amount')
 })
+
+t.test('a form or a filter the console cannot take says which field and why, and nothing is written', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(owner)
+  await client.get('/console/webhooks')
+  const long = await client.post('/console/webhooks', { mode: 'live', url: 'https://example.com/hooks', description: 'x'.repeat(600) })
+  t.equal(long.statusCode, 400)
+  t.match(long.body, /The form could not be taken: description must be at most \d+ characters\. Go back, correct it and send it again\./)
+  const filtered = await client.get('/console/orders?placement_id=xyz')
+  t.equal(filtered.statusCode, 400)
+  t.match(filtered.body, /The form could not be taken: placement_id must be a placement id\./)
+  const [endpoints] = await sql<{ count: number }[]>`select count(*)::int as count from webhook_endpoints where business_id = ${ada.businessId} and description like 'xxx%'`
+  t.equal(endpoints!.count, 0, 'no endpoint was made')
+})
