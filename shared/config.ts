@@ -397,6 +397,9 @@ export type ServingConfig = z.infer<z.ZodObject<typeof serving>>
  */
 export function loadConfig<S extends z.ZodType<Record<string, unknown>>>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''))
+  // The console's address follows the port it was moved to unless it is set: the links the
+  // launcher, the CLI and the console print then open the console that runs.
+  if (cleaned.CONSOLE_PUBLIC_URL === undefined && /^\d{1,5}$/.test(cleaned.CONSOLE_PORT ?? '')) cleaned.CONSOLE_PUBLIC_URL = `http://localhost:${cleaned.CONSOLE_PORT}`
   const parsed = schema.safeParse(cleaned)
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)

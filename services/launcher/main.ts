@@ -40,8 +40,8 @@ try {
 }
 
 // Every service runs on this machine, so the addresses they give out follow the ports the launcher
-// was given (CONSOLE_PORT, PRICING_PORT) unless set: the console's links and the gateway's pricing.
-const consolePublicUrl = process.env.CONSOLE_PUBLIC_URL ? config.CONSOLE_PUBLIC_URL : `http://localhost:${config.CONSOLE_PORT}`
+// was given unless set: the console's links (loadConfig: CONSOLE_PORT) and the gateway's pricing.
+const consolePublicUrl = config.CONSOLE_PUBLIC_URL
 
 await migrate(config)
 const sql = createSql(config, { max: 2 })

@@ -109,3 +109,11 @@ t.test('pricing listens on this machine only unless HOST says otherwise', async 
   t.equal(loadConfig(pricingEnv, { ...TEST_SECRETS, HOST: '0.0.0.0' }).HOST, '0.0.0.0', 'a container sets HOST=0.0.0.0')
   t.equal(loadConfig(gatewayEnv, { ...TEST_SECRETS }).HOST, '0.0.0.0', 'the gateway, the public door, keeps 0.0.0.0')
 })
+
+t.test("the console's address follows CONSOLE_PORT unless it is set, for every process that prints its links", async (t) => {
+  t.equal(loadConfig(consoleEnv, { ...TEST_SECRETS, CONSOLE_SESSION_SECRET: 'a-console-session-secret-of-32-chars-or-more' }).CONSOLE_PUBLIC_URL, 'http://localhost:3004', 'the default port')
+  t.equal(loadConfig(consoleEnv, { ...TEST_SECRETS, CONSOLE_SESSION_SECRET: 'a-console-session-secret-of-32-chars-or-more', CONSOLE_PORT: '5504' }).CONSOLE_PUBLIC_URL, 'http://localhost:5504', 'a moved port')
+  t.equal(loadConfig(gatewayEnv, { ...TEST_SECRETS, CONSOLE_PORT: '5504' }).CONSOLE_PUBLIC_URL, 'http://localhost:5504', 'in a process that does not listen on it (the CLI, the worker) too')
+  t.equal(loadConfig(consoleEnv, { ...TEST_SECRETS, CONSOLE_SESSION_SECRET: 'a-console-session-secret-of-32-chars-or-more', CONSOLE_PORT: '5504', CONSOLE_PUBLIC_URL: 'https://console.example.com/' }).CONSOLE_PUBLIC_URL, 'https://console.example.com', 'a set address wins')
+  t.throws(() => loadConfig(consoleEnv, { ...TEST_SECRETS, CONSOLE_SESSION_SECRET: 'a-console-session-secret-of-32-chars-or-more', CONSOLE_PORT: 'abc' }), /CONSOLE_PORT/, 'a bad port is named as itself')
+})
