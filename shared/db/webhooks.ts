@@ -198,14 +198,15 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
  * One more delivery of an event to each enabled endpoint of its owner that takes its type,
  * numbered after the last: the redelivery an integrator asks for.
  */
-export async function insertRedeliveries(db: Db, eventId: string): Promise<Delivery[]> {
+/** One more delivery of the event to each enabled endpoint that takes it, or to `endpointId` only when given. */
+export async function insertRedeliveries(db: Db, eventId: string, endpointId: string | null = null): Promise<Delivery[]> {
   return db<Delivery[]>`
     insert into webhook_deliveries (event_id, endpoint_id, redelivery)
     select e.id, w.id, coalesce((select max(redelivery) from webhook_deliveries d where d.event_id = e.id and d.endpoint_id = w.id), 0) + 1
     from events e join webhook_endpoints w
       on w.business_id = e.business_id and w.livemode = e.livemode and w.status = 'enabled'
       and (w.event_types is null or e.type = any(w.event_types))
-    where e.id = ${eventId}
+    where e.id = ${eventId} and (${endpointId}::text is null or w.id = ${endpointId})
     returning ${db.unsafe(DELIVERY_COLUMNS)}`
 }
 

@@ -32,15 +32,15 @@ export function createWebhookQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RED
 export type Redelivery = { kind: 'queued'; endpointIds: string[] } | { kind: 'not_found' }
 
 /**
- * One more delivery of an event to every enabled endpoint that takes its type (docs/contracts.md
+ * One more delivery of an event to every enabled endpoint that takes its type, or to `endpointId` only (docs/contracts.md
  * section 7). The rows are written first: should Redis refuse the jobs, the sender's sweep queues them.
  */
-export async function redeliverEvent(sql: Sql, queue: Queue<WebhookJob>, scope: OrderScope, eventId: string, log: FastifyBaseLogger): Promise<Redelivery> {
+export async function redeliverEvent(sql: Sql, queue: Queue<WebhookJob>, scope: OrderScope, eventId: string, log: FastifyBaseLogger, endpointId: string | null = null): Promise<Redelivery> {
   const event = await findEvent(sql, eventId, scope)
   if (!event) return { kind: 'not_found' }
   // Two redeliveries at once may pick the same number: the second takes the next one.
-  const deliveries = await insertRedeliveries(sql, event.id).catch((err: { code?: string }) => {
-    if (err.code === PG.uniqueViolation) return insertRedeliveries(sql, event.id)
+  const deliveries = await insertRedeliveries(sql, event.id, endpointId).catch((err: { code?: string }) => {
+    if (err.code === PG.uniqueViolation) return insertRedeliveries(sql, event.id, endpointId)
     throw err
   })
   await queueDeliveries(queue, deliveries).catch((err) => log.warn({ err: errorMessage(err) }, 'redelivery left to the sweep'))

@@ -46,8 +46,9 @@ export function actionButton(frame: Frame, action: string, label: string, fields
 }
 
 /** A labelled input with its error, if any, right under it (`aria-describedby`). */
-export function field(input: { name: string; label: string; type?: string; value?: string; error?: string | null; required?: boolean; attrs?: Html }): Html {
-  const id = `field-${input.name}`
+/** A labelled input; `id` tells apart two forms of one page with a field of the same name. */
+export function field(input: { name: string; label: string; id?: string; type?: string; value?: string; error?: string | null; required?: boolean; attrs?: Html }): Html {
+  const id = input.id ?? `field-${input.name}`
   const errorId = `${id}-error`
   return html`<div class="field${input.error ? ' invalid' : ''}">
 <label for="${id}">${input.label}</label>

@@ -120,7 +120,8 @@ ${attempts.map((attempt) => html`<tr><td>${attempt.eventId}</td><td>${attempt.ev
     const input = readForm(csrfOnly.extend({ endpoint: z.string().max(64) }), request.body)
     const endpoint = await ownEndpoint(input.endpoint, businessIdOf(request))
     if (!endpoint || !isEventId(request.params.id)) return reply.callNotFound()
-    const redelivery = await redeliverEvent(sql, webhooks, { businessId: endpoint.businessId, livemode: endpoint.livemode }, request.params.id, request.log)
+    // From one endpoint's delivery log: to that endpoint only (the API's redeliver sends to every one).
+    const redelivery = await redeliverEvent(sql, webhooks, { businessId: endpoint.businessId, livemode: endpoint.livemode }, request.params.id, request.log, endpoint.id)
     if (redelivery.kind === 'not_found') return reply.callNotFound()
     return redirectWith(request, reply, `/console/webhooks/${endpoint.id}`, { kind: 'ok', text: `Event ${request.params.id} is queued again for ${redelivery.endpointIds.length} endpoint(s).` })
   })

@@ -44,12 +44,12 @@ ${orderTable(shown, (order) => `/console/orders/${order.id}`)}${nextPageLink('/c
     const terms = cancellationTerms(order, await getPlatformRates(sql), new Date(), 'business')
     const frame = frameOf(request, reply, order.livemode)
     const cancel = terms.cancellable
-      ? form(frame, `/console/orders/${order.id}/cancel`, html`${field({ name: 'reason', label: 'Reason for cancelling (optional)' })}<button type="submit">Cancel order</button>`, { label: 'Cancel this order' })
+      ? form(frame, `/console/orders/${order.id}/cancel`, html`${field({ name: 'reason', id: 'field-cancel-reason', label: 'Reason for cancelling (optional)', attrs: html` maxlength="255"` })}<button type="submit">Cancel order</button>`, { label: 'Cancel this order' })
       : html``
     const moves = nextStatuses(order.status, 'dispatch')
     const advance = !order.livemode && moves.length > 0
       ? html`<h2>Move this test order</h2>${form(frame, `/console/orders/${order.id}/advance`, html`${select({ name: 'to', label: 'Next status', options: moves.map((status) => [status, status] as const) })}
-${field({ name: 'reason', label: 'Reason (optional)' })}<button type="submit">Advance order</button>`, { label: 'Advance this test order' })}`
+${field({ name: 'reason', id: 'field-advance-reason', label: 'Reason (optional)', attrs: html` maxlength="255"` })}<button type="submit">Advance order</button>`, { label: 'Advance this test order' })}`
       : html``
     const body = orderDetail(order, terms, html`${cancel}${advance}<p><a href="/console/orders${modeQuery(order.livemode)}">All orders</a></p>`, `/console/orders/${order.id}/proof/photo`)
     return sendPage(reply, 200, frame, { title: `Order ${order.id}`, path: '/console/orders', body })

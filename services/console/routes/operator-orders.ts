@@ -43,10 +43,10 @@ ${nextPageLink('/console/ops/orders', filterParams(query), shown.at(-1), rows.le
     const advance = moves.length === 0 ? html`` : html`<h2>Advance</h2>${form(frame, `/console/ops/orders/${order.id}/advance`, html`
 ${select({ name: 'to', label: 'Next status', options: moves.map((status) => [status, status] as const) })}
 ${field({ name: 'courier_name', label: 'Courier name (when assigning)' })}${field({ name: 'courier_phone', label: 'Courier phone (when assigning)' })}
-${field({ name: 'vehicle_plate', label: 'Vehicle plate (optional)' })}${field({ name: 'reason', label: 'Reason (needed to unassign or fail)' })}
+${field({ name: 'vehicle_plate', label: 'Vehicle plate (optional)' })}${field({ name: 'reason', id: 'field-advance-reason', label: 'Reason (needed to unassign or fail)', attrs: html` maxlength="255"` })}
 <button type="submit">Advance order</button>`, { label: 'Advance this order' })}`
     const cancel = terms.cancellable
-      ? html`<h2>Cancel</h2>${form(frame, `/console/ops/orders/${order.id}/cancel`, html`${field({ name: 'reason', label: 'Reason for cancelling (optional)' })}<button type="submit">Cancel order (full refund)</button>`, { label: 'Cancel this order' })}`
+      ? html`<h2>Cancel</h2>${form(frame, `/console/ops/orders/${order.id}/cancel`, html`${field({ name: 'reason', id: 'field-cancel-reason', label: 'Reason for cancelling (optional)', attrs: html` maxlength="255"` })}<button type="submit">Cancel order (full refund)</button>`, { label: 'Cancel this order' })}`
       : html``
     const body = html`<p>Business <a href="/console/ops/businesses/${order.businessId}">${order.businessId}</a></p>${orderDetail(order, terms, html`${advance}${cancel}`, `/console/ops/orders/${order.id}/proof/photo`)}`
     return sendPage(reply, 200, frame, { title: `Order ${order.id}`, path: '/console/ops/orders', body })

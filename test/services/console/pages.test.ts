@@ -86,6 +86,9 @@ t.test('webhook endpoints: create (secret shown once), the log, rotate, delete; 
     await appendEvents(tx, { businessId: ada.businessId, livemode: false }, [{ id: eventId, type: 'order.created', orderId: adaOrder, orderVersion: 1, data: { order: {} }, createdAt: at }], null)
     await appendEvents(tx, { businessId: bola.businessId, livemode: false }, [{ id: otherEvent, type: 'order.created', orderId: bolaOrder, orderVersion: 1, data: { order: {} }, createdAt: at }], null)
   })
+  // A second endpoint that takes the event too: the button on the first's log is for the first only.
+  await client.get('/console/webhooks')
+  t.equal((await client.post('/console/webhooks', { mode: 'test', url: `${hook}/second`, description: 'second', event_types: ['order.created'] })).statusCode, 201)
   await client.get(`/console/webhooks/${row.id}`)
   const redelivered = await client.post(`/console/events/${eventId}/redeliver`, { endpoint: row.id })
   t.equal(redelivered.statusCode, 303)
@@ -217,4 +220,18 @@ t.test('a form or a filter the console cannot take says which field and why, and
   t.match(filtered.body, /The form could not be taken: placement_id must be a placement id\./)
   const [endpoints] = await sql<{ count: number }[]>`select count(*)::int as count from webhook_endpoints where business_id = ${ada.businessId} and description like 'xxx%'`
   t.equal(endpoints!.count, 0, 'no endpoint was made')
+})
+
+t.test("an order page's forms keep their fields apart: every id once, every label on its own input", async (t) => {
+  const orderId = await seedOrder(sql, ada.businessId, false)
+  const business = new ConsoleClient(app)
+  await business.logIn(owner)
+  const ops = new ConsoleClient(app)
+  await ops.logIn(operator)
+  for (const [who, page] of [['business', await business.get(`/console/orders/${orderId}`)], ['operator', await ops.get(`/console/ops/orders/${orderId}`)]] as const) {
+    t.equal(page.statusCode, 200, `${who}: ${page.statusCode}`)
+    const ids = [...page.body.matchAll(/ id="([^"]+)"/g)].map((match) => match[1])
+    t.same(ids.filter((id, i) => ids.indexOf(id) !== i), [], `${who}: no id twice`)
+    t.ok(ids.includes('field-cancel-reason') && ids.includes('field-advance-reason'), `${who}: the cancel and the advance forms each have their reason`)
+  }
 })
