@@ -114,14 +114,18 @@ export type CourierDisabling =
  * dispatcher (orders handed back).
  */
 export async function disableCourier(sql: Sql, actor: string, courierId: string): Promise<CourierDisabling> {
-  if (!(await findCourier(sql, courierId))) return { kind: 'no_courier' }
+  const before = await findCourier(sql, courierId)
+  if (!before) return { kind: 'no_courier' }
   const disabled = await sql.begin(async (tx) => {
     const row = await disableCourierRow(tx, courierId)
     if (!row) return null
     await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
     const sessionsEnded = await deleteCourierSessions(tx, courierId)
     await deleteLoginCode(tx, courierId)
-    await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: null, after: { tokens_revoked: row.tokenHashes.length, sessions_ended: sessionsEnded } })
+    // Disabling again (a retry that hands back what a first run left) is no new operator action.
+    if (before.disabledAt === null) {
+      await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: { disabled_at: null }, after: { disabled_at: row.courier.disabledAt?.toISOString() ?? null, tokens_revoked: row.tokenHashes.length, sessions_ended: sessionsEnded } })
+    }
     return { ...row, sessionsEnded }
   })
   if (!disabled) return { kind: 'no_courier' }

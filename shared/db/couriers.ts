@@ -74,13 +74,14 @@ export async function findCourierByTokenHash(db: Db, tokenHash: string): Promise
   return row ?? null
 }
 
-/** Disables the courier and revokes every token of theirs; returns the token hashes revoked (for the gateways' caches). Null: no such courier. */
+/** Disables the courier and revokes every token of theirs; returns the token hashes revoked now (for the gateways' caches). Null: no such courier. */
 export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: CourierRow; tokenHashes: string[] } | null> {
   const [courier] = await tx<CourierRow[]>`
     update couriers set disabled_at = coalesce(disabled_at, now()) where id = ${id} returning ${tx.unsafe(COLUMNS)}`
   if (!courier) return null
+  // The tokens revoked now: one revoked before was announced to the gateways then.
   const tokens = await tx<{ tokenHash: string }[]>`
-    update courier_tokens set revoked_at = coalesce(revoked_at, now()) where courier_id = ${id} returning token_hash`
+    update courier_tokens set revoked_at = now() where courier_id = ${id} and revoked_at is null returning token_hash`
   return { courier, tokenHashes: tokens.map((token) => token.tokenHash) }
 }
 

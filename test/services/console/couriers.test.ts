@@ -127,6 +127,12 @@ t.test('courier:disable takes the same step and prints what it handed back and w
   t.match(run.json, { courier_id: courier.id, disabled_at: String, handed_back: [assigned], still_with_courier: [pickedUp] })
   const page = await (await operatorClient()).get('/console/ops/couriers')
   t.notMatch(page.body, 'Disable Cli Rider', 'the console sees the courier disabled')
+
+  // Again (a retry, a second operator): nothing new revoked or handed back, and one audit row.
+  const again = await runOperatorCli(db, ['courier:disable', '--courier', courier.id])
+  t.equal(again.code, 0, again.stderr)
+  t.match(again.json, { courier_id: courier.id, disabled_at: run.json.disabled_at, handed_back: [], still_with_courier: [pickedUp] })
+  t.same(await sql`select after ->> 'tokens_revoked' as revoked from audit_log where action = 'courier.disable' and subject = ${courier.id}`, [{ revoked: '1' }], 'the first disable is on the audit trail, once')
 })
 
 t.test('a business user cannot open the couriers pages or disable a courier; no one logged out can either', async (t) => {
