@@ -39,10 +39,6 @@ try {
   process.exit(1)
 }
 
-// Every service runs on this machine, so the addresses they give out follow the ports the launcher
-// was given unless set: the console's links (loadConfig: CONSOLE_PORT) and the gateway's pricing.
-const consolePublicUrl = config.CONSOLE_PUBLIC_URL
-
 await migrate(config)
 const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
@@ -55,7 +51,7 @@ try {
   const reachable = redis.status === 'ready'
   // A lost message costs a cache TTL, never the start-up.
   demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
-  consoleUsers = await demoConsoleUsers(sql, demo.business_id, consolePublicUrl)
+  consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
   courier = await demoCourier(sql)
   // A fresh one-time code each run: the demo rider logs in to the courier web app with it.
   courierCode = courier ? await issueLoginCode(sql, courier.courier_id, config.COURIER_CODE_TTL_MIN) : null
@@ -73,7 +69,9 @@ const shared = {
   QUOTE_SIGNING_KEY: config.QUOTE_SIGNING_KEY ?? randomBytes(32).toString('base64url'),
   // Delivery photo links name the gateway, whichever service takes the delivery (the API or the courier app).
   PUBLIC_BASE_URL: publicBaseUrl(config),
-  CONSOLE_PUBLIC_URL: consolePublicUrl,
+  // The console's address as this run has it (loadConfig follows CONSOLE_PORT), the same for every
+  // replica, whose own CONSOLE_PORT differs.
+  CONSOLE_PUBLIC_URL: config.CONSOLE_PUBLIC_URL,
 }
 // Console sessions last as long as the run unless the operator set a secret of their own.
 const consoleSecret = { CONSOLE_SESSION_SECRET: process.env.CONSOLE_SESSION_SECRET || randomBytes(32).toString('base64url') }
@@ -84,7 +82,7 @@ const ENVS: Record<ServiceName, Record<string, string>> = {
   pricing: internal,
   worker: internal,
   'webhook-sender': { ...internal, ...localWebhooks },
-  console: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL, CONSOLE_PUBLIC_URL: consolePublicUrl },
+  console: { ...consoleSecret, ...localWebhooks, PUBLIC_BASE_URL: shared.PUBLIC_BASE_URL, CONSOLE_PUBLIC_URL: config.CONSOLE_PUBLIC_URL },
   dispatcher: internal,
   gateway: { ...shared, ...localWebhooks },
 }
@@ -151,9 +149,9 @@ while (!announced && Date.now() < readyBy && !stopping) {
       ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
       : 'Demo courier: disabled by an operator, or its phone given to another courier (courier:create makes another)')
     if (courier && courierCode) {
-      console.log(`Courier app: ${consolePublicUrl}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
+      console.log(`Courier app: ${config.CONSOLE_PUBLIC_URL}/courier (demo rider: phone ${courier.phone}, one-time code ${courierCode.code}, valid ${config.COURIER_CODE_TTL_MIN} min; courier:code --courier ${courier.courier_id} makes another)`)
     }
-    console.log(`Console: ${consolePublicUrl}/console`)
+    console.log(`Console: ${config.CONSOLE_PUBLIC_URL}/console`)
     for (const user of consoleUsers) {
       console.log(user.link
         ? `  ${user.role} ${user.email}: set a password at ${user.link} (one use, 24 h)`

@@ -1,3 +1,4 @@
+import { COURIER_PHONE_RULE, courierPhone } from '../../shared/couriers/phone.js'
 import { isOrderId, isUuid } from '../../shared/ids.js'
 import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../shared/money.js'
 import type { Flags } from './command.js'
@@ -59,4 +60,12 @@ export function optionalNumber(flags: Flags, name: string, min: number, max: num
 export function livemodeFlag(flags: Flags): boolean {
   if (flags.mode === undefined) return true
   return requiredChoice(flags, 'mode', ['live', 'test'] as const) === 'live'
+}
+
+/** `--phone` in its stored E.164 form (shared/couriers/phone.ts), refused before any connection when it is not one. */
+export function courierPhoneFlag(flags: Flags): string {
+  const typed = requiredText(flags, 'phone', 64)
+  const phone = courierPhone(typed)
+  if (phone === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
+  return phone
 }

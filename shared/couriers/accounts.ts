@@ -47,7 +47,7 @@ export function phoneTakenMessage(phone: string, holder: Pick<CourierRow, 'id' |
  */
 export async function createCourier(sql: Sql, actor: string, input: NewCourier): Promise<CourierCreation> {
   const phone = courierPhone(input.phone)
-  if (phone === null) return { kind: 'invalid', message: `phone must be ${COURIER_PHONE_RULE}, got '${input.phone}'` }
+  if (phone === null) return { kind: 'invalid', message: notAPhone(input.phone) }
   try {
     return await sql.begin(async (tx) => {
       const holder = await findEnabledCourierByPhone(tx, phone)
@@ -62,8 +62,7 @@ export async function createCourier(sql: Sql, actor: string, input: NewCourier):
     })
   } catch (err) {
     if (!isPhoneTaken(err)) throw err
-    const holder = await findEnabledCourierByPhone(sql, phone)
-    return { kind: 'invalid', message: holder ? phoneTakenMessage(phone, holder) : `phone ${phone} is already an enabled courier's` }
+    return { kind: 'invalid', message: await takenMeanwhile(sql, phone) }
   }
 }
 
@@ -79,7 +78,7 @@ export type PhoneChange =
  */
 export async function changeCourierPhone(sql: Sql, actor: string, courierId: string, typed: string): Promise<PhoneChange> {
   const phone = courierPhone(typed)
-  if (phone === null) return { kind: 'invalid', message: `phone must be ${COURIER_PHONE_RULE}, got '${typed}'` }
+  if (phone === null) return { kind: 'invalid', message: notAPhone(typed) }
   try {
     return await sql.begin(async (tx) => {
       const holder = await findEnabledCourierByPhone(tx, phone)
@@ -91,9 +90,16 @@ export async function changeCourierPhone(sql: Sql, actor: string, courierId: str
     })
   } catch (err) {
     if (!isPhoneTaken(err)) throw err
-    const holder = await findEnabledCourierByPhone(sql, phone)
-    return { kind: 'invalid', message: holder ? phoneTakenMessage(phone, holder) : `phone ${phone} is already an enabled courier's` }
+    return { kind: 'invalid', message: await takenMeanwhile(sql, phone) }
   }
+}
+
+const notAPhone = (typed: string) => `phone must be ${COURIER_PHONE_RULE}, got '${typed}'`
+
+/** The refusal when another courier took the phone between the check and the write: who has it now. */
+async function takenMeanwhile(sql: Sql, phone: string): Promise<string> {
+  const holder = await findEnabledCourierByPhone(sql, phone)
+  return holder ? phoneTakenMessage(phone, holder) : `phone ${phone} is already an enabled courier's`
 }
 
 /** Another creation with the same phone committed between the check and the insert. */

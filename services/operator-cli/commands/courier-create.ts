@@ -1,18 +1,9 @@
 import { COURIER_VEHICLE_TYPES } from '../../../shared/courier.js'
 import { createCourier } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
-import { COURIER_PHONE_RULE, courierPhone } from '../../../shared/couriers/phone.js'
-import { defineCommand, type Flags } from '../command.js'
-import { optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
+import { defineCommand } from '../command.js'
+import { courierPhoneFlag, optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
-
-/** The phone in its stored E.164 form, refused here (before any connection) when it is not one. */
-function phoneFlag(flags: Flags): string {
-  const typed = requiredText(flags, 'phone', 64)
-  const phone = courierPhone(typed)
-  if (phone === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
-  return phone
-}
 
 /**
  * `courier:create`: a courier, their Bearer token for `/v2/courier/*` and a one-time login code
@@ -30,7 +21,7 @@ export const courierCreate = defineCommand({
   prepare(flags) {
     return {
       name: requiredText(flags, 'name'),
-      phone: phoneFlag(flags),
+      phone: courierPhoneFlag(flags),
       vehicleType: requiredChoice(flags, 'vehicle-type', COURIER_VEHICLE_TYPES),
       vehiclePlate: optionalText(flags, 'vehicle-plate', 32),
       maxWeightKg: optionalNumber(flags, 'max-weight-kg', 0.1, 100_000),

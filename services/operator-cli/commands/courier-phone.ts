@@ -1,7 +1,6 @@
 import { changeCourierPhone } from '../../../shared/couriers/accounts.js'
-import { COURIER_PHONE_RULE, courierPhone } from '../../../shared/couriers/phone.js'
 import { defineCommand } from '../command.js'
-import { requiredText, requiredUuid } from '../flags.js'
+import { courierPhoneFlag, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
@@ -14,9 +13,7 @@ export const courierPhoneCommand = defineCommand({
     phone: { type: 'string' },
   },
   prepare(flags) {
-    const typed = requiredText(flags, 'phone', 64)
-    if (courierPhone(typed) === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
-    return { courierId: requiredUuid(flags, 'courier'), phone: typed }
+    return { courierId: requiredUuid(flags, 'courier'), phone: courierPhoneFlag(flags) }
   },
   async run({ sql, actor }, input) {
     const changed = await changeCourierPhone(sql, actor, input.courierId, input.phone)
