@@ -16,7 +16,7 @@ import type { RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
 import { instruments } from '../telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../telemetry/tracing.js'
-import { lastFix, recordPing, setShift } from './positions.js'
+import { lastFix, recordPing, setShift, type CourierOnMap } from './positions.js'
 import { tellCouriers } from './stream.js'
 
 // What a courier does (DESIGN 14), one function per step, shared by the courier API
@@ -53,11 +53,11 @@ export const OFF_SHIFT_REASON = 'went off shift'
  * now. Off shift, their pending offers are declined for them, so those orders go on to the next
  * courier at once rather than when the offers expire.
  */
-export async function changeShift(desk: CourierDesk, courierId: string, shift: CourierShift): Promise<CourierShift> {
-  const { joined } = await setShift(desk.redis, desk.prefix, courierId, shift)
-  if (joined) await desk.dispatch.courierFree(courierId)
+export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shift: CourierShift): Promise<CourierShift> {
+  const { joined } = await setShift(desk.redis, desk.prefix, courier, shift)
+  if (joined) await desk.dispatch.courierFree(courier.id)
   if (shift === 'offline') {
-    for (const offer of await findPendingOffersOfCourier(desk.sql, courierId)) await letOfferGo(desk, offer, OFF_SHIFT_REASON)
+    for (const offer of await findPendingOffersOfCourier(desk.sql, courier.id)) await letOfferGo(desk, offer, OFF_SHIFT_REASON)
   }
   return shift
 }
@@ -66,12 +66,12 @@ export async function changeShift(desk: CourierDesk, courierId: string, shift: C
  * A location ping: one Redis round trip, at most one a second per courier (`too_soon` beyond); a trail
  * point costs at most one Postgres statement per courier per 30 s, whatever the ping rate.
  */
-export async function reportLocation(desk: CourierDesk, courierId: string, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
-  const ping = await recordPing(desk.redis, desk.prefix, courierId, fix)
+export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
+  const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
   if (ping.kind === 'too_soon') return 'too_soon'
-  if (ping.trailDue) await appendTrailPoint(desk.sql, courierId, fix, TRAIL_MAX_POINTS)
+  if (ping.trailDue) await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS)
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
-  if (ping.joined) await desk.dispatch.courierFree(courierId)
+  if (ping.joined) await desk.dispatch.courierFree(courier.id)
   instruments().locationUpdates.add(1)
   return 'recorded'
 }

@@ -1,4 +1,4 @@
-import type { CourierFix, CourierShift, Point } from '../courier.js'
+import { COURIER_VEHICLE_TYPES, type CourierFix, type CourierShift, type CourierVehicleType, type Point } from '../courier.js'
 import { luaScript, type RedisClient } from '../redis.js'
 
 // Where couriers are, in Redis only (DESIGN 14): a location ping is a few Redis commands, never a
@@ -7,10 +7,23 @@ import { luaScript, type RedisClient } from '../redis.js'
 
 const FIX_TTL_S = 24 * 3600
 
+/** A courier as the map files them: each vehicle has its own dispatch set. */
+export interface CourierOnMap {
+  id: string
+  vehicleType: CourierVehicleType
+}
+
 function keysOf(prefix: string) {
+  const available = Object.fromEntries(COURIER_VEHICLE_TYPES.map((vehicle) => [vehicle, `${prefix}:couriers:available:${vehicle}`])) as Record<CourierVehicleType, string>
   return {
-    /** GEO set of the couriers on shift: dispatch searches it around a pickup. */
-    available: `${prefix}:couriers:available`,
+    /**
+     * A GEO set per vehicle of the couriers on shift (DESIGN 14: "a GEO set per mode"): dispatch
+     * searches the sets of the vehicles that may take an order around its pickup, so a truck order
+     * in a street full of bikes looks only at trucks.
+     */
+    available,
+    /** Every dispatch set, for what takes a courier off the map whatever their vehicle (now or before). */
+    everyAvailable: COURIER_VEHICLE_TYPES.map((vehicle) => available[vehicle]),
     /** Sorted set: each courier's last ping, in ms; a courier silent for COURIER_STALE_S is skipped. */
     seen: `${prefix}:couriers:seen`,
     fix: (courierId: string) => `${prefix}:courier:${courierId}:fix`,
@@ -51,22 +64,24 @@ export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: b
  * position in the dispatch set. `trailDue`: the first fix in TRAIL_EVERY_S, which the caller
  * adds to the trails of the courier's orders.
  */
-export async function recordPing(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix, windowMs = 1000): Promise<PingOutcome> {
+export async function recordPing(redis: RedisClient, prefix: string, courier: CourierOnMap, fix: CourierFix, windowMs = 1000): Promise<PingOutcome> {
   const k = keys(prefix)
+  const courierId = courier.id
   const answer = Number(await PING(redis,
-    [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available, k.trail(courierId)],
+    [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available[courier.vehicleType], k.trail(courierId)],
     [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S]))
   return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
 }
 
 /** Records a fix without the gate or the trail: a courier placed by an operator or a test. */
-export async function recordFix(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<void> {
+export async function recordFix(redis: RedisClient, prefix: string, courier: CourierOnMap, fix: CourierFix): Promise<void> {
   const k = keys(prefix)
+  const courierId = courier.id
   const shift = await redis.get(k.shift(courierId))
   const batch = redis.multi()
     .set(k.fix(courierId), JSON.stringify(fix), 'EX', FIX_TTL_S)
     .zadd(k.seen, Date.parse(fix.at), courierId)
-  if (shift === 'available') batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
+  if (shift === 'available') batch.geoadd(k.available[courier.vehicleType], fix.longitude, fix.latitude, courierId)
   await batch.exec()
 }
 
@@ -74,15 +89,18 @@ export async function recordFix(redis: RedisClient, prefix: string, courierId: s
  * On or off shift: off shift, the courier leaves the dispatch set at once; on shift with a fix,
  * they enter it. `joined`: they have just entered it (so orders waiting near them may be offered).
  */
-export async function setShift(redis: RedisClient, prefix: string, courierId: string, shift: CourierShift): Promise<{ joined: boolean }> {
+export async function setShift(redis: RedisClient, prefix: string, courier: CourierOnMap, shift: CourierShift): Promise<{ joined: boolean }> {
   const k = keys(prefix)
+  const courierId = courier.id
   if (shift === 'offline') {
-    await redis.multi().del(k.shift(courierId)).zrem(k.available, courierId).exec()
+    const batch = redis.multi().del(k.shift(courierId))
+    for (const set of k.everyAvailable) batch.zrem(set, courierId)
+    await batch.exec()
     return { joined: false }
   }
   const fix = await lastFix(redis, prefix, courierId)
   const batch = redis.multi().set(k.shift(courierId), 'available')
-  if (fix) batch.geoadd(k.available, fix.longitude, fix.latitude, courierId)
+  if (fix) batch.geoadd(k.available[courier.vehicleType], fix.longitude, fix.latitude, courierId)
   const results = await batch.exec()
   return { joined: results?.[1]?.[1] === 1 }
 }
@@ -113,9 +131,12 @@ export async function lastFixes(redis: RedisClient, prefix: string, courierIds: 
   }))
 }
 
-/** How many couriers are on shift and on the map: the dispatcher's gauge. */
-export function countAvailable(redis: RedisClient, prefix: string): Promise<number> {
-  return redis.zcard(keys(prefix).available)
+/** How many couriers are on shift and on the map, every vehicle together: the dispatcher's gauge. */
+export async function countAvailable(redis: RedisClient, prefix: string): Promise<number> {
+  const batch = redis.multi()
+  for (const set of keys(prefix).everyAvailable) batch.zcard(set)
+  const counts = await batch.exec()
+  return (counts ?? []).reduce((sum, [, count]) => sum + Number(count ?? 0), 0)
 }
 
 function parseFix(stored: string): CourierFix | null {
@@ -133,25 +154,34 @@ export interface NearbySearch {
 }
 
 /**
- * The couriers on shift within `radiusKm` of `point`, nearest first, at most `count` of them,
- * leaving out any not heard from for `staleS` seconds.
+ * The couriers of these vehicles on shift within `radiusKm` of `point`, nearest first, at most
+ * `count` of them, leaving out any not heard from for `staleS` seconds. One search per vehicle's
+ * set, in one round trip, merged by distance.
  */
-export async function nearbyCouriers(redis: RedisClient, prefix: string, point: Point, radiusKm: number, staleS: number, count: number, now = Date.now()): Promise<NearbySearch> {
+export async function nearbyCouriers(redis: RedisClient, prefix: string, vehicles: readonly CourierVehicleType[], point: Point, radiusKm: number, staleS: number, count: number, now = Date.now()): Promise<NearbySearch> {
   const k = keys(prefix)
-  const found = await redis.geosearch(k.available, 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
-  const complete = found.length < count
-  const near = found.flatMap((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' ? [{ courierId: entry[0], km: Number(entry[1]) }] : []))
+  const batch = redis.multi()
+  for (const vehicle of vehicles) batch.geosearch(k.available[vehicle], 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
+  const searches = (await batch.exec()) ?? []
+  // Complete when no set's search stopped at its count: then every courier in range is here.
+  const complete = searches.every(([, found]) => !Array.isArray(found) || found.length < count)
+  const near = searches
+    .flatMap(([, found]) => (Array.isArray(found) ? found : []))
+    .flatMap((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' ? [{ courierId: entry[0], km: Number(entry[1]) }] : []))
+    .sort((a, b) => a.km - b.km)
+    .slice(0, count)
   if (near.length === 0) return { couriers: [], complete }
   const seen = await redis.zmscore(k.seen, ...near.map((courier) => courier.courierId))
   return { couriers: near.filter((_courier, index) => Number(seen[index] ?? 0) >= now - staleS * 1000), complete }
 }
 
-// Takes out of the dispatch set (and out of `seen`, so the next sweep looks past them) the
-// couriers last heard from before ARGV[1], at most ARGV[2] of them; their next ping puts them back.
+// Takes out of the dispatch sets (KEYS[2..]) and out of `seen` (KEYS[1], so the next sweep looks
+// past them) the couriers last heard from before ARGV[1], at most ARGV[2] of them; their next ping
+// puts them back.
 const DROP_SILENT = luaScript(`
 local silent = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
 if #silent > 0 then
-  redis.call('ZREM', KEYS[2], unpack(silent))
+  for i = 2, #KEYS do redis.call('ZREM', KEYS[i], unpack(silent)) end
   redis.call('ZREM', KEYS[1], unpack(silent))
 end
 return #silent`)
@@ -164,5 +194,5 @@ return #silent`)
  */
 export async function dropSilentCouriers(redis: RedisClient, prefix: string, staleS: number, limit: number, now = Date.now()): Promise<number> {
   const k = keys(prefix)
-  return Number(await DROP_SILENT(redis, [k.seen, k.available], [now - staleS * 1000, limit]))
+  return Number(await DROP_SILENT(redis, [k.seen, ...k.everyAvailable], [now - staleS * 1000, limit]))
 }

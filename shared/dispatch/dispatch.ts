@@ -1,3 +1,4 @@
+import { COURIER_VEHICLE_TYPES, type CourierVehicleType } from '../courier.js'
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
 import { dropOffer, insertOffer, lastAcceptedBy, offeredSince, type Offer } from '../db/offers.js'
@@ -35,6 +36,11 @@ export function canCarry(courier: Pick<CourierRow, 'vehicleType' | 'maxWeightKg'
   return order.pricingModel !== 'rate_card' || courier.vehicleType === order.vehicleType
 }
 
+/** The vehicles whose dispatch sets are searched for the order: the one it was priced for, or any (weight decides, courier by courier). */
+export function vehiclesFor(order: Pick<Order, 'pricingModel' | 'vehicleType'>): readonly CourierVehicleType[] {
+  return order.pricingModel === 'rate_card' ? [order.vehicleType] : COURIER_VEHICLE_TYPES
+}
+
 /**
  * Offers a live `created` order to the nearest eligible courier: on shift and heard from lately,
  * within the radius, able to carry it, holding no pending offer and fewer than `capacity` active
@@ -55,16 +61,18 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   const offered = new Set(await offeredSince(sql, order.id, since))
   if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
   const pickup = { lat: order.pickupLat, lng: order.pickupLng }
-  // The nearest few first; when none of them can take the order and more may be in range (a
-  // busy hub, a truck order among bikes), the search widens, up to the nearest ten thousand.
+  // The nearest few first, in the sets of the vehicles that may take it; when none of them can
+  // (busy, or too small for a distance-priced load) and more may be in range, the search widens,
+  // up to the nearest ten thousand.
   const looked = new Set(offered)
   // Handed back (a courier's unassign): the first round after it goes to someone else, since
   // whatever stopped that courier (a breakdown, a full bag) has not gone in a moment.
   const handedBackBy = round === null && order.history.length > 1 ? await lastAcceptedBy(sql, order.id) : null
   if (handedBackBy) looked.add(handedBackBy)
   let anyInRange = false
+  const vehicles = vehiclesFor(order)
   for (const count of SEARCH_COUNTS) {
-    const search = await nearbyCouriers(redis, prefix, pickup, settings.radiusKm, settings.staleS, count)
+    const search = await nearbyCouriers(redis, prefix, vehicles, pickup, settings.radiusKm, settings.staleS, count)
     const near = search.couriers.filter((courier) => !looked.has(courier.courierId))
     for (const courier of near) looked.add(courier.courierId)
     anyInRange ||= near.length > 0

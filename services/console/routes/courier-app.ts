@@ -112,7 +112,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
     const session = request.courierSession
     if (!session) return reply.code(401).send()
     const input = readForm(locationSchema, request.body)
-    const recorded = await reportLocation(desk, session.courier.id, { latitude: input.latitude, longitude: input.longitude, at: new Date().toISOString() })
+    const recorded = await reportLocation(desk, session.courier, { latitude: input.latitude, longitude: input.longitude, at: new Date().toISOString() })
     return reply.code(recorded === 'too_soon' ? 429 : 204).send()
   })
 
@@ -134,7 +134,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   }
   step('/courier/shift', async (session, request) => {
     const { status } = readForm(shiftSchema, request.body)
-    await changeShift(desk, session.courier.id, status)
+    await changeShift(desk, session.courier, status)
     return status === 'available' ? 'You are available: offers near you appear here.' : 'You are offline: no more offers until you go available.'
   })
   step('/courier/offers/:id/accept', async (session, request) => {

@@ -43,7 +43,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
 
   app.post('/shift', async (request) => {
     const body = parseBody(shiftRequestSchema, request.body ?? {})
-    return { shift: await changeShift(desk, request.courier.id, body.status) }
+    return { shift: await changeShift(desk, request.courier, body.status) }
   })
 
   // The hot path: one Redis round trip, at most one ping a second per courier.
@@ -53,7 +53,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     // COURIER_STALE_S, and show a time not yet come. An earlier time (a fix sent late) stands.
     const now = Date.now()
     const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: new Date(body.at ? Math.min(Date.parse(body.at), now) : now).toISOString() }
-    if (await reportLocation(desk, request.courier.id, fix) === 'too_soon') {
+    if (await reportLocation(desk, request.courier, fix) === 'too_soon') {
       reply.header('retry-after', '1')
       throw new ApiError(429, 'Too many location updates, at most one a second')
     }

@@ -57,8 +57,8 @@ async function operatorClient() {
 t.test('the couriers page shows each courier, their shift and last fix from Redis, and the orders they hold', async (t) => {
   const { courier: musa } = await rider('Musa Bello', 'LSR-123-XY')
   const { courier: idle } = await rider('Idle Rider')
-  await setShift(redis, prefix, musa.id, 'available')
-  await recordFix(redis, prefix, musa.id, { latitude: ISLAND.lat, longitude: ISLAND.lng, at: new Date(Date.now() - 30_000).toISOString() })
+  await setShift(redis, prefix, musa, 'available')
+  await recordFix(redis, prefix, musa, { latitude: ISLAND.lat, longitude: ISLAND.lng, at: new Date(Date.now() - 30_000).toISOString() })
   const orderId = await orderWith(musa, 'assigned')
 
   const client = await operatorClient()

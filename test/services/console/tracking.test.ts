@@ -33,8 +33,8 @@ const open = (token: string) => app.inject({ method: 'GET', url: `/t/${token}` }
 t.test('on its way: status, first name and vehicle, the map and ETA, the PIN; nothing else', async (t) => {
   const { orderId, token } = await trackedOrder()
   const { courier } = await createdCourier(sql, { name: 'Musa Bello', phone: '+2348095550000', vehiclePlate: 'LSR-1' })
-  await setShift(redis, db.env.QUEUE_PREFIX!, courier.id, 'available')
-  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
+  await setShift(redis, db.env.QUEUE_PREFIX!, courier, 'available')
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
   const waiting = await open(token)
   t.equal(waiting.statusCode, 200)
   t.match(waiting.body, 'Your order is waiting for a courier')
@@ -78,7 +78,7 @@ t.test('with TRACKING_MAP_TILES_URL the markers sit on map tiles, and the page m
   const tiled = await startConsole(t, db.env, { TRACKING_MAP_TILES_URL: 'https://tiles.example.org/{z}/{x}/{y}.png', TRACKING_MAP_ATTRIBUTION: '© Example Tiles' })
   const { orderId, token } = await trackedOrder()
   const { courier } = await createdCourier(sql, { name: 'Tayo Ade', phone: '+2348095550001' })
-  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier, { latitude: 6.45, longitude: 3.46, at: new Date().toISOString() })
   t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
 
   const page = await tiled.app.inject({ method: 'GET', url: `/t/${token}` })
@@ -108,14 +108,14 @@ t.test('an ETA already past is not shown; the times follow TRACKING_TIME_ZONE', 
   const { courier } = await createdCourier(sql, { name: 'Quiet Phone', phone: '+2348095550002' })
   t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
   // Last heard from an hour ago, a few minutes' ride from the pickup: that ETA is long gone.
-  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.45, longitude: 3.46, at: new Date(Date.now() - 3600_000).toISOString() })
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier, { latitude: 6.45, longitude: 3.46, at: new Date(Date.now() - 3600_000).toISOString() })
   const page = await open(token)
   t.equal(page.statusCode, 200)
   t.match(page.body, 'A courier is on the way to pick up your parcel')
   t.notMatch(page.body, 'Expected at the', 'no promise already broken')
   t.match(page.body, />Courier<\/text>/, 'the map still shows where the courier was last heard from')
   // At the pickup, heard from half a minute ago: the ETA (the fix's time) has just passed, and is now.
-  await recordFix(redis, db.env.QUEUE_PREFIX!, courier.id, { latitude: 6.4413, longitude: 3.4714, at: new Date(Date.now() - 30_000).toISOString() })
+  await recordFix(redis, db.env.QUEUE_PREFIX!, courier, { latitude: 6.4413, longitude: 3.4714, at: new Date(Date.now() - 30_000).toISOString() })
   t.match((await open(token)).body, /Expected at the pickup around <strong>\d\d:\d\d WAT<\/strong>/, 'a courier at the door is expected now')
 
   const utc = await startConsole(t, db.env, { TRACKING_TIME_ZONE: 'UTC' })

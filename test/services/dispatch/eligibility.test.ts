@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto'
 import { Queue } from 'bullmq'
 import t, { type Test } from 'tap'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
-import { countAvailable } from '../../../shared/couriers/positions.js'
+import { countAvailable, recordFix, setShift } from '../../../shared/couriers/positions.js'
 import { insertOffer } from '../../../shared/db/offers.js'
 import { DISPATCH_QUEUE, offerJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { newOfferId } from '../../../shared/ids.js'
@@ -59,6 +60,26 @@ t.test('a rate-card order goes to its vehicle type only: a truck order passes ov
   const truck = await onShift(gateway, db.sql, 'Truck', kmNorth(ISLAND, 2), { vehicleType: 'truck' })
   const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }, truck, [bike])
   await finish([orderId], [bike, truck])
+})
+
+t.test('a truck order finds its truck past more bikes than a search takes (each vehicle has its own dispatch set)', async (t) => {
+  // More bikes nearer the pickup than the widest search (10 000) would see: with one set for every
+  // vehicle the truck lay beyond every look and the order waited for nobody. They exist only on
+  // the map (no rows), placed as a courier's fix and shift are, and leave it when the case ends.
+  const prefix = db.config.QUEUE_PREFIX!
+  const bikes = Array.from({ length: 10_050 }, (_, i) => ({ id: randomUUID(), vehicleType: 'bike' as const, at: kmNorth(ISLAND, 0.1 + i / 100_000) }))
+  const fixAt = new Date().toISOString()
+  const eachBike = async (work: (bike: (typeof bikes)[number]) => Promise<unknown>) => {
+    for (let i = 0; i < bikes.length; i += 500) await Promise.all(bikes.slice(i, i + 500).map(work))
+  }
+  await eachBike(async (bike) => {
+    await setShift(connection, prefix, bike, 'available')
+    await recordFix(connection, prefix, bike, { latitude: bike.at.lat, longitude: bike.at.lng, at: fixAt })
+  })
+  t.teardown(() => eachBike((bike) => setShift(connection, prefix, bike, 'offline')))
+  const truck = await onShift(gateway, db.sql, 'Truck past the bikes', kmNorth(ISLAND, 1), { vehicleType: 'truck' })
+  const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }, truck, [])
+  await finish([orderId], [truck])
 })
 
 t.test('a distance-priced order goes to the nearest vehicle of any type that carries weight × quantity', async (t) => {
