@@ -1,5 +1,5 @@
 import type { CourierFix, CourierShift, OrderStatus } from '../courier.js'
-import { findActiveOrderIdsOfCourier, type CourierRow } from '../db/couriers.js'
+import { findHeldOrdersOfCourier, type CourierRow } from '../db/couriers.js'
 import { closeOffer, findOffer, findPendingOffersOfCourier, type Offer } from '../db/offers.js'
 import { findOrderById, type Order } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
@@ -185,9 +185,8 @@ async function ownOffer(desk: CourierDesk, offerId: string, courierId: string): 
 }
 
 /** The orders the courier holds now (assigned, picked up, or failed and to be returned), oldest assignment first. */
-export async function ordersHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string): Promise<Order[]> {
-  const held = await findActiveOrderIdsOfCourier(desk.sql, courierId)
-  return (await Promise.all(held.map((order) => findOrderById(desk.sql, order.id)))).filter((order): order is Order => order !== null)
+export function ordersHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string): Promise<Order[]> {
+  return findHeldOrdersOfCourier(desk.sql, courierId)
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { CourierVehicleType } from '../courier.js'
+import { ORDER_COLUMNS, type Order } from './orders.js'
 import type { Db, Tx } from './sql.js'
 
 /** A courier as stored; `maxWeightKg` bounds what dispatch offers them. */
@@ -93,6 +94,13 @@ export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: 
 export async function findActiveOrderIdsOfCourier(db: Db, courierId: string): Promise<{ id: string; status: string }[]> {
   return db<{ id: string; status: string }[]>`
     select id, status from orders where courier_id = ${courierId} and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+}
+
+/** The courier's orders not yet at rest, whole, oldest assignment first: one query however many they hold. */
+export async function findHeldOrdersOfCourier(db: Db, courierId: string): Promise<Order[]> {
+  return db<Order[]>`
+    select ${db.unsafe(ORDER_COLUMNS)} from orders
+    where courier_id = ${courierId} and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
 }
 
 /** How many orders each courier holds now: dispatch leaves out those at `COURIER_CAPACITY`. */

@@ -67,8 +67,11 @@ export type OrderBatch = Pick<NewOrder, 'placementId' | 'businessId' | 'livemode
 /** What each order of a batch has of its own. */
 export type OrderLine = Omit<NewOrder, keyof OrderBatch | 'updatedAt'>
 
-// distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
-const COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
+/**
+ * What an `Order` is read from, here and in the repositories that read whole orders by another key.
+ * distance_km is numeric, which postgres.js reads as text; the cast makes it a number.
+ */
+export const ORDER_COLUMNS = `id, placement_id, business_id, livemode, position, status, version, price, currency, pricing_model,
   vehicle_type, option_id, option_label, delivery_mode, distance_km::float8 as distance_km, from_zone_name, to_zone_name,
   shipment, courier, courier_id, pickup_lat, pickup_lng, dropoff_lat, dropoff_lng, delivery_pin, pin_attempts, pin_verified_at,
   delivered_lat, delivered_lng, photo_key, photo_url, tracking_url, tracking_token, history, assigned_at, refunded_amount, created_at, updated_at`
@@ -117,7 +120,7 @@ export interface OrderScope {
 
 export async function findOrder(db: Db, id: string, scope: OrderScope): Promise<Order | null> {
   const [row] = await db<Order[]>`
-    select ${db.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
+    select ${db.unsafe(ORDER_COLUMNS)} from orders where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
   return row ?? null
 }
 
@@ -127,11 +130,11 @@ export type OrderAccess = OrderScope | { courierId: string } | null
 /** Locks one order until the transaction ends: every change of an order starts here. */
 export async function lockOrder(tx: Tx, id: string, access: OrderAccess): Promise<Order | null> {
   const [row] = access === null
-    ? await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} for update`
+    ? await tx<Order[]>`select ${tx.unsafe(ORDER_COLUMNS)} from orders where id = ${id} for update`
     : 'courierId' in access
-      ? await tx<Order[]>`select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and courier_id = ${access.courierId} for update`
+      ? await tx<Order[]>`select ${tx.unsafe(ORDER_COLUMNS)} from orders where id = ${id} and courier_id = ${access.courierId} for update`
       : await tx<Order[]>`
-          select ${tx.unsafe(COLUMNS)} from orders where id = ${id} and business_id = ${access.businessId} and livemode = ${access.livemode} for update`
+          select ${tx.unsafe(ORDER_COLUMNS)} from orders where id = ${id} and business_id = ${access.businessId} and livemode = ${access.livemode} for update`
   return row ?? null
 }
 
@@ -149,7 +152,7 @@ export async function updateOrder(tx: Tx, order: Order): Promise<void> {
 
 /** The order a tracking page shows, by its token; null when there is none (or it was erased). */
 export async function findOrderByTrackingToken(db: Db, token: string): Promise<Order | null> {
-  const [row] = await db<Order[]>`select ${db.unsafe(COLUMNS)} from orders where tracking_token = ${token}`
+  const [row] = await db<Order[]>`select ${db.unsafe(ORDER_COLUMNS)} from orders where tracking_token = ${token}`
   return row ?? null
 }
 
@@ -176,7 +179,7 @@ export interface OrderFilter {
 export async function listOrders(db: Db, scope: { businessId: string | null; livemode: boolean }, filter: OrderFilter): Promise<Order[]> {
   const { statuses, placementId, createdGte, createdLt, after } = filter
   return db<Order[]>`
-    select ${db.unsafe(COLUMNS)} from orders
+    select ${db.unsafe(ORDER_COLUMNS)} from orders
     where livemode = ${scope.livemode} ${scope.businessId === null ? db`` : db`and business_id = ${scope.businessId}`}
       ${statuses ? db`and status = any(${statuses}::text[])` : db``}
       ${placementId ? db`and placement_id = ${placementId}` : db``}
@@ -196,7 +199,7 @@ export async function countOpenOrders(db: Db): Promise<{ status: OrderStatus; co
 
 /** Any order by id, whoever owns it: the sandbox courier's read, after its job named it. */
 export async function findOrderById(db: Db, id: string): Promise<Order | null> {
-  const [row] = await db<Order[]>`select ${db.unsafe(COLUMNS)} from orders where id = ${id}`
+  const [row] = await db<Order[]>`select ${db.unsafe(ORDER_COLUMNS)} from orders where id = ${id}`
   return row ?? null
 }
 
@@ -206,7 +209,7 @@ export async function findOrderById(db: Db, id: string): Promise<Order | null> {
  */
 export async function findIdleSandboxOrders(db: Db, idleS: number, limit: number): Promise<Order[]> {
   return db<Order[]>`
-    select ${db.unsafe(COLUMNS)} from orders
+    select ${db.unsafe(ORDER_COLUMNS)} from orders
     where not livemode and status in ('created', 'assigned', 'picked_up', 'failed')
       and updated_at < now() - make_interval(secs => ${idleS})
       and coalesce(shipment ->> 'sandbox_scenario', 'deliver') <> 'manual'

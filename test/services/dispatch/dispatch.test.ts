@@ -5,6 +5,10 @@ import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { createdCourier } from '../../helpers/courier-accounts.js'
+import { seedOrder } from '../../helpers/console.js'
+import type { OrderStatus } from '../../../shared/courier.js'
+import { courierOnOrder } from '../../../shared/dispatch/views.js'
+import { changeOrder } from '../../../shared/orders/change.js'
 
 // Couriers and dispatch end to end (DESIGN 14): real Postgres, Redis, BullMQ, the gateway's
 // courier API and the dispatcher, with short offers so expiry is seen within a test.
@@ -85,6 +89,31 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   t.equal(events.filter((event) => event.type === 'order.assigned').length, 1, 'the second accept assigned nothing again')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: far.auth, payload: { status: 'offline' } })
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: near.auth, payload: { status: 'offline' } })
+})
+
+t.test('GET /v2/courier/orders lists every order the courier holds, in full, oldest assignment first', async (t) => {
+  const busy = await createdCourier(db.sql, { name: 'Busy Rider' })
+  const auth = bearer(busy.token)
+  // Four orders made in this order, given to the courier by the operator (no capacity applies to
+  // that) in another: the list follows the assignments, whatever status each has got to since.
+  const [first, second, third, fourth] = [await seedOrder(db.sql, account.businessId), await seedOrder(db.sql, account.businessId), await seedOrder(db.sql, account.businessId), await seedOrder(db.sql, account.businessId)]
+  const moves: [string, OrderStatus[]][] = [[third, ['assigned', 'picked_up', 'failed']], [first, ['assigned']], [fourth, ['assigned', 'picked_up', 'delivered']], [second, ['assigned', 'picked_up']]]
+  for (const [orderId, steps] of moves) {
+    for (const to of steps) {
+      const outcome = await changeOrder(db.sql, { orderId, scope: null }, { kind: 'advance', to, courier: to === 'assigned' ? courierOnOrder(busy.courier) : null, reason: to === 'failed' ? 'nobody at the address' : null })
+      t.equal(outcome.kind, 'changed', `${orderId} → ${to}`)
+    }
+  }
+  // Assignments made a millisecond apart may share a time: these are a minute apart, in the order made.
+  for (const [i, [orderId]] of moves.entries()) await db.sql`update orders set assigned_at = now() - make_interval(mins => ${moves.length - i}) where id = ${orderId}`
+
+  const listed = await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: auth })
+  t.equal(listed.statusCode, 200, listed.body)
+  const held = [third, first, second]
+  t.same(listed.json().data.map((order: { order_id: string; status: string }) => [order.order_id, order.status]), [[third, 'failed'], [first, 'assigned'], [second, 'picked_up']],
+    'the three held, oldest assignment first; the delivered one is not listed')
+  const each = await Promise.all(held.map(async (orderId) => (await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: auth })).json()))
+  t.strictSame(listed.json().data, each, 'each as the courier reads it alone')
 })
 
 t.test('a declined or expired offer goes to the next courier; a cancel withdraws the pending one', async (t) => {
