@@ -144,11 +144,20 @@ export interface CourierFix {
   at: string
 }
 
-/** One step of an order's history, as stored and shown. */
+/**
+ * Who made a move, as its history step keeps it: the courier holding the order, an operator (CLI
+ * or console), the sandbox (a test order moved by its business by hand, or by the sandbox courier),
+ * or the business (a cancel).
+ */
+export type OrderMover = 'courier' | 'operator' | 'sandbox' | 'business'
+
+/** One step of an order's history, as stored; the API shows it without `by`. */
 export interface HistoryEntry {
   status: OrderStatus
   at: string
   reason?: string
+  /** Absent on the placement's `created` step, and on steps made before movers were kept. */
+  by?: OrderMover
 }
 
 /** What is kept of a console account's (or a courier phone's) recent wrong login tries (LOGIN_RULE). */

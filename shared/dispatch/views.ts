@@ -2,7 +2,7 @@ import type { Courier } from '../courier.js'
 import type { CourierRow } from '../db/couriers.js'
 import type { Offer } from '../db/offers.js'
 import type { Order } from '../db/orders.js'
-import { photoRequired } from '../orders/resource.js'
+import { historyAsShown, photoRequired } from '../orders/resource.js'
 
 // What a courier is shown (DESIGN 14, 17.4): never the price, the business's wallet or the PIN;
 // the recipient only once the order is theirs. And how a courier is shown on an order.
@@ -40,7 +40,7 @@ export function courierOrderView(order: Order): Record<string, unknown> {
     dropoff: { address: s.dropoff_address ?? null, state: s.dropoff_state ?? null, latitude: order.dropoffLat, longitude: order.dropoffLng, recipient_name: s.recipient_name ?? null, recipient_phone: s.recipient_phone ?? null, alternate_phone: s.alternate_phone ?? null },
     item: itemOf(order),
     proof: { pin_required: order.deliveryPin !== null, photo_required: photoRequired(order) },
-    history: order.history,
+    history: historyAsShown(order.history),
   }
 }
 

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
-import type { Courier, CourierFix, OrderStatus, PlatformRates } from '../courier.js'
+import type { Courier, CourierFix, OrderMover, OrderStatus, PlatformRates } from '../courier.js'
 import type { CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
@@ -76,7 +76,8 @@ export const PIN_TRIES = 5
  * next sequence of the business) and any refund are written, in the lock order of
  * docs/contracts.md section 6. `scope` null is the operator, who may reach any order, and
  * `{ courierId }` the courier holding it; `audit` names the operator whose change goes on the
- * audit trail. A change that takes an order from `created` withdraws its pending offer.
+ * audit trail. Who made the move is kept in its history step (see `moverOf`). A change that takes
+ * an order from `created` withdraws its pending offer.
  */
 export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
@@ -88,7 +89,8 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     ])
     if (!order) return { kind: 'not_found', orderId: target.orderId } satisfies OrderChangeOutcome
     const offer = change.kind === 'advance' && change.offer ? await lockOffer(tx, change.offer.id, change.offer.courierId) : null
-    const decision = change.kind === 'advance' && change.offer ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now) : decide(order, change, rates, now)
+    const by = moverOf(target.scope, change, audit)
+    const decision = change.kind === 'advance' && change.offer ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now, by) : decide(order, change, rates, now, by)
     span.setAttribute('courier.outcome', decision.kind)
     if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
     // The try is counted and kept, though nothing else changes.
@@ -143,15 +145,29 @@ function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNoti
   return notices
 }
 
-/** The change applied to `order` at `now`, or why it cannot be. Pure: the transaction does the rest. */
-function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Date): Decision {
+/**
+ * Who is making a change, read off how it was asked: a cancel names its side; an audited change is
+ * an operator's (the CLI, the console, a courier disabled by one handing orders back); a move by
+ * the courier holding the order, or their accept of its offer, is the courier's. A business moves
+ * an order only through the sandbox (its test orders, by hand or by the sandbox courier), and an
+ * unaudited change with the operator's reach is an operator's.
+ */
+function moverOf(scope: OrderAccess, change: OrderChange, audit: { actor: string } | null): OrderMover {
+  if (change.kind === 'cancel') return change.by
+  if (audit) return 'operator'
+  if (change.offer || (scope !== null && 'courierId' in scope)) return 'courier'
+  return scope === null ? 'operator' : 'sandbox'
+}
+
+/** The change `by` applied to `order` at `now`, or why it cannot be. Pure: the transaction does the rest. */
+function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Date, by: OrderMover): Decision {
   if (change.kind === 'cancel') {
     if (order.status === 'cancelled') return { kind: 'already_cancelled' }
     const move = findMove(order.status, 'cancelled', change.by)
     if (!move) return { kind: 'refused', message: cancelRefusalMessage(order.id, order.status) }
     const terms = cancellationTerms(order, rates, now, change.by)
     const refund = order.price - (terms.fee ?? 0)
-    return { kind: 'move', move, refund, next: { ...moved(order, move, change.reason, now), courier: null, refundedAmount: refund } }
+    return { kind: 'move', move, refund, next: { ...moved(order, move, change.reason, now, by), courier: null, refundedAmount: refund } }
   }
 
   if (change.expectedVersion !== undefined && change.expectedVersion !== order.version) {
@@ -160,7 +176,7 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   const move = findMove(order.status, change.to, 'dispatch')
   if (!move) return { kind: 'refused', message: illegalMoveMessage(order.id, order.status, change.to) }
   if (move.reasonRequired && !change.reason) return { kind: 'invalid', message: `a reason is required to move ${order.id} to ${change.to}` }
-  const next = moved(order, move, change.reason, now)
+  const next = moved(order, move, change.reason, now, by)
   if (move.to === 'assigned') {
     if (!change.courier) return { kind: 'invalid', message: `a courier is required to move ${order.id} to assigned` }
     return { kind: 'move', move, refund: 0, next: { ...next, courier: change.courier, courierId: change.courier.id ?? null, assignedAt: now } }
@@ -199,9 +215,9 @@ function samePin(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-/** The order one step on: status, version and history; the caller adds what the move itself changes. */
-function moved(order: Order, move: Move, reason: string | null, now: Date): Order {
-  const step = reason ? { status: move.to, at: now.toISOString(), reason } : { status: move.to, at: now.toISOString() }
+/** The order one step on: status, version and history (who moved it included); the caller adds what the move itself changes. */
+function moved(order: Order, move: Move, reason: string | null, now: Date, by: OrderMover): Order {
+  const step = reason ? { status: move.to, at: now.toISOString(), reason, by } : { status: move.to, at: now.toISOString(), by }
   return { ...order, status: move.to, version: order.version + 1, history: [...order.history, step], updatedAt: now }
 }
 

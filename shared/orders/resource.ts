@@ -2,7 +2,7 @@ import type { StoredEvent } from '../db/events.js'
 import type { Order } from '../db/orders.js'
 import { toMajor } from '../money.js'
 import { shipmentSchema } from '../schemas/shipment.js'
-import { SANDBOX_SCENARIOS, VEHICLE_SPEED_KMH, type CourierFix, type PlatformRates, type SandboxScenario } from '../courier.js'
+import { SANDBOX_SCENARIOS, VEHICLE_SPEED_KMH, type CourierFix, type HistoryEntry, type PlatformRates, type SandboxScenario } from '../courier.js'
 import { roadDistanceKm } from '../pricing/distance.js'
 import { cancellationTerms, type CancellationTerms } from './cancellation.js'
 
@@ -57,7 +57,7 @@ export function toOrderResource(order: Order, terms: CancellationTerms, live: Li
     free_until: terms.freeUntil?.toISOString() ?? null,
   }
   resource.refunded_amount = toMajor(order.refundedAmount)
-  resource.history = order.history
+  resource.history = historyAsShown(order.history)
   resource.created_at = order.createdAt.toISOString()
   resource.updated_at = order.updatedAt.toISOString()
   return resource
@@ -75,10 +75,20 @@ function proofOf(order: Order): Record<string, unknown> | null {
     photo_required: photoRequired(order),
     pin_verified: order.pinVerifiedAt !== null,
     photo_url: order.photoUrl,
-    delivered_at: [...order.history].reverse().find((step) => step.status === 'delivered')?.at ?? order.updatedAt.toISOString(),
+    delivered_at: deliveryStep(order)?.at ?? order.updatedAt.toISOString(),
     latitude: order.deliveredLat,
     longitude: order.deliveredLng,
   }
+}
+
+/** The step that delivered the order (the latest, should a delivery ever be written twice), if it has one. */
+export function deliveryStep(order: Pick<Order, 'history'>): HistoryEntry | undefined {
+  return [...order.history].reverse().find((step) => step.status === 'delivered')
+}
+
+/** An order's history as the API shows it (to businesses and couriers): who made each move is kept for the console. */
+export function historyAsShown(history: HistoryEntry[]): Omit<HistoryEntry, 'by'>[] {
+  return history.map(({ by: _by, ...step }) => step)
 }
 
 /** Whether the shipment asked for a photo at the door (DESIGN 14). */

@@ -1,7 +1,7 @@
-import { ORDER_STATUSES } from '../../../shared/courier.js'
+import { ORDER_STATUSES, type OrderMover } from '../../../shared/courier.js'
 import type { CancellationTerms } from '../../../shared/orders/cancellation.js'
 import type { Order } from '../../../shared/db/orders.js'
-import { photoRequired } from '../../../shared/orders/resource.js'
+import { deliveryStep, photoRequired } from '../../../shared/orders/resource.js'
 import { money, when } from '../format.js'
 import { html, type Html } from '../html.js'
 import type { OrderListQuery } from '../order-list.js'
@@ -61,16 +61,27 @@ ${order.history.map((step) => html`<tr><td>${step.status}</td><td>${when(step.at
 ${actions}`
 }
 
+/** How a delivery without its proof came about, by who made it. */
+const DELIVERED_BY: Record<OrderMover, string> = {
+  courier: 'delivered by the courier',
+  operator: 'delivered by an operator',
+  sandbox: 'marked delivered in test mode',
+  business: 'marked delivered by the business',
+}
+
 /** The PIN to pass to the recipient while the order is on its way; once delivered, how it was delivered (DESIGN 14). */
 function proofCard(order: Order, photoHref: string): Html {
   if (order.status === 'delivered') {
-    const at = [...order.history].reverse().find((step) => step.status === 'delivered')?.at
-    const pin = order.pinVerifiedAt ? 'PIN verified' : order.deliveryPin ? 'PIN not verified (delivered by an operator)' : 'No PIN asked for'
+    const step = deliveryStep(order)
+    // A courier's delivery carries what the order asked for, so without it someone else delivered;
+    // a step from before movers were kept names none: a test order's was the sandbox's, a live one's an operator's.
+    const by = step?.by ?? (order.livemode ? 'operator' : 'sandbox')
+    const pin = order.pinVerifiedAt ? 'PIN verified' : order.deliveryPin ? `PIN not verified (${DELIVERED_BY[by]})` : 'No PIN asked for'
     const where = order.deliveredLat !== null && order.deliveredLng !== null ? html`<br>Courier at ${order.deliveredLat.toFixed(5)}, ${order.deliveredLng.toFixed(5)}` : ''
     const photo = order.photoKey
       ? html`<p><a href="${photoHref}"><img src="${photoHref}" alt="Delivery photo of ${order.id}" class="proof-photo" width="240"></a></p>`
-      : photoRequired(order) ? html`<p>No photo (delivered by an operator, or erased)</p>` : ''
-    return html`<div class="card" id="proof"><h2>Proof of delivery</h2><p>${pin}${at ? html`<br>Delivered ${when(at)}` : ''}${where}</p>${photo}</div>`
+      : photoRequired(order) ? html`<p>No photo (${by === 'courier' ? 'erased' : DELIVERED_BY[by]})</p>` : ''
+    return html`<div class="card" id="proof"><h2>Proof of delivery</h2><p>${pin}${step ? html`<br>Delivered ${when(step.at)}` : ''}${where}</p>${photo}</div>`
   }
   if (order.deliveryPin && !['cancelled', 'failed', 'returned'].includes(order.status)) {
     return html`<div class="card"><h2>Delivery PIN</h2><p><strong>${order.deliveryPin}</strong></p><p>Give it to the recipient: the courier needs it to deliver.</p></div>`

@@ -185,3 +185,44 @@ t.test("the business's order page shows the delivery PIN while on its way, then 
   t.match(after.body, /<h2>Proof of delivery<\/h2><p>PIN verified<br>Delivered \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<br>Courier at 6\.60000, 3\.35000<\/p>/)
   t.notMatch(after.body, /Delivery PIN/, 'no PIN card once delivered')
 })
+
+t.test('a delivery without the proof asked for says who made it: the business in test mode, or an operator', async (t) => {
+  /** An order of Ada's asking for a PIN and a photo, which nobody will give. */
+  const askingProof = async (livemode: boolean) => {
+    const orderId = await seedOrder(sql, ada.businessId, livemode)
+    await sql`update orders set delivery_pin = '4821', shipment = shipment || ${JSON.stringify({ proof: { pin: true, photo: true } })}::text::jsonb where id = ${orderId}`
+    return orderId
+  }
+  const business = new ConsoleClient(app)
+  await business.logIn(owner)
+  const ops = await operatorClient()
+
+  // The business walks its test order to delivered with the sandbox's advance form.
+  const testOrder = await askingProof(false)
+  await business.get(`/console/orders/${testOrder}`)
+  for (const to of ['assigned', 'picked_up', 'delivered']) t.equal((await business.post(`/console/orders/${testOrder}/advance`, { to })).statusCode, 303, `test order → ${to}`)
+  // An operator delivers a live one by hand, as after a courier's fifth wrong PIN, and a test one
+  // too: the card follows who moved the order, not its mode.
+  const [liveOrder, operatorsTestOrder] = [await askingProof(true), await askingProof(false)]
+  for (const orderId of [liveOrder, operatorsTestOrder]) {
+    await ops.get(`/console/ops/orders/${orderId}`)
+    for (const to of ['assigned', 'picked_up', 'delivered']) {
+      const fields: Record<string, string> = to === 'assigned' ? { to, courier_name: 'Musa Bello', courier_phone: '+2348090000000' } : { to }
+      t.equal((await ops.post(`/console/ops/orders/${orderId}/advance`, fields)).statusCode, 303, `${orderId} → ${to}`)
+    }
+  }
+
+  const cards: [string, string, string][] = [
+    [`/console/orders/${testOrder}`, 'marked delivered in test mode', "the business's page of its test order"],
+    [`/console/ops/orders/${testOrder}`, 'marked delivered in test mode', "the operator's page of it"],
+    [`/console/orders/${liveOrder}`, 'delivered by an operator', "the business's page of the live order"],
+    [`/console/ops/orders/${liveOrder}`, 'delivered by an operator', "the operator's page of it"],
+    [`/console/orders/${operatorsTestOrder}`, 'delivered by an operator', "the business's page of a test order an operator delivered"],
+  ]
+  for (const [path, how, which] of cards) {
+    const page = await (path.startsWith('/console/ops/') ? ops : business).get(path)
+    t.equal(page.statusCode, 200, path)
+    const card = /<div class="card" id="proof">[\s\S]*?<\/div>/.exec(page.body)?.[0] ?? ''
+    t.match(card, new RegExp(`<p>PIN not verified \\(${how}\\)<br>Delivered \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC</p><p>No photo \\(${how}\\)</p>`), `${which}: ${how}`)
+  }
+})

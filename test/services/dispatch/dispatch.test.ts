@@ -114,6 +114,8 @@ t.test('GET /v2/courier/orders lists every order the courier holds, in full, old
     'the three held, oldest assignment first; the delivered one is not listed')
   const each = await Promise.all(held.map(async (orderId) => (await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: auth })).json()))
   t.strictSame(listed.json().data, each, 'each as the courier reads it alone')
+  const steps = listed.json().data.flatMap((order: { history: object[] }) => order.history)
+  t.ok(steps.every((step: object) => Object.keys(step).every((key) => ['status', 'at', 'reason'].includes(key))), 'history steps as documented: status, at, reason')
 })
 
 t.test('a declined or expired offer goes to the next courier; a cancel withdraws the pending one', async (t) => {
