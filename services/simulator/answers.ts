@@ -18,8 +18,12 @@ export type Proof = z.infer<typeof proof>
 /** The order an accepted offer hands over: where to ride to, then where to take it, and what the door needs. */
 export const acceptedOrder = z.object({ pickup: point, dropoff: point, proof })
 
-/** `GET /orders`: what the rider still holds from a run that stopped mid-delivery, and how far each got. */
-export const heldOrders = z.object({ data: z.array(acceptedOrder.extend({ order_id: z.string(), status: z.enum(['assigned', 'picked_up', 'failed']) })) })
+/** `GET /orders/{id}`: an order the rider holds, and how far it got. */
+export const heldOrder = acceptedOrder.extend({ order_id: z.string(), status: z.enum(['assigned', 'picked_up', 'failed']) })
+export type HeldOrder = z.infer<typeof heldOrder>
+
+/** `GET /orders`: what the rider still holds from a run that stopped mid-delivery. */
+export const heldOrders = z.object({ data: z.array(heldOrder) })
 
 /** The stream's `order_cancelled` event. */
 export const orderNotice = z.object({ order_id: z.string() })

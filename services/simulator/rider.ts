@@ -1,20 +1,19 @@
 import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
-import type { CourierClient, StreamEvent } from './courier-client.js'
+import type { Answer, CourierClient, StreamEvent } from './courier-client.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-import { acceptedOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
+import { acceptedOrder, heldOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
 import { doorPhoto } from './door-photo.js'
+import { MOVES, rideOf, towards, type Errand, type Ride } from './ride.js'
 import { TokenRefusedError } from './token-refused-error.js'
 
-/** What one simulated rider is doing: waiting for an offer, or riding to an order's pickup or dropoff, or back to its sender. */
-type Errand = { kind: 'idle' } | { kind: 'to_pickup' | 'to_dropoff' | 'to_return'; orderId: string; target: Point; pickup: Point; dropoff: Point; proof: Proof }
-
-const MOVES = { to_pickup: 'pickup', to_dropoff: 'deliver', to_return: 'return' } as const
-/** Where a held order's ride goes on from, by how far the order got. */
-const RESUMED = { assigned: 'to_pickup', picked_up: 'to_dropoff', failed: 'to_return' } as const
 /** The photo every rider takes at the door when an order asks for one. */
 const PHOTO = new Uint8Array(doorPhoto())
+/** Times a rider reads an order again after a refusal before leaving it to the operator: never for ever. */
+const SETTLE_ROUNDS = 3
+/** The server's trouble, not the order's (too many calls, a fault): the rider makes the same move at its next tick. */
+const passing = (status: number) => status === 429 || status >= 500
 
 export interface RiderOptions {
   name: string
@@ -41,8 +40,8 @@ export interface RiderOptions {
  * One rider: goes available, reports its position every tick, takes offers from its stream (or
  * from `GET /offers` if a notice was missed), rides in a straight line at its vehicle's speed,
  * picks up, delivers with what the order asks (the PIN the recipient reads off their tracking
- * page, a photo of the door; without the right PIN it fails the order and takes the parcel back),
- * and rides back towards its start.
+ * page, a photo of the door), and rides back towards its start. A move refused is settled with
+ * what the server says of the order then (see `settle`), so a rider never sits on an order.
  */
 export function startRider(client: CourierClient, options: RiderOptions) {
   let at = options.start
@@ -123,29 +122,75 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       return
     }
     if (haversineKm(at, errand.target) > 0.01) return
-    const route = MOVES[errand.kind]
-    const moved = route === 'deliver' ? await deliver(errand.orderId, errand.proof) : await call('POST', `/orders/${errand.orderId}/${route}`)
-    if (moved.status === 400 && route === 'deliver' && refusesField(moved.body, 'pin')) {
-      // The recipient had no PIN to give, or not the right one: the rider fails the delivery and takes the parcel back.
-      const failed = await call('POST', `/orders/${errand.orderId}/fail`, { reason: 'the recipient gave no right PIN' })
-      options.log(`${options.name}: ${errand.orderId} refused for its PIN (${refusalMessage(moved.body)}); ${failed.status === 200 ? 'failed, taking it back' : `fail answered ${failed.status}`}`)
-      if (failed.status === 200) options.onFailed(errand.orderId)
-      errand = failed.status === 200 ? { ...errand, kind: 'to_return', target: errand.pickup } : { kind: 'idle' }
-    } else if (moved.status !== 200) {
-      options.log(`${options.name}: ${route} of ${errand.orderId} answered ${moved.status} ${refusalMessage(moved.body)}`)
-      errand = { kind: 'idle' }
-    } else if (errand.kind === 'to_pickup') {
-      options.log(`${options.name} picked up ${errand.orderId}`)
-      errand = { ...errand, kind: 'to_dropoff', target: errand.dropoff }
-    } else if (errand.kind === 'to_return') {
-      options.log(`${options.name} returned ${errand.orderId} to its sender`)
-      options.onReturned(errand.orderId)
+    const ride = errand
+    const route = MOVES[ride.kind]
+    const moved = route === 'deliver' ? await deliver(ride.orderId, ride.proof) : await call('POST', `/orders/${ride.orderId}/${route}`)
+    if (moved.status === 200) arrived(ride)
+    else if (passing(moved.status)) options.log(`${options.name}: ${route} of ${ride.orderId} answered ${moved.status}; trying again`)
+    else await settle(ride, route, moved)
+  }
+
+  /** The move at this end went through: on to the next end, or done. */
+  const arrived = (ride: Ride) => {
+    if (ride.kind === 'to_pickup') {
+      options.log(`${options.name} picked up ${ride.orderId}`)
+      errand = { ...ride, kind: 'to_dropoff', target: ride.dropoff }
+    } else if (ride.kind === 'to_return') {
+      options.log(`${options.name} returned ${ride.orderId} to its sender`)
+      options.onReturned(ride.orderId)
       errand = { kind: 'idle' }
     } else {
-      options.log(`${options.name} delivered ${errand.orderId}`)
-      options.onDelivered(errand.orderId)
+      options.log(`${options.name} delivered ${ride.orderId}`)
+      options.onDelivered(ride.orderId)
       errand = { kind: 'idle' }
     }
+  }
+
+  /**
+   * A move refused for something the rider cannot mend (the order moved meanwhile, a PIN the
+   * recipient did not have or that is locked, a photo refused): as a rider's app would, it reads
+   * the order again and does what the server's answer calls for. No longer theirs, or at rest
+   * (404): dropped, and the rider takes offers again. Further along than the ride knew (an operator
+   * failed it): ridden on from there. Still where the refused move found it: given up through the
+   * API so it is not stranded, failed at the door and taken back, or handed back before pickup. A
+   * give-up refused in turn is read again, at most SETTLE_ROUNDS times; an order the rider can
+   * neither move nor give up is left to the operator, on stderr. Only a server at fault (429, 5xx)
+   * keeps the ride as it was, for the next tick.
+   */
+  const settle = async (ride: Ride, route: string, refused: Answer) => {
+    const said = refusalMessage(refused.body)
+    const refusal = `${route} of ${ride.orderId} refused (${refused.status}${said ? ` ${said}` : ''})`
+    // What the business reads in the order's history.
+    const reason = route === 'deliver' && refusesField(refused.body, 'pin') ? 'the recipient gave no right PIN' : `could not ${route}: ${said || refused.status}`.slice(0, 255)
+    for (let round = 0; round < SETTLE_ROUNDS; round++) {
+      const read = await call('GET', `/orders/${ride.orderId}`)
+      if (read.status === 404) {
+        options.log(`${options.name}: ${refusal}; no longer theirs, dropped`)
+        errand = { kind: 'idle' }
+        return
+      }
+      // The server at fault: the move again at the next tick, and this again if it is refused.
+      if (passing(read.status)) return
+      const order = heldOrder.safeParse(read.body)
+      if (read.status !== 200 || !order.success) break
+      const now = rideOf(order.data)
+      if (now.kind !== ride.kind) {
+        options.log(`${options.name}: ${refusal}; it is ${order.data.status} now, carrying on`)
+        errand = now
+        return
+      }
+      if (order.data.status === 'failed') break // its return refused: the API has no other way to be rid of it
+      const pickedUp = order.data.status === 'picked_up'
+      const given = await call('POST', `/orders/${ride.orderId}/${pickedUp ? 'fail' : 'unassign'}`, { reason })
+      if (passing(given.status)) return
+      if (given.status !== 200) continue
+      options.log(`${options.name}: ${refusal}; ${pickedUp ? 'failed it, taking it back' : 'handed it back'}`)
+      if (pickedUp) options.onFailed(ride.orderId)
+      errand = pickedUp ? { ...now, kind: 'to_return', target: now.pickup } : { kind: 'idle' }
+      return
+    }
+    options.warn(`${options.name}: ${refusal}; could not give it up through the API, left for the operator`)
+    errand = { kind: 'idle' }
   }
 
   /** At the door: the PIN when the order asks for one, as JSON, or with the photo as multipart when it asks for a photo. */
@@ -167,10 +212,7 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     const held = heldOrders.safeParse((await call('GET', '/orders')).body)
     const order = held.success ? held.data.data[0] : undefined
     if (!order) return
-    const kind = RESUMED[order.status]
-    const pickup = { lat: order.pickup.latitude, lng: order.pickup.longitude }
-    const dropoff = { lat: order.dropoff.latitude, lng: order.dropoff.longitude }
-    errand = { kind, orderId: order.order_id, target: kind === 'to_dropoff' ? dropoff : pickup, pickup, dropoff, proof: order.proof }
+    errand = rideOf(order)
     options.log(`${options.name} carries on with ${order.order_id} (${order.status})`)
   }
 
@@ -205,12 +247,4 @@ export function startRider(client: CourierClient, options: RiderOptions) {
       return answer?.status === 200 ? 'offline' : 'unconfirmed'
     },
   }
-}
-
-/** `km` further along the straight line from `from` to `to`, stopping at `to`. */
-function towards(from: Point, to: Point, km: number): Point {
-  const left = haversineKm(from, to)
-  if (left <= km) return to
-  const share = km / left
-  return { lat: from.lat + (to.lat - from.lat) * share, lng: from.lng + (to.lng - from.lng) * share }
 }

@@ -127,6 +127,27 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.equal(await againExited, 0)
   t.match(againLines.at(-1), /^simulate: stopped after \d+ s; 1 orders delivered, 1 failed, 1 returned; riders offline$/, 'the failed and returned orders are counted')
 
+  // A delivery refused for what the rider cannot mend: wrong PINs given before it came locked the
+  // order's delivery (409 Too many wrong PINs). The rider reads the order again, finds it still
+  // theirs and picked up, fails it through the API and takes it back; then, free again, it takes
+  // the next offer. (Sim Rider 001 starts some 5 km from the pickup with the default --seed.)
+  const [locked] = (await (await business('POST', 'order', [shipment({ proof: { pin: true } })], { 'idempotency-key': 'simulator-locked' })).json()).orders
+  for (const to of ['assigned', 'picked_up'] as const) {
+    t.equal((await changeOrder(launched.sql, { orderId: locked.order_id, scope: null }, { kind: 'advance', to, courier: to === 'assigned' ? courierOnOrder(rider!) : null, reason: null })).kind, 'changed')
+  }
+  await launched.sql`update orders set pin_attempts = 5 where id = ${locked.order_id}`
+  const mending = runSimulator(t, 'node', ['--couriers', '1', '--speed', '3000', '--tick-ms', '1000', '--accept', '1', '--api', launched.baseUrl], launched.env)
+  const takenBack = await waitForValue(async () => (await business('GET', `orders/${locked.order_id}`)).json(), (order) => order.status === 'returned', 30_000, 250)
+  t.equal(takenBack.value.status, 'returned', `failed through the API and taken back: ${mending.lines.join('\n')}`)
+  t.match(takenBack.value.history.find((step: { status: string }) => step.status === 'failed'), { reason: `could not deliver: Too many wrong PINs for ${locked.order_id}` }, 'the business reads why')
+  t.ok(mending.lines.some((line) => line.includes(`deliver of ${locked.order_id} refused (409 Too many wrong PINs for ${locked.order_id}); failed it, taking it back`)), 'the rider says so')
+  const [next] = (await (await business('POST', 'order', [shipment()], { 'idempotency-key': 'simulator-after-locked' })).json()).orders
+  const nextDone = await waitForValue(async () => (await business('GET', `orders/${next.order_id}`)).json(), (order) => order.status === 'delivered', 30_000, 250)
+  t.match(nextDone.value, { status: 'delivered', courier: { name: 'Sim Rider 001' } }, `free again, the rider took the next offer and delivered it: ${mending.lines.join('\n')}`)
+  mending.child.kill('SIGTERM')
+  t.ok(await waitFor(() => mending.closed(), 5000, 50), 'stopped')
+  t.match(mending.lines.at(-1), /^simulate: stopped after \d+ s; 1 orders delivered, 1 failed, 1 returned; riders offline$/, 'the failed, returned and delivered orders counted')
+
   // SIGTERM through `npm run simulate` (npm → sh → node): the simulator itself stops, and soon.
   const viaNpm = runSimulator(t, 'npm', ['--couriers', '2', '--tick-ms', '1000', '--api', launched.baseUrl], launched.env)
   t.ok((await waitForValue(async () => viaNpm.lines.some((line) => line.includes('riders available')), Boolean, 30_000, 100)).held, viaNpm.lines.join('\n'))
