@@ -56,10 +56,13 @@ export function field(input: { name: string; label: string; id?: string; type?: 
 ${input.error ? html`<p class="error" id="${errorId}">${input.error}</p>` : ''}</div>`
 }
 
-export function select(input: { name: string; label: string; options: readonly (readonly [string, string])[]; value?: string }): Html {
+/** A labelled choice, with its error under it like `field`'s. */
+export function select(input: { name: string; label: string; options: readonly (readonly [string, string])[]; value?: string; error?: string | null }): Html {
   const id = `field-${input.name}`
-  return html`<div class="field"><label for="${id}">${input.label}</label>
-<select id="${id}" name="${input.name}">${input.options.map(([value, text]) => html`<option value="${value}"${value === input.value ? html` selected` : ''}>${text}</option>`)}</select></div>`
+  const errorId = `${id}-error`
+  return html`<div class="field${input.error ? ' invalid' : ''}"><label for="${id}">${input.label}</label>
+<select id="${id}" name="${input.name}"${input.error ? html` aria-invalid="true" aria-describedby="${errorId}"` : ''}>${input.options.map(([value, text]) => html`<option value="${value}"${value === input.value ? html` selected` : ''}>${text}</option>`)}</select>
+${input.error ? html`<p class="error" id="${errorId}">${input.error}</p>` : ''}</div>`
 }
 
 function nav(frame: Frame, current: string): Html {
@@ -100,7 +103,7 @@ table{border-collapse:collapse;width:100%;background:#fff;margin:.5rem 0 1rem}th
 td.num,th.num{text-align:right}
 form{margin:.5rem 0}.field{margin:.4rem 0}.field label{display:block;font-weight:600}
 input,select,textarea,button{font:inherit;padding:.3rem .5rem}button{cursor:pointer}
-.invalid input{border:2px solid #b00020}.error{color:#b00020;margin:.2rem 0}
+.invalid input,.invalid select{border:2px solid #b00020}.error{color:#b00020;margin:.2rem 0}
 .flash{padding:.5rem;border-radius:4px}.flash.ok{background:#e3f4e8}.flash.error{background:#fde7ea}
 .secret{font-family:monospace;background:#fff8d6;padding:.5rem;word-break:break-all}
 .cards{display:flex;gap:1rem;flex-wrap:wrap}.card{background:#fff;border:1px solid #d5d9de;padding:.5rem 1rem;min-width:12rem}

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { creditWalletAs, enableRateCardAs, openBusiness, revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
 import { createConsoleUser, disableConsoleUserAs } from '../../../shared/console/users.js'
 import { listAudit } from '../../../shared/db/audit.js'
 import { listApiKeys } from '../../../shared/db/api-keys.js'
-import { findBusiness, searchBusinesses } from '../../../shared/db/businesses.js'
+import { findBusiness, searchBusinesses, type Business } from '../../../shared/db/businesses.js'
 import { listConsoleUsers } from '../../../shared/db/console-users.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
 import { findWalletView, listLedger } from '../../../shared/db/wallets.js'
@@ -13,7 +13,7 @@ import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../../shared/money.js'
 import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
-import { readForm } from '../forms.js'
+import { BLANK_FORM, checkForm, isRefused, readForm, refusedAt, typed, type FormState } from '../forms.js'
 import { html } from '../html.js'
 import { keyTable } from '../pages/keys.js'
 import { actionButton, field, form, select } from '../pages/layout.js'
@@ -21,7 +21,15 @@ import { ledgerTable } from '../pages/ledger.js'
 
 const text = (max = 255) => z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`)
 const businessSchema = z.object({ _csrf: z.string(), name: text(), phone: text(), address: text(500), state: text() })
-const creditSchema = z.object({ _csrf: z.string(), amount: z.string().max(32), reference: z.string().trim().max(255), mode: z.enum(['live', 'test']) })
+// Read to kobo by the rule of every amount an operator types (the CLI's `--amount` too).
+const amountInKobo = z.string().max(32).transform((text, ctx) => {
+  const amount = readMajorAmount(text)
+  if (amount.kind === 'ok') return amount.kobo
+  ctx.addIssue({ code: 'custom', message: amount.problem === 'too_large' ? `must be at most ${MAX_AMOUNT_MAJOR}` : `must be a positive number with at most 2 decimals, got '${text}'` })
+  return z.NEVER
+})
+const creditSchema = z.object({ _csrf: z.string(), amount: amountInKobo, reference: z.string().trim().max(255), mode: z.enum(['live', 'test']) })
+const CREDIT_NAMES = { amount: 'Amount', reference: 'Reference', mode: 'Wallet' }
 const enableSchema = z.object({ _csrf: z.string(), rate_card: z.string().refine(isUuid, 'is not a rate card') })
 const userSchema = z.object({ _csrf: z.string(), email: z.string().trim().max(254) })
 const csrfOnly = z.object({ _csrf: z.string() })
@@ -50,10 +58,9 @@ ${field({ name: 'address', label: 'Address', required: true })}${field({ name: '
     return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: 'ok', text: `Business ${business.name} is created with an empty wallet.` })
   })
 
-  app.get<{ Params: { id: string } }>('/console/ops/businesses/:id', async (request, reply) => {
-    const business = isUuid(request.params.id) ? await findBusiness(sql, request.params.id) : null
-    if (!business) return reply.callNotFound()
+  async function businessPage(request: FastifyRequest, reply: FastifyReply, business: Business, status: number, credit: FormState) {
     const frame = frameOf(request, reply)
+    if (isRefused(credit)) frame.flash = { kind: 'error', text: 'Nothing was credited: correct the marked field.' }
     const [live, test, keys, cards, users, ledger] = await Promise.all([
       findWalletView(sql, business.id, true), findWalletView(sql, business.id, false), listApiKeys(sql, business.id),
       listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(reads, business.id, { kinds: null, beforeId: null, limit: 10 }, true),
@@ -64,34 +71,39 @@ ${field({ name: 'address', label: 'Address', required: true })}${field({ name: '
 <div class="cards"><div class="card"><h2>Live wallet</h2><p class="balance" id="live-balance">${live ? money(live.balance, business.currency) : 'none'}</p></div>
 <div class="card"><h2>Test wallet</h2><p class="balance">${test ? money(test.balance, business.currency) : 'not opened'}</p></div>
 <div class="card"><h2>Rate card</h2><p>${enabled ? `${enabled.name} (version ${enabled.versions[0]?.version ?? 1})` : 'none: priced by distance'}</p></div></div>
-<h2>Credit the wallet</h2>${form(frame, `${base}/credit`, html`${field({ name: 'amount', label: `Amount (${business.currency}, e.g. 5000 or 5000.50)`, required: true, attrs: html` inputmode="decimal"` })}
-${field({ name: 'reference', label: 'Reference (a bank transfer id; the same reference credits once)' })}
-${select({ name: 'mode', label: 'Wallet', options: [['live', 'Live'], ['test', 'Test']] })}<button type="submit">Credit wallet</button>`, { label: 'Credit the wallet' })}
+<h2>Credit the wallet</h2>${form(frame, `${base}/credit`, html`${field({ ...typed(credit, 'amount'), label: `${CREDIT_NAMES.amount} (${business.currency}, e.g. 5000 or 5000.50)`, required: true, attrs: html` inputmode="decimal"` })}
+${field({ ...typed(credit, 'reference'), label: `${CREDIT_NAMES.reference} (a bank transfer id; the same reference credits once)` })}
+${select({ ...typed(credit, 'mode'), label: CREDIT_NAMES.mode, options: [['live', 'Live'], ['test', 'Test']] })}<button type="submit">Credit wallet</button>`, { label: 'Credit the wallet' })}
 <h2>Latest live ledger entries</h2>${ledgerTable(ledger, business.currency, '/console/ops/orders/')}
 <h2>API keys</h2>${keyTable(keys, (key) => actionButton(frame, `${base}/keys/${key.keyId}/revoke`, `Revoke ${key.displayPrefix}`))}
 <h2>Rate card</h2>${cards.length === 0 ? html`<p>No rate cards yet: <a href="/console/ops/rate-cards">import one</a>.</p>` : form(frame, `${base}/rate-card`, html`${select({ name: 'rate_card', label: 'Card to price with', options: cards.map((card) => [card.id, card.name] as const), value: business.rateCardId ?? undefined })}<button type="submit">Enable rate card</button>`, { label: 'Enable a rate card' })}
 <h2>Console users</h2><ul>${users.map((user) => html`<li>${user.email}${user.disabledAt ? ' (disabled)' : html`${user.passwordHash ? '' : ' (password not set yet)'} ${actionButton(frame, `${base}/users/${user.id}/disable`, `Disable ${user.email}`)}`}</li>`)}</ul>
 ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a new user for this business', type: 'email', required: true })}<button type="submit">Create user</button>`, { label: 'Create a console user' })}
 <p><a href="/console/ops/audit?business=${business.id}">Audit trail of this business</a> · <a href="/console/ops/orders?business=${business.id}">Its orders</a></p>`
-    return sendPage(reply, 200, frame, { title: business.name, path: '/console/ops/businesses', body })
+    return sendPage(reply, status, frame, { title: business.name, path: '/console/ops/businesses', body })
+  }
+
+  app.get<{ Params: { id: string } }>('/console/ops/businesses/:id', async (request, reply) => {
+    const business = isUuid(request.params.id) ? await findBusiness(sql, request.params.id) : null
+    if (!business) return reply.callNotFound()
+    return businessPage(request, reply, business, 200, BLANK_FORM)
   })
 
   app.post<{ Params: { id: string } }>('/console/ops/businesses/:id/credit', async (request, reply) => {
-    const input = readForm(creditSchema, request.body)
-    const base = `/console/ops/businesses/${request.params.id}`
-    const amount = readMajorAmount(input.amount)
-    if (amount.kind === 'invalid') {
-      const text = amount.problem === 'too_large' ? `The amount must be at most ${MAX_AMOUNT_MAJOR}.` : `The amount must be a positive number with at most 2 decimals, got '${input.amount}'.`
-      return redirectWith(request, reply, base, { kind: 'error', text })
+    const business = isUuid(request.params.id) ? await findBusiness(sql, request.params.id) : null
+    if (!business) return reply.callNotFound()
+    const checked = checkForm(creditSchema, request.body, CREDIT_NAMES)
+    if (checked.kind === 'refused') return businessPage(request, reply, business, 400, checked.form)
+    const { input } = checked
+    const wallet = await creditWalletAs(sql, actorOf(request), { businessId: business.id, amount: input.amount, reference: input.reference || null, livemode: input.mode === 'live' })
+    if (!wallet) {
+      const refusal = input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet: it opens with its first test key.'
+      return businessPage(request, reply, business, 400, refusedAt(checked.values, 'mode', refusal))
     }
-    const wallet = isUuid(request.params.id)
-      ? await creditWalletAs(sql, actorOf(request), { businessId: request.params.id, amount: amount.kobo, reference: input.reference || null, livemode: input.mode === 'live' })
-      : null
-    if (!wallet) return redirectWith(request, reply, base, { kind: 'error', text: input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet.' })
     const text = wallet.credited
-      ? `Credited ${money(amount.kobo, wallet.currency)}; the ${input.mode} balance is now ${money(wallet.balance, wallet.currency)}.`
+      ? `Credited ${money(input.amount, wallet.currency)}; the ${input.mode} balance is now ${money(wallet.balance, wallet.currency)}.`
       : `Reference ${input.reference} was credited before; the balance is unchanged at ${money(wallet.balance, wallet.currency)}.`
-    return redirectWith(request, reply, base, { kind: wallet.credited ? 'ok' : 'error', text })
+    return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: wallet.credited ? 'ok' : 'error', text })
   })
 
   app.post<{ Params: { id: string; keyId: string } }>('/console/ops/businesses/:id/keys/:keyId/revoke', async (request, reply) => {

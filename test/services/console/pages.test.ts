@@ -124,6 +124,28 @@ t.test('operators find and create businesses; the new one has an empty wallet an
   t.same(audit, { actor: 'ops@example.com', action: 'business.create', subject: 'Chidi Crafts' })
 })
 
+t.test('a refused credit comes back with the amount, reference and wallet as typed and the field marked; nothing is credited', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  const base = `/console/ops/businesses/${bola.businessId}`
+  await client.get(base)
+  const ledger = async () => sql`select amount, reference from ledger_entries where business_id = ${bola.businessId} order by id`
+  const before = await ledger()
+
+  const amount = await client.post(`${base}/credit`, { amount: '12.345', reference: 'TRF-KEEP-1', mode: 'live' })
+  t.equal(amount.statusCode, 400)
+  t.match(amount.body, /role="alert">Nothing was credited: correct the marked field\.</)
+  t.match(amount.body, /id="field-amount" name="amount" type="text" value="12\.345" required aria-invalid="true" aria-describedby="field-amount-error" inputmode="decimal">\n<p class="error" id="field-amount-error">Amount must be a positive number with at most 2 decimals, got &#39;12\.345&#39;</)
+  t.match(amount.body, 'id="field-reference" name="reference" type="text" value="TRF-KEEP-1">', 'the reference as typed')
+
+  // Bola has no test key, so no test wallet: the choice of wallet is what is refused.
+  const wallet = await client.post(`${base}/credit`, { amount: '50', reference: 'TRF-KEEP-2', mode: 'test' })
+  t.equal(wallet.statusCode, 400)
+  t.match(wallet.body, /<select id="field-mode" name="mode" aria-invalid="true" aria-describedby="field-mode-error"><option value="live">Live<\/option><option value="test" selected>Test<\/option><\/select>\n<p class="error" id="field-mode-error">This business has no test wallet yet: it opens with its first test key\.</)
+  t.match(wallet.body, 'id="field-amount" name="amount" type="text" value="50" required inputmode="decimal">', 'the amount as typed, not marked')
+  t.same(await ledger(), before, 'nothing credited')
+})
+
 t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad value changes nothing', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(operator)
