@@ -1,4 +1,6 @@
 import { z } from 'zod'
+import { COURIER_PHONE_RULE, courierPhone } from '../couriers/phone.js'
+import { findState } from '../geo/gazetteer.js'
 
 /*
  * Field builders that speak class-validator's wording, the wording of the spec's one example
@@ -54,6 +56,37 @@ export function requiredText(field: string, rules: TextRules = {}) {
   if (rules.min) schema = schema.min(rules.min, { error: `${field} must be longer than or equal to ${rules.min} characters` })
   // The OpenAPI document says "not blank" as a pattern; the refinement above is what checks it.
   return schema.meta({ pattern: '\\S' })
+}
+
+/** An address a courier goes to, by the spec's rule for a shipment's drop-off: 5 to 500 characters, not blank. */
+export function streetAddress(field: string) {
+  return requiredText(field, { min: 5, max: LONG_TEXT_MAX })
+}
+
+/**
+ * A phone number by the platform's one rule (shared/couriers/phone.ts), read to the E.164 form it
+ * is stored and compared in: `0809 000 0016` becomes `+2348090000016`.
+ */
+export function phoneNumber(field: string) {
+  return requiredText(field, { max: 64 }).transform((typed, ctx) => {
+    const phone = courierPhone(typed)
+    if (phone !== null) return phone
+    ctx.addIssue({ code: 'custom', message: `${field} must be ${COURIER_PHONE_RULE}` })
+    return z.NEVER
+  })
+}
+
+/**
+ * A Nigerian state or the FCT as the geocoder knows it (`Lagos`, `lagos state`, `Abuja`), read to
+ * its name (`Lagos`, `FCT`): a state the geocoder cannot narrow an address to is a mistake.
+ */
+export function nigerianState(field: string) {
+  return requiredText(field).transform((typed, ctx) => {
+    const place = findState(typed)
+    if (place) return place.state
+    ctx.addIssue({ code: 'custom', message: `${field} must be one of Nigeria's 36 states or the FCT, such as Lagos` })
+    return z.NEVER
+  })
 }
 
 // The times PostgreSQL stores: years 0001 to 9999. JavaScript also reads year 0000 and six-digit

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
-import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText, streetAddress } from './fields.js'
 import { listBody } from './parse.js'
 
 // What `isEmail` accepts, as a pattern for the OpenAPI document only (never run on input).
@@ -13,7 +13,7 @@ export const MAX_QUANTITY = 10000
 /** One element of the `POST /v2/business/order` body. Unknown fields are dropped, never stored. */
 export const shipmentSchema = z
   .object({
-    dropoff_address: requiredText('dropoff_address', { min: 5, max: LONG_TEXT_MAX }),
+    dropoff_address: streetAddress('dropoff_address'),
     dropoff_state: requiredText('dropoff_state'),
     recipient_name: requiredText('recipient_name'),
     recipient_phone: requiredText('recipient_phone'),

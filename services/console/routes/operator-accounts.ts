@@ -9,6 +9,7 @@ import { listConsoleUsers } from '../../../shared/db/console-users.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
 import { findWalletView, listLedger } from '../../../shared/db/wallets.js'
 import { isUuid } from '../../../shared/ids.js'
+import { businessProfileSchema } from '../../../shared/schemas/business.js'
 import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../../shared/money.js'
 import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
@@ -19,8 +20,10 @@ import { keyTable } from '../pages/keys.js'
 import { actionButton, field, form, select } from '../pages/layout.js'
 import { ledgerTable } from '../pages/ledger.js'
 
-const text = (max = 255) => z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`)
-const businessSchema = z.object({ _csrf: z.string(), name: text(), phone: text(), address: text(500), state: text() })
+// The API's rules for a business's phone, address and state (they are its shipments' defaults).
+const businessSchema = businessProfileSchema.extend({ _csrf: z.string() })
+const BUSINESS_NAMES = { name: 'Name', phone: 'Phone', address: 'Address', state: 'State' }
+
 // Read to kobo by the rule of every amount an operator types (the CLI's `--amount` too).
 const amountInKobo = z.string().max(32).transform((text, ctx) => {
   const amount = readMajorAmount(text)
@@ -36,25 +39,30 @@ const csrfOnly = z.object({ _csrf: z.string() })
 
 /** Businesses, one business's wallet, keys, card and users, and the audit trail: the operator's accounts work. */
 export default async function operatorAccountRoutes(app: FastifyInstance, { sql, reads, config, announce }: ConsoleDeps) {
-  app.get('/console/ops/businesses', async (request, reply) => {
-    const { q = '' } = readForm(z.object({ q: z.string().trim().max(100).optional() }), request.query)
+  async function businessesPage(request: FastifyRequest, reply: FastifyReply, status: number, q: string, created: FormState) {
     const frame = frameOf(request, reply)
+    if (isRefused(created)) frame.flash = { kind: 'error', text: 'The business was not created: correct the marked fields.' }
     const businesses = await searchBusinesses(sql, q, 100)
     const body = html`<form method="get" action="/console/ops/businesses" role="search">${field({ name: 'q', label: 'Search by name or id', value: q })}<button type="submit">Search</button></form>
 <table><thead><tr><th scope="col">Business</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>
 ${businesses.map((business) => html`<tr><td><a href="/console/ops/businesses/${business.id}">${business.name}</a>${business.isDemo ? ' (demo)' : ''}</td><td>${business.state}</td><td>${when(business.createdAt)}</td></tr>`)}</tbody></table>
-<h2>Create a business</h2>${form(frame, '/console/ops/businesses', html`${field({ name: 'name', label: 'Name', required: true })}${field({ name: 'phone', label: 'Phone', required: true })}
-${field({ name: 'address', label: 'Address', required: true })}${field({ name: 'state', label: 'State', required: true })}<button type="submit">Create business</button>`, { label: 'Create a business' })}`
-    return sendPage(reply, 200, frame, { title: 'Businesses', path: '/console/ops/businesses', body })
+<h2>Create a business</h2>${form(frame, '/console/ops/businesses', html`${field({ ...typed(created, 'name'), label: BUSINESS_NAMES.name, required: true })}
+${field({ ...typed(created, 'phone'), label: `${BUSINESS_NAMES.phone} (e.g. 0803 123 4567 or +234 803 123 4567)`, type: 'tel', required: true })}
+${field({ ...typed(created, 'address'), label: `${BUSINESS_NAMES.address} (where couriers collect its parcels)`, required: true })}
+${field({ ...typed(created, 'state'), label: `${BUSINESS_NAMES.state} (e.g. Lagos or FCT)`, required: true })}<button type="submit">Create business</button>`, { label: 'Create a business' })}`
+    return sendPage(reply, status, frame, { title: 'Businesses', path: '/console/ops/businesses', body })
+  }
+
+  app.get('/console/ops/businesses', async (request, reply) => {
+    const { q = '' } = readForm(z.object({ q: z.string().trim().max(100).optional() }), request.query)
+    return businessesPage(request, reply, 200, q, BLANK_FORM)
   })
 
   app.post('/console/ops/businesses', async (request, reply) => {
-    const parsed = businessSchema.safeParse(request.body ?? {})
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      return redirectWith(request, reply, '/console/ops/businesses', { kind: 'error', text: `${String(issue.path[0])} ${issue.message}` })
-    }
-    const business = await openBusiness(sql, actorOf(request), { ...parsed.data, currency: config.CURRENCY })
+    const checked = checkForm(businessSchema, request.body, BUSINESS_NAMES)
+    if (checked.kind === 'refused') return businessesPage(request, reply, 400, '', checked.form)
+    const { _csrf, ...profile } = checked.input
+    const business = await openBusiness(sql, actorOf(request), { ...profile, currency: config.CURRENCY })
     return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: 'ok', text: `Business ${business.name} is created with an empty wallet.` })
   })
 

@@ -114,7 +114,8 @@ t.test('operators find and create businesses; the new one has an empty wallet an
   t.notMatch((await client.get('/console/ops/businesses?q=zzz')).body, 'Ada Stores')
   t.match((await client.get(`/console/ops/businesses?q=${ada.businessId}`)).body, 'Ada Stores', 'by id too')
   const blank = await client.post('/console/ops/businesses', { name: ' ', phone: '+2348000000001', address: '1 Broad Street', state: 'Lagos' })
-  t.match((await client.get(String(blank.headers.location))).body, /name is required/)
+  t.equal(blank.statusCode, 400)
+  t.match(blank.body, /id="field-name-error">Name should not be empty</)
   const made = await client.post('/console/ops/businesses', { name: 'Chidi Crafts', phone: '+2348000000001', address: '1 Broad Street', state: 'Lagos' })
   t.equal(made.statusCode, 303)
   const page = await client.get(String(made.headers.location))
@@ -122,6 +123,28 @@ t.test('operators find and create businesses; the new one has an empty wallet an
   t.match(page.body, /id="live-balance">₦0\.00</)
   const [audit] = await sql`select actor, action, subject from audit_log where action = 'business.create'`
   t.same(audit, { actor: 'ops@example.com', action: 'business.create', subject: 'Chidi Crafts' })
+})
+
+t.test('creating a business takes the API\'s rules for its phone, address and state: refused at each field, with what was typed kept', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get('/console/ops/businesses')
+  const refused = await client.post('/console/ops/businesses', { name: 'Atlantis Traders', phone: 'notaphone', address: 'x', state: 'Atlantis' })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.body, /role="alert">The business was not created: correct the marked fields\.</)
+  t.match(refused.body, /aria-invalid="true" aria-describedby="field-phone-error">\n<p class="error" id="field-phone-error">Phone must be a phone number: 0 and 10 digits or \+234 and 10 digits \(Nigeria\), or \+ and a country code, 8 to 15 digits in all</)
+  t.match(refused.body, /aria-invalid="true" aria-describedby="field-address-error">\n<p class="error" id="field-address-error">Address must be longer than or equal to 5 characters</)
+  t.match(refused.body, /aria-invalid="true" aria-describedby="field-state-error">\n<p class="error" id="field-state-error">State must be one of Nigeria&#39;s 36 states or the FCT, such as Lagos</)
+  t.notMatch(refused.body, /id="field-name-error"/, 'the name was fine')
+  for (const [name, type, value] of [['name', 'text', 'Atlantis Traders'], ['phone', 'tel', 'notaphone'], ['address', 'text', 'x'], ['state', 'text', 'Atlantis']]) {
+    t.match(refused.body, `id="field-${name}" name="${name}" type="${type}" value="${value}"`, `${name} as typed`)
+  }
+  t.same(await sql`select id from businesses where name = 'Atlantis Traders'`, [], 'no business')
+
+  // Any spelling the rules read is taken, and kept in the one form shipments use it in.
+  const made = await client.post('/console/ops/businesses', { name: 'Dayo Prints', phone: '0803 123 4567', address: '4 Adeola Odeku Street, Victoria Island', state: 'lagos state' })
+  t.equal(made.statusCode, 303)
+  t.same(await sql`select phone, address, state from businesses where name = 'Dayo Prints'`, [{ phone: '+2348031234567', address: '4 Adeola Odeku Street, Victoria Island', state: 'Lagos' }])
 })
 
 t.test('a refused credit comes back with the amount, reference and wallet as typed and the field marked; nothing is credited', async (t) => {
