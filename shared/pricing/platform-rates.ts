@@ -3,15 +3,68 @@ import { insertAudit } from '../db/audit.js'
 import { lockPlatformRates, savePlatformRates } from '../db/platform-rates.js'
 import type { Sql } from '../db/sql.js'
 import { PlatformRatesError } from '../errors/platform-rates-error.js'
-import { hasAtMostTwoDecimals, toMinor } from '../money.js'
+import { hasAtMostTwoDecimals, readMajorAmount, toMajor, toMinor } from '../money.js'
 
 /** A change as the operator types it: money in major units, the road factor as a plain ratio, the limit in km. */
 export type PlatformRatesChange = Partial<PlatformRates>
 
+/** The rates that are money: kobo in `PlatformRates`, major units in a change. */
+export const MONEY_RATES: ReadonlySet<string> = new Set<keyof PlatformRates>(['baseFare', 'perKm', 'perKg', 'minFare'])
+
+/** No fare, per-km or per-kg rate is above this (naira): far over any real price, far inside the bigint columns and the price arithmetic. */
+export const MAX_FARE_MAJOR = 1_000_000
+
+/**
+ * What an operator may set each rate to, from the CLI or the console. Distance pricing is
+ * `max(min_fare, base_fare + per_km × km + per_kg × kg)` with km = straight line × road factor:
+ * roads are never shorter than the straight line and rarely three times longer (a detour round a
+ * lagoon), local delivery stays under the 2 000 km that cross Nigeria by road, a free window is at
+ * most a day, and a fee at most the whole price.
+ */
+export const PLATFORM_RATE_LIMITS: Record<keyof PlatformRates, { min: number; max: number; rule: string }> = {
+  baseFare: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
+  perKm: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
+  perKg: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
+  minFare: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
+  roadFactor: { min: 1, max: 3, rule: 'a number from 1 to 3' },
+  maxDistanceKm: { min: 1, max: 2000, rule: 'a number of km from 1 to 2000' },
+  cancelFreeWindowS: { min: 0, max: 86_400, rule: 'a whole number of seconds from 0 to 86400' },
+  cancellationFeePercent: { min: 0, max: 100, rule: 'a number from 0 to 100 with at most 2 decimals' },
+}
+
+const isRate = (name: string): name is keyof PlatformRates => Object.hasOwn(PLATFORM_RATE_LIMITS, name)
+
+/** What is wrong with a rate (money in major units), in words that follow its name (`must be …`), or null when it may be set. */
+export function platformRateProblem(field: keyof PlatformRates, value: number): string | null {
+  const { min, max, rule } = PLATFORM_RATE_LIMITS[field]
+  const fits = Number.isFinite(value) && value >= min && value <= max
+    && (field !== 'cancelFreeWindowS' || Number.isInteger(value))
+    && (!(MONEY_RATES.has(field) || field === 'cancellationFeePercent') || hasAtMostTwoDecimals(value))
+  return fits ? null : `must be ${rule}`
+}
+
+export type RateReading = { kind: 'ok'; value: number } | { kind: 'invalid'; problem: string }
+
+/**
+ * A rate as an operator typed it (a CLI flag, a console field), read to the number a change
+ * takes: money like every amount typed (digits, at most 2 decimals, no sign or exponent), the
+ * rest as plain numbers, each within its limits.
+ */
+export function readPlatformRate(field: keyof PlatformRates, typed: string): RateReading {
+  const text = typed.trim()
+  const value = MONEY_RATES.has(field) ? moneyOf(text) : text === '' ? Number.NaN : Number(text)
+  const problem = platformRateProblem(field, value)
+  return problem === null ? { kind: 'ok', value } : { kind: 'invalid', problem }
+}
+
+function moneyOf(text: string): number {
+  const amount = readMajorAmount(text, { allowZero: true })
+  return amount.kind === 'ok' ? toMajor(amount.kobo) : Number.NaN
+}
+
 /**
  * Changes only the rates named and returns the rates now in force (kobo). Throws
- * `PlatformRatesError`, writing nothing, for negative money, more than 2 decimals, a road
- * factor below 1, a distance limit that is not positive, or a cancellation window or fee out of range.
+ * `PlatformRatesError`, writing nothing, for a rate outside `PLATFORM_RATE_LIMITS`.
  * `audit` names the operator whose change goes on the audit trail.
  */
 export async function changePlatformRates(sql: Sql, change: PlatformRatesChange, audit: { actor: string } | null = null): Promise<PlatformRates> {
@@ -28,28 +81,11 @@ export async function changePlatformRates(sql: Sql, change: PlatformRatesChange,
 
 function checkedChange(change: PlatformRatesChange): Partial<PlatformRates> {
   const inKobo: Partial<PlatformRates> = {}
-  for (const field of ['baseFare', 'perKm', 'perKg', 'minFare'] as const) {
-    const value = change[field]
-    if (value === undefined) continue
-    if (!(value >= 0) || !hasAtMostTwoDecimals(value)) throw new PlatformRatesError(`${field} must be a non-negative amount with at most 2 decimals`)
-    inKobo[field] = toMinor(value)
-  }
-  if (change.roadFactor !== undefined) {
-    if (!(change.roadFactor >= 1) || !Number.isFinite(change.roadFactor)) throw new PlatformRatesError('roadFactor must be at least 1')
-    inKobo.roadFactor = change.roadFactor
-  }
-  if (change.maxDistanceKm !== undefined) {
-    if (!(change.maxDistanceKm > 0) || !Number.isFinite(change.maxDistanceKm)) throw new PlatformRatesError('maxDistanceKm must be a positive number of km')
-    inKobo.maxDistanceKm = change.maxDistanceKm
-  }
-  if (change.cancelFreeWindowS !== undefined) {
-    if (!Number.isInteger(change.cancelFreeWindowS) || change.cancelFreeWindowS < 0 || change.cancelFreeWindowS > 86_400) throw new PlatformRatesError('cancelFreeWindowS must be a whole number of seconds from 0 to 86400')
-    inKobo.cancelFreeWindowS = change.cancelFreeWindowS
-  }
-  if (change.cancellationFeePercent !== undefined) {
-    const percent = change.cancellationFeePercent
-    if (!(percent >= 0 && percent <= 100) || !hasAtMostTwoDecimals(percent)) throw new PlatformRatesError('cancellationFeePercent must be from 0 to 100 with at most 2 decimals')
-    inKobo.cancellationFeePercent = percent
+  for (const [field, value] of Object.entries(change)) {
+    if (!isRate(field) || value === undefined) continue
+    const problem = platformRateProblem(field, value)
+    if (problem !== null) throw new PlatformRatesError(field, problem)
+    inKobo[field] = MONEY_RATES.has(field) ? toMinor(value) : value
   }
   return inKobo
 }

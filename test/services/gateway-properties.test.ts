@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify'
 import fc from 'fast-check'
 import t from 'tap'
-import { changePlatformRates } from '../../shared/pricing/platform-rates.js'
+import { DEFAULT_PLATFORM_RATES, savePlatformRates } from '../../shared/db/platform-rates.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -76,7 +76,8 @@ t.test('random bodies never break the gateway', async (t) => {
   // the service area and the distance limit have their own test (pricing-pipeline.test.ts).
   const { gateway, db } = await startStack(t, { env: { SERVICE_AREA_BBOX: '-90,-180,90,180' } })
   const { sql } = db
-  await changePlatformRates(sql, { maxDistanceKm: 30_000 })
+  // Past what an operator may set (2 000 km): written as stored, the limit is out of the way of any trip on the globe.
+  await sql.begin((tx) => savePlatformRates(tx, { ...DEFAULT_PLATFORM_RATES, maxDistanceKm: 30_000 }))
   // No money: a placement that passes validation must end in a 400, never in orders.
   const account = await seedAccount(sql, { balance: 0 })
   const optionIds = Object.values(account.options)

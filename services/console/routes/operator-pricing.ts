@@ -3,21 +3,35 @@ import { z } from 'zod'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
-import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
-import { readMajorAmount } from '../../../shared/money.js'
-import { changePlatformRates, type PlatformRatesChange } from '../../../shared/pricing/platform-rates.js'
+import type { PlatformRates } from '../../../shared/courier.js'
+import { changePlatformRates, MAX_FARE_MAJOR, PLATFORM_RATE_LIMITS, readPlatformRate } from '../../../shared/pricing/platform-rates.js'
 import { actorOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
-import { FormError, readForm } from '../forms.js'
+import { checkForm, FormError, typed, type FormState } from '../forms.js'
 import { html, type Html } from '../html.js'
 import { fileWithProblems } from '../pages/json-listing.js'
 import { field, form } from '../pages/layout.js'
 import { errorMessage } from '../../../shared/errors/error-message.js'
 
-const rateText = z.string().max(32)
-const ratesSchema = z.object({ _csrf: z.string(), baseFare: rateText, perKm: rateText, perKg: rateText, minFare: rateText, roadFactor: rateText, maxDistanceKm: rateText, cancelFreeWindowS: rateText, cancellationFeePercent: rateText })
+// Each rate read and bounded by the rules of `platform-rates:set`, to the number changePlatformRates takes.
+const rate = (field: keyof PlatformRates) => z.string().max(32).transform((text, ctx) => {
+  const reading = readPlatformRate(field, text)
+  if (reading.kind === 'ok') return reading.value
+  ctx.addIssue({ code: 'custom', message: `${reading.problem}, got '${text}'` })
+  return z.NEVER
+})
+const ratesSchema = z.object({
+  _csrf: z.string(), baseFare: rate('baseFare'), perKm: rate('perKm'), perKg: rate('perKg'), minFare: rate('minFare'),
+  roadFactor: rate('roadFactor'), maxDistanceKm: rate('maxDistanceKm'), cancelFreeWindowS: rate('cancelFreeWindowS'), cancellationFeePercent: rate('cancellationFeePercent'),
+})
+
+// How the form names each rate: its labels start with these, and so do its messages.
+const RATE_NAMES: Record<keyof PlatformRates, string> = {
+  baseFare: 'Base fare', perKm: 'Per km', perKg: 'Per kg', minFare: 'Minimum fare',
+  roadFactor: 'Road factor', maxDistanceKm: 'Longest trip', cancelFreeWindowS: 'Free cancellation after assignment', cancellationFeePercent: 'Cancellation fee after that',
+}
 
 /** Rate cards (import, versions) and the platform's distance rates. */
 export default async function operatorPricingRoutes(app: FastifyInstance, { sql, config, announce }: ConsoleDeps) {
@@ -59,49 +73,48 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
     }
   })
 
-  async function ratesPage(request: FastifyRequest, reply: FastifyReply, status: number, error: string | null) {
+  async function ratesPage(request: FastifyRequest, reply: FastifyReply, status: number, typedRates: FormState | null) {
     const frame = frameOf(request, reply)
+    if (typedRates) frame.flash = { kind: 'error', text: 'Nothing was saved: correct the marked fields.' }
     const rates = await getPlatformRates(sql)
-    const major = (kobo: number) => (kobo / 100).toFixed(2)
+    // What is in force, as an operator types it, until a refused form brings back what they typed.
+    const shown = typedRates ?? { values: ratesAsTyped(rates), errors: {} }
+    const rateField = (name: keyof PlatformRates, hint: string) => field({ ...typed(shown, name), label: `${RATE_NAMES[name]} (${hint})`, required: true })
+    const { roadFactor, maxDistanceKm, cancelFreeWindowS, cancellationFeePercent } = PLATFORM_RATE_LIMITS
     const body = html`<p>Distance pricing, for businesses without a rate card, and the cancellation terms of every order.
 Now: ${money(rates.baseFare, config.CURRENCY)} + ${money(rates.perKm, config.CURRENCY)}/km + ${money(rates.perKg, config.CURRENCY)}/kg, at least ${money(rates.minFare, config.CURRENCY)}.</p>
-${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 ${form(frame, '/console/ops/platform-rates', html`
-${field({ name: 'baseFare', label: `Base fare (${config.CURRENCY})`, value: major(rates.baseFare), required: true })}
-${field({ name: 'perKm', label: `Per km (${config.CURRENCY})`, value: major(rates.perKm), required: true })}
-${field({ name: 'perKg', label: `Per kg (${config.CURRENCY})`, value: major(rates.perKg), required: true })}
-${field({ name: 'minFare', label: `Minimum fare (${config.CURRENCY})`, value: major(rates.minFare), required: true })}
-${field({ name: 'roadFactor', label: 'Road factor (road km per straight-line km, at least 1)', value: String(rates.roadFactor), required: true })}
-${field({ name: 'maxDistanceKm', label: 'Longest trip (km)', value: String(rates.maxDistanceKm), required: true })}
-${field({ name: 'cancelFreeWindowS', label: 'Free cancellation after assignment (seconds)', value: String(rates.cancelFreeWindowS), required: true })}
-${field({ name: 'cancellationFeePercent', label: 'Cancellation fee after that (%)', value: String(rates.cancellationFeePercent), required: true })}
+${rateField('baseFare', `${config.CURRENCY}, up to ${MAX_FARE_MAJOR}`)}
+${rateField('perKm', `${config.CURRENCY}, up to ${MAX_FARE_MAJOR}`)}
+${rateField('perKg', `${config.CURRENCY}, up to ${MAX_FARE_MAJOR}`)}
+${rateField('minFare', `${config.CURRENCY}, up to ${MAX_FARE_MAJOR}`)}
+${rateField('roadFactor', `road km per straight-line km, from ${roadFactor.min} to ${roadFactor.max}`)}
+${rateField('maxDistanceKm', `km, from ${maxDistanceKm.min} to ${maxDistanceKm.max}`)}
+${rateField('cancelFreeWindowS', `seconds, from ${cancelFreeWindowS.min} to ${cancelFreeWindowS.max}`)}
+${rateField('cancellationFeePercent', `% of the price, from ${cancellationFeePercent.min} to ${cancellationFeePercent.max}`)}
 <button type="submit">Save platform rates</button>`, { label: 'Platform rates' })}`
     return sendPage(reply, status, frame, { title: 'Platform rates', path: '/console/ops/platform-rates', body })
   }
 
   app.get('/console/ops/platform-rates', (request, reply) => ratesPage(request, reply, 200, null))
 
-  // The same rules as `platform-rates:set`: money read like every amount an operator types, the rest checked by changePlatformRates.
+  // The same rules as `platform-rates:set` (readPlatformRate); a refused form comes back as typed, each refused rate marked.
   app.post('/console/ops/platform-rates', async (request, reply) => {
-    const input = readForm(ratesSchema, request.body)
-    const change: PlatformRatesChange = {}
-    for (const field of ['baseFare', 'perKm', 'perKg', 'minFare'] as const) {
-      const amount = readMajorAmount(input[field], { allowZero: true })
-      if (amount.kind === 'invalid') return ratesPage(request, reply, 400, `${field} must be a non-negative amount with at most 2 decimals, got '${input[field]}'`)
-      change[field] = amount.kobo / 100
-    }
-    for (const field of ['roadFactor', 'maxDistanceKm', 'cancelFreeWindowS', 'cancellationFeePercent'] as const) {
-      const value = input[field].trim() === '' ? Number.NaN : Number(input[field])
-      if (!Number.isFinite(value)) return ratesPage(request, reply, 400, `${field} must be a number, got '${input[field]}'`)
-      change[field] = value
-    }
-    try {
-      await changePlatformRates(sql, change, { actor: actorOf(request) })
-    } catch (err) {
-      if (err instanceof PlatformRatesError) return ratesPage(request, reply, 400, err.message)
-      throw err
-    }
+    const checked = checkForm(ratesSchema, request.body, RATE_NAMES)
+    if (checked.kind === 'refused') return ratesPage(request, reply, 400, checked.form)
+    // Read by the rules changePlatformRates checks again: it has nothing left to refuse.
+    const { _csrf, ...change } = checked.input
+    await changePlatformRates(sql, change, { actor: actorOf(request) })
     await announce({ kind: 'platform-rates' })
     return redirectWith(request, reply, '/console/ops/platform-rates', { kind: 'ok', text: 'The platform rates are saved; quotes use them within a second.' })
   })
+}
+
+/** The rates as the form's fields hold them: money in major units with two decimals. */
+function ratesAsTyped(rates: PlatformRates): Record<keyof PlatformRates, string> {
+  const major = (kobo: number) => (kobo / 100).toFixed(2)
+  return {
+    baseFare: major(rates.baseFare), perKm: major(rates.perKm), perKg: major(rates.perKg), minFare: major(rates.minFare),
+    roadFactor: String(rates.roadFactor), maxDistanceKm: String(rates.maxDistanceKm), cancelFreeWindowS: String(rates.cancelFreeWindowS), cancellationFeePercent: String(rates.cancellationFeePercent),
+  }
 }

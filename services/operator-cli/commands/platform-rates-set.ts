@@ -1,13 +1,17 @@
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
-import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
-import { hasAtMostTwoDecimals, toMajor } from '../../../shared/money.js'
+import { changePlatformRates, readPlatformRate } from '../../../shared/pricing/platform-rates.js'
+import { toMajor } from '../../../shared/money.js'
 import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
 import type { PlatformRates } from '../../../shared/courier.js'
 import { defineCommand, type Flags } from '../command.js'
-import { amountInKobo, optionalNumber } from '../flags.js'
+import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
-const MONEY_FLAGS = { 'base-fare': 'baseFare', 'per-km': 'perKm', 'per-kg': 'perKg', 'min-fare': 'minFare' } as const
+// Each flag and the rate it sets; every value is read and bounded by the rules the console uses too.
+const RATE_FLAGS = {
+  'base-fare': 'baseFare', 'per-km': 'perKm', 'per-kg': 'perKg', 'min-fare': 'minFare',
+  'road-factor': 'roadFactor', 'max-distance-km': 'maxDistanceKm', 'cancel-free-window-s': 'cancelFreeWindowS', 'cancellation-fee-percent': 'cancellationFeePercent',
+} as const
 
 type RatesChange = Partial<Record<keyof PlatformRates, number>>
 
@@ -29,23 +33,12 @@ export function ratesInForce(rates: PlatformRates, currency: string) {
 function readChange(flags: Flags): RatesChange {
   // Major units, as changePlatformRates takes them.
   const change: RatesChange = {}
-  for (const [flag, field] of Object.entries(MONEY_FLAGS)) {
-    // Parsed through kobo so "12.345" is refused the way a wallet amount is.
-    if (flags[flag] !== undefined) change[field] = toMajor(amountInKobo(flags, flag, { allowZero: true }))
-  }
-  const roadFactor = optionalNumber(flags, 'road-factor', 1, 10)
-  if (roadFactor !== null) change.roadFactor = roadFactor
-  const maxDistanceKm = optionalNumber(flags, 'max-distance-km', 0.01, 20_000)
-  if (maxDistanceKm !== null) change.maxDistanceKm = maxDistanceKm
-  const window = optionalNumber(flags, 'cancel-free-window-s', 0, 86_400)
-  if (window !== null) {
-    if (!Number.isInteger(window)) throw new OperatorInputError(`--cancel-free-window-s must be a whole number of seconds, got '${flags['cancel-free-window-s']}'`)
-    change.cancelFreeWindowS = window
-  }
-  const feePercent = optionalNumber(flags, 'cancellation-fee-percent', 0, 100)
-  if (feePercent !== null) {
-    if (!hasAtMostTwoDecimals(feePercent)) throw new OperatorInputError(`--cancellation-fee-percent must have at most 2 decimals, got '${flags['cancellation-fee-percent']}'`)
-    change.cancellationFeePercent = feePercent
+  for (const [flag, field] of Object.entries(RATE_FLAGS)) {
+    if (flags[flag] === undefined) continue
+    const typed = requiredText(flags, flag)
+    const rate = readPlatformRate(field, typed)
+    if (rate.kind === 'invalid') throw new OperatorInputError(`--${flag} ${rate.problem}, got '${typed}'`)
+    change[field] = rate.value
   }
   return change
 }

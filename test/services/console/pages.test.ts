@@ -169,6 +169,26 @@ t.test('a refused credit comes back with the amount, reference and wallet as typ
   t.same(await ledger(), before, 'nothing credited')
 })
 
+t.test('platform rates out of any sane range are refused at their fields, named as the form names them, with what was typed kept', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get('/console/ops/platform-rates')
+  const before = await getPlatformRates(sql)
+  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  const absurd = await client.post('/console/ops/platform-rates', { ...fields, roadFactor: '1e9', baseFare: '5000000', maxDistanceKm: '40000', cancelFreeWindowS: '9999999' })
+  t.equal(absurd.statusCode, 400)
+  t.match(absurd.body, /role="alert">Nothing was saved: correct the marked fields\.</)
+  t.match(absurd.body, /id="field-roadFactor-error">Road factor must be a number from 1 to 3, got &#39;1e9&#39;</)
+  t.match(absurd.body, /id="field-baseFare-error">Base fare must be a non-negative amount up to 1000000 with at most 2 decimals, got &#39;5000000&#39;</)
+  t.match(absurd.body, /id="field-maxDistanceKm-error">Longest trip must be a number of km from 1 to 2000, got &#39;40000&#39;</)
+  t.match(absurd.body, /id="field-cancelFreeWindowS-error">Free cancellation after assignment must be a whole number of seconds from 0 to 86400, got &#39;9999999&#39;</)
+  t.notMatch(absurd.body, /(baseFare|roadFactor|maxDistanceKm|cancelFreeWindowS) must/, 'no message names an internal key')
+  t.notMatch(absurd.body, /id="field-perKm-error"/, 'a good rate is not marked')
+  t.match(absurd.body, 'id="field-roadFactor" name="roadFactor" type="text" value="1e9"', 'as typed')
+  t.match(absurd.body, 'id="field-perKm" name="perKm" type="text" value="130.50"', 'the good ones too')
+  t.same(await getPlatformRates(sql), before, 'nothing saved')
+})
+
 t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad value changes nothing', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(operator)
@@ -176,9 +196,9 @@ t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad v
   const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
   const bad = await client.post('/console/ops/platform-rates', { ...fields, perKm: '1.234' })
   t.equal(bad.statusCode, 400)
-  t.match(bad.body, /perKm must be a non-negative amount with at most 2 decimals, got &#39;1\.234&#39;/)
+  t.match(bad.body, /Per km must be a non-negative amount up to 1000000 with at most 2 decimals, got &#39;1\.234&#39;/)
   const low = await client.post('/console/ops/platform-rates', { ...fields, roadFactor: '0.5' })
-  t.match(low.body, /roadFactor must be at least 1/)
+  t.match(low.body, /Road factor must be a number from 1 to 3, got &#39;0\.5&#39;/)
   t.equal((await getPlatformRates(sql)).perKm, 12_000, 'unchanged')
 
   const subscriber = new Redis(db.env.REDIS_URL)

@@ -95,9 +95,11 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
     t.same(await stored(), { baseFare: 60000, perKm: 0, perKg: 5000, minFare: 100000, roadFactor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
-    await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 10/, stored)
+    await refuses(t, ['platform-rates:set', '--road-factor', '0.9'], /--road-factor must be a number from 1 to 3/, stored)
     await refuses(t, ['platform-rates:set', '--per-km', '-1'], /^--per-km must be a non-negative amount .*, got '-1'$/, stored)
-    await refuses(t, ['platform-rates:set', '--road-factor', '-1.5', '--base-fare', '700'], /^--road-factor must be a number from 1 to 10, got '-1.5'$/, stored)
+    await refuses(t, ['platform-rates:set', '--road-factor', '-1.5', '--base-fare', '700'], /^--road-factor must be a number from 1 to 3, got '-1.5'$/, stored)
+    await refuses(t, ['platform-rates:set', '--road-factor', '1e9'], /^--road-factor must be a number from 1 to 3, got '1e9'$/, stored)
+    await refuses(t, ['platform-rates:set', '--min-fare', '1000000.01'], /^--min-fare must be a non-negative amount up to 1000000 with at most 2 decimals, got '1000000.01'$/, stored)
   })
 
   t.test('platform-rates:set --max-distance-km sets the limit of local delivery', async (t) => {
@@ -107,7 +109,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     const stored = async () => (await sql`select max_distance_km::float as max_distance_km from platform_rates`)[0]
     t.same(await stored(), { maxDistanceKm: 2000 })
     t.match((await runOperatorCli(db, ['platform-rates:set'])).json, { max_distance_km: 2000 }, 'shown without flags')
-    await refuses(t, ['platform-rates:set', '--max-distance-km', '0'], /--max-distance-km must be a number from 0.01 to 20000/, stored)
+    await refuses(t, ['platform-rates:set', '--max-distance-km', '0'], /--max-distance-km must be a number of km from 1 to 2000/, stored)
     await refuses(t, ['platform-rates:set', '--max-distance-km', 'far'], /--max-distance-km must be a number/, stored)
   })
 
@@ -118,9 +120,9 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     const stored = async () => (await sql`select cancel_free_window_s, cancellation_fee_percent::float as cancellation_fee_percent from platform_rates`)[0]
     t.same(await stored(), { cancelFreeWindowS: 300, cancellationFeePercent: 12.5 })
     await refuses(t, ['platform-rates:set', '--cancel-free-window-s', '1.5'], /--cancel-free-window-s must be a whole number of seconds/, stored)
-    await refuses(t, ['platform-rates:set', '--cancel-free-window-s', '86401'], /--cancel-free-window-s must be a number from 0 to 86400/, stored)
+    await refuses(t, ['platform-rates:set', '--cancel-free-window-s', '86401'], /--cancel-free-window-s must be a whole number of seconds from 0 to 86400/, stored)
     await refuses(t, ['platform-rates:set', '--cancellation-fee-percent', '100.5'], /--cancellation-fee-percent must be a number from 0 to 100/, stored)
-    await refuses(t, ['platform-rates:set', '--cancellation-fee-percent', '12.345'], /--cancellation-fee-percent must have at most 2 decimals/, stored)
+    await refuses(t, ['platform-rates:set', '--cancellation-fee-percent', '12.345'], /--cancellation-fee-percent must be a number from 0 to 100 with at most 2 decimals/, stored)
   })
 
   t.test('demo:seed reuses the demo business and issues a fresh key each run', async (t) => {

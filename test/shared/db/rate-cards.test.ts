@@ -121,6 +121,8 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     await t.rejects(changePlatformRates(sql, { perKg: 1.234 }), { name: 'PlatformRatesError' })
     await t.rejects(changePlatformRates(sql, { roadFactor: 0.9 }), { name: 'PlatformRatesError' })
     await t.rejects(changePlatformRates(sql, { maxDistanceKm: 0 }), { name: 'PlatformRatesError' })
+    await t.rejects(changePlatformRates(sql, { roadFactor: 1e9 }), { name: 'PlatformRatesError', field: 'roadFactor', message: 'roadFactor must be a number from 1 to 3' })
+    await t.rejects(changePlatformRates(sql, { baseFare: 1e12 }), { name: 'PlatformRatesError', field: 'baseFare' })
     t.equal((await changePlatformRates(sql, { maxDistanceKm: 120.5 })).maxDistanceKm, 120.5, 'the limit keeps its decimals')
     t.equal((await getPlatformRates(sql)).maxDistanceKm, 120.5)
     t.equal((await getPlatformRates(sql)).baseFare, 50_000)
