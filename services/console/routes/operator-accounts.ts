@@ -16,6 +16,7 @@ import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
 import { BLANK_FORM, checkForm, isRefused, readForm, refusedAt, typed, type FormState } from '../forms.js'
 import { html } from '../html.js'
+import { auditTable } from '../pages/audit.js'
 import { keyTable } from '../pages/keys.js'
 import { actionButton, field, form, select } from '../pages/layout.js'
 import { ledgerTable } from '../pages/ledger.js'
@@ -154,9 +155,7 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
     const query = readForm(z.object({ business: z.string().refine(isUuid, 'is not a business id').optional(), before: z.string().regex(/^\d{1,18}$/).optional() }), request.query)
     const entries = await listAudit(reads, { businessId: query.business ?? null, beforeId: query.before ? Number(query.before) : null, limit: 51 })
     const shown = entries.slice(0, 50)
-    const body = html`<table aria-label="Audit trail"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Business</th><th scope="col">Subject</th><th scope="col">Before</th><th scope="col">After</th></tr></thead><tbody>
-${shown.map((entry) => html`<tr><td>${when(entry.at)}</td><td>${entry.actor}</td><td>${entry.action}</td><td>${entry.businessId ? html`<a href="/console/ops/businesses/${entry.businessId}">${entry.businessId.slice(0, 8)}</a>` : ''}</td>
-<td>${entry.subject}</td><td><code>${JSON.stringify(entry.before)}</code></td><td><code>${JSON.stringify(entry.after)}</code></td></tr>`)}</tbody></table>
+    const body = html`${auditTable(shown, config.CURRENCY)}
 ${entries.length > 50 ? html`<p><a rel="next" href="/console/ops/audit?before=${shown[49].id}${query.business ? `&business=${query.business}` : ''}">Older entries</a></p>` : ''}`
     return sendPage(reply, 200, frameOf(request, reply), { title: 'Audit trail', path: '/console/ops/audit', body })
   })

@@ -214,6 +214,25 @@ t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad v
   t.match(audit, { actor: 'ops@example.com', before: { perKm: 12_000 }, after: { perKm: 13_050 } })
 })
 
+t.test('the audit trail shows every amount in naira: platform rates (stored in kobo) as credits', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get(`/console/ops/businesses/${bola.businessId}`)
+  t.equal((await client.post(`/console/ops/businesses/${bola.businessId}/credit`, { amount: '2500.50', reference: 'AUDIT-NAIRA', mode: 'live' })).statusCode, 303)
+  await client.get('/console/ops/platform-rates')
+  const fields = { baseFare: '600', perKm: '140', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  t.equal((await client.post('/console/ops/platform-rates', fields)).statusCode, 303)
+  const page = await client.get('/console/ops/audit')
+  const rates = /<td>platform-rates\.set<\/td>.*?<code>([^<]*)<\/code><\/td><td><code>([^<]*)<\/code>/s.exec(page.body)
+  // jsonb keeps its own order of keys: each is looked for on its own.
+  for (const shown of ['baseFare: ₦600.00', 'perKm: ₦140.00', 'perKg: ₦50.00', 'minFare: ₦1,000.00', 'roadFactor: 1.4']) t.match(rates?.[2], shown, `after: ${shown}`)
+  t.match(rates?.[1], 'perKm: ₦130.50', 'before: in naira too')
+  t.notMatch(page.body, /perKm: 1[34]0?50|"perKm":/, 'never in kobo')
+  const credit = /<td>wallet\.credit<\/td>.*?<\/code><\/td><td><code>([^<]*)<\/code>/s.exec(page.body)
+  t.match(credit?.[1], 'amount: ₦2,500.50', 'a credit in naira with the currency, as the rates')
+  t.match(credit?.[1], 'reference: &quot;AUDIT-NAIRA&quot;', 'other values as JSON')
+})
+
 t.test('a problem at a path the file lacks is listed under its nearest part; a path always ends at the whole file', async (t) => {
   t.same(['zones[1].polygon', 'zones[1]', 'zones', 'options[0].prices[3].to', 'name'].map(parentOf), ['zones[1]', 'zones', '', 'options[0].prices[3]', ''])
   const listing = String(fileWithProblems({ name: 'No Zones', options: [] }, [{ path: 'zones', message: 'zones: Required' }, { path: 'zones[0].polygon', message: 'zones[0].polygon: missing' }]))
