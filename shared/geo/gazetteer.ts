@@ -24,8 +24,13 @@ function bestMention(text: string, names: string[]): { length: number; at: numbe
 /** A state field such as `Lagos`, `Lagos State`, `FCT` or `Abuja`, or undefined when unknown. */
 export function findState(state: string | undefined): StatePlace | undefined {
   if (!state) return undefined
+  return stateNamed(state) ?? STATES.find((place) => bestMention(normalize(state).replace(/ state $/, ' '), place.names))
+}
+
+/** The state (or the FCT) this text is the name of (`Lagos`, `lagos state`, `Abuja`), and no other: not one it only mentions (`Not Lagos`). */
+export function stateNamed(state: string): StatePlace | undefined {
   const text = normalize(state).replace(/ state $/, ' ')
-  return STATES.find((place) => place.names.some((name) => text === ` ${name} `)) ?? STATES.find((place) => bestMention(text, place.names))
+  return STATES.find((place) => place.names.some((name) => text === ` ${name} `))
 }
 
 /**

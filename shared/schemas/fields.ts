@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { COURIER_PHONE_RULE, courierPhone } from '../couriers/phone.js'
-import { findState } from '../geo/gazetteer.js'
+import { stateNamed } from '../geo/gazetteer.js'
 
 /*
  * Field builders that speak class-validator's wording, the wording of the spec's one example
@@ -82,7 +82,7 @@ export function phoneNumber(field: string) {
  */
 export function nigerianState(field: string) {
   return requiredText(field).transform((typed, ctx) => {
-    const place = findState(typed)
+    const place = stateNamed(typed)
     if (place) return place.state
     ctx.addIssue({ code: 'custom', message: `${field} must be one of Nigeria's 36 states or the FCT, such as Lagos` })
     return z.NEVER

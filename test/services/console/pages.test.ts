@@ -140,6 +140,10 @@ t.test('creating a business takes the API\'s rules for its phone, address and st
     t.match(refused.body, `id="field-${name}" name="${name}" type="${type}" value="${value}"`, `${name} as typed`)
   }
   t.same(await sql`select id from businesses where name = 'Atlantis Traders'`, [], 'no business')
+  // A state is named, not mentioned: "Not Lagos" names none.
+  const mentioned = await client.post('/console/ops/businesses', { name: 'Atlantis Traders', phone: '0803 123 4567', address: '4 Adeola Odeku Street', state: 'Not Lagos' })
+  t.equal(mentioned.statusCode, 400)
+  t.match(mentioned.body, /id="field-state-error">State must be one of Nigeria&#39;s 36 states/)
 
   // Any spelling the rules read is taken, and kept in the one form shipments use it in.
   const made = await client.post('/console/ops/businesses', { name: 'Dayo Prints', phone: '0803 123 4567', address: '4 Adeola Odeku Street, Victoria Island', state: 'lagos state' })
