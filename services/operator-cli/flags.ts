@@ -1,6 +1,7 @@
 import { COURIER_PHONE_RULE, courierPhone } from '../../shared/couriers/phone.js'
 import { isOrderId, isUuid } from '../../shared/ids.js'
 import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../shared/money.js'
+import type { z } from 'zod'
 import type { Flags } from './command.js'
 import { OperatorInputError } from './operator-input-error.js'
 
@@ -68,4 +69,14 @@ export function courierPhoneFlag(flags: Flags): string {
   const phone = courierPhone(typed)
   if (phone === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
   return phone
+}
+
+/**
+ * Values read from flags, checked by one of the API's schemas (shared/schemas), whose messages
+ * begin with the field's name: a refusal reads `--phone must be …`, as the console says it of its field.
+ */
+export function readByApiRules<S extends z.ZodType>(schema: S, values: z.input<S>): z.output<S> {
+  const parsed = schema.safeParse(values)
+  if (parsed.success) return parsed.data
+  throw new OperatorInputError(`--${parsed.error.issues[0]?.message ?? 'the flags are not valid'}`)
 }

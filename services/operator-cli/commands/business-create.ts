@@ -1,6 +1,7 @@
 import { openBusiness } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
-import { optionalNumber, optionalText, requiredText } from '../flags.js'
+import { businessProfileSchema } from '../../../shared/schemas/business.js'
+import { optionalNumber, optionalText, readByApiRules, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /** `business:create`: a business and its empty wallet, in the deployment's one currency. */
@@ -15,11 +16,15 @@ export const businessCreate = defineCommand({
     currency: { type: 'string' },
   },
   prepare(flags, config) {
-    const business = {
+    // The console's rules for a business (a phone that can be called, an address, a state by name), stored alike.
+    const profile = readByApiRules(businessProfileSchema, {
       name: requiredText(flags, 'name'),
-      phone: requiredText(flags, 'phone'),
+      phone: requiredText(flags, 'phone', 64),
       address: requiredText(flags, 'address', 500),
       state: requiredText(flags, 'state'),
+    })
+    const business = {
+      ...profile,
       latitude: optionalNumber(flags, 'lat', -90, 90),
       longitude: optionalNumber(flags, 'lng', -180, 180),
       currency: (optionalText(flags, 'currency') ?? config.CURRENCY).toUpperCase(),

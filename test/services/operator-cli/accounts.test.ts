@@ -40,6 +40,11 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     await refuses(t, ['business:create', ...business, '--currency', 'USD'], /USD is not this deployment's currency \(NGN\)/)
     await refuses(t, ['business:create', '--name', 'No Phone', '--address', 'x street', '--state', 'Lagos'], /--phone is required/)
     await refuses(t, ['business:create', ...business, '--lat', '6.5'], /--lat and --lng must be given together/)
+    // The console's rules for a business, in the CLI's words.
+    const withFlag = (flag: string, value: string) => business.map((arg, i) => (business[i - 1] === flag ? value : arg))
+    await refuses(t, ['business:create', ...withFlag('--phone', 'notaphone')], /^--phone must be a phone number/)
+    await refuses(t, ['business:create', ...withFlag('--address', 'x')], /^--address must be longer than or equal to 5 characters/)
+    await refuses(t, ['business:create', ...withFlag('--state', 'Atlantis')], /^--state must be one of Nigeria's 36 states or the FCT/)
   })
 
   t.test('key:create stores only the hash, with its scopes', async (t) => {
