@@ -1,4 +1,4 @@
-import { COURIER_PHONE_RULE, courierPhone } from '../../shared/couriers/phone.js'
+import { PHONE_RULE, e164Phone } from '../../shared/phone.js'
 import { isOrderId, isUuid } from '../../shared/ids.js'
 import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../shared/money.js'
 import type { z } from 'zod'
@@ -63,11 +63,11 @@ export function livemodeFlag(flags: Flags): boolean {
   return requiredChoice(flags, 'mode', ['live', 'test'] as const) === 'live'
 }
 
-/** `--phone` in its stored E.164 form (shared/couriers/phone.ts), refused before any connection when it is not one. */
-export function courierPhoneFlag(flags: Flags): string {
+/** `--phone` in its stored E.164 form (shared/phone.ts), refused before any connection when it is not one. */
+export function phoneFlag(flags: Flags): string {
   const typed = requiredText(flags, 'phone', 64)
-  const phone = courierPhone(typed)
-  if (phone === null) throw new OperatorInputError(`--phone must be ${COURIER_PHONE_RULE}, got '${typed}'`)
+  const phone = e164Phone(typed)
+  if (phone === null) throw new OperatorInputError(`--phone must be ${PHONE_RULE}, got '${typed}'`)
   return phone
 }
 

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
 import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
-import { COURIER_PHONE_RULE, courierPhone } from './phone.js'
+import { PHONE_RULE, e164Phone } from '../phone.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
 // on request, disabled with every token and every order not yet picked up handed back.
@@ -42,11 +42,11 @@ export function phoneTakenMessage(phone: string, holder: Pick<CourierRow, 'id' |
 
 /**
  * A courier and their first token, audited as `courier.create`. The phone is stored in its E.164
- * form (shared/couriers/phone.ts), and one enabled courier has it at most: the database's partial
+ * form (shared/phone.ts), and one enabled courier has it at most: the database's partial
  * unique index settles two creations at once.
  */
 export async function createCourier(sql: Sql, actor: string, input: NewCourier): Promise<CourierCreation> {
-  const phone = courierPhone(input.phone)
+  const phone = e164Phone(input.phone)
   if (phone === null) return { kind: 'invalid', message: notAPhone(input.phone) }
   try {
     return await sql.begin(async (tx) => {
@@ -77,7 +77,7 @@ export type PhoneChange =
  * (without the numbers: the audit trail outlives them).
  */
 export async function changeCourierPhone(sql: Sql, actor: string, courierId: string, typed: string): Promise<PhoneChange> {
-  const phone = courierPhone(typed)
+  const phone = e164Phone(typed)
   if (phone === null) return { kind: 'invalid', message: notAPhone(typed) }
   try {
     return await sql.begin(async (tx) => {
@@ -94,7 +94,7 @@ export async function changeCourierPhone(sql: Sql, actor: string, courierId: str
   }
 }
 
-const notAPhone = (typed: string) => `phone must be ${COURIER_PHONE_RULE}, got '${typed}'`
+const notAPhone = (typed: string) => `phone must be ${PHONE_RULE}, got '${typed}'`
 
 /** The refusal when another courier took the phone between the check and the write: who has it now. */
 async function takenMeanwhile(sql: Sql, phone: string): Promise<string> {

@@ -6,7 +6,7 @@ import {
   updateCourierSession, upsertLoginCode, type CourierSessionRow,
 } from '../db/courier-logins.js'
 import type { Db, Sql } from '../db/sql.js'
-import { courierPhone } from './phone.js'
+import { e164Phone } from '../phone.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
 // (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
@@ -35,7 +35,7 @@ export type CourierLogin = { kind: 'ok'; courier: CourierRow } | { kind: 'refuse
  */
 export async function logInCourier(sql: Sql, phoneInput: string, code: string): Promise<CourierLogin> {
   // The stored form (E.164): `0800 000 0001` and `+234 800 000 0001` are one phone, to match and to lock.
-  const phone = courierPhone(phoneInput)
+  const phone = e164Phone(phoneInput)
   if (phone === null || !/^\d{6}$/.test(code)) return { kind: 'refused' }
   const mayTry = await sql.begin(async (tx) => {
     const claimed = claimTry(await lockLoginFailures(tx, phone))

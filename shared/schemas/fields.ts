@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { COURIER_PHONE_RULE, courierPhone } from '../couriers/phone.js'
+import { PHONE_RULE, e164Phone } from '../phone.js'
 import { stateNamed } from '../geo/gazetteer.js'
 
 /*
@@ -64,14 +64,14 @@ export function streetAddress(field: string) {
 }
 
 /**
- * A phone number by the platform's one rule (shared/couriers/phone.ts), read to the E.164 form it
+ * A phone number by the platform's one rule (shared/phone.ts), read to the E.164 form it
  * is stored and compared in: `0809 000 0016` becomes `+2348090000016`.
  */
 export function phoneNumber(field: string) {
   return requiredText(field, { max: 64 }).transform((typed, ctx) => {
-    const phone = courierPhone(typed)
+    const phone = e164Phone(typed)
     if (phone !== null) return phone
-    ctx.addIssue({ code: 'custom', message: `${field} must be ${COURIER_PHONE_RULE}` })
+    ctx.addIssue({ code: 'custom', message: `${field} must be ${PHONE_RULE}` })
     return z.NEVER
   })
 }

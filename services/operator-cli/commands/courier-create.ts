@@ -2,7 +2,7 @@ import { COURIER_VEHICLE_TYPES } from '../../../shared/courier.js'
 import { createCourier } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { defineCommand } from '../command.js'
-import { courierPhoneFlag, optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
+import { phoneFlag, optionalNumber, optionalText, requiredChoice, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
@@ -21,7 +21,7 @@ export const courierCreate = defineCommand({
   prepare(flags) {
     return {
       name: requiredText(flags, 'name'),
-      phone: courierPhoneFlag(flags),
+      phone: phoneFlag(flags),
       vehicleType: requiredChoice(flags, 'vehicle-type', COURIER_VEHICLE_TYPES),
       vehiclePlate: optionalText(flags, 'vehicle-plate', 32),
       maxWeightKg: optionalNumber(flags, 'max-weight-kg', 0.1, 100_000),

@@ -1,6 +1,6 @@
 import { changeCourierPhone } from '../../../shared/couriers/accounts.js'
 import { defineCommand } from '../command.js'
-import { courierPhoneFlag, requiredUuid } from '../flags.js'
+import { phoneFlag, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
@@ -13,7 +13,7 @@ export const courierPhoneCommand = defineCommand({
     phone: { type: 'string' },
   },
   prepare(flags) {
-    return { courierId: requiredUuid(flags, 'courier'), phone: courierPhoneFlag(flags) }
+    return { courierId: requiredUuid(flags, 'courier'), phone: phoneFlag(flags) }
   },
   async run({ sql, actor }, input) {
     const changed = await changeCourierPhone(sql, actor, input.courierId, input.phone)

@@ -1,16 +1,17 @@
-// A courier's phone in the one form it is stored, compared and logged in with (DESIGN 14): E.164.
+// A phone in the one form the platform stores, compares and logs in with: E.164 (DESIGN 14 for
+// couriers; a business's phone, the sender of its shipments, alike).
 // The platform serves Nigeria (CURRENCY NGN), so a number written without a country code is
 // Nigerian: `0809 000 0016` and `+234 809 000 0016` are both `+2348090000016`. Other countries
 // are written with their `+` code. Spaces, dashes, dots and brackets are only punctuation.
 
-/** What `courierPhone` accepts, for refusals. */
-export const COURIER_PHONE_RULE = 'a phone number: 0 and 10 digits or +234 and 10 digits (Nigeria), or + and a country code, 8 to 15 digits in all'
+/** What `e164Phone` accepts, for refusals. */
+export const PHONE_RULE = 'a phone number: 0 and 10 digits or +234 and 10 digits (Nigeria), or + and a country code, 8 to 15 digits in all'
 
 // One pass, no backtracking (docs/contracts.md: validation is linear in the input).
 const PUNCTUATED_NUMBER = /^\+?[\d\s().-]+$/
 
 /** The E.164 form of a phone as typed, or null when it is not a phone number by the rule above. */
-export function courierPhone(typed: string): string | null {
+export function e164Phone(typed: string): string | null {
   const text = typed.trim()
   if (!PUNCTUATED_NUMBER.test(text)) return null
   const digits = text.replace(/\D/g, '')

@@ -3,12 +3,12 @@ import os from 'node:os'
 import path from 'node:path'
 import shift from 'postgres-shift'
 import t from 'tap'
-import { migrationsDir } from '../../../shared/db/migrate.js'
-import { createSql } from '../../../shared/db/sql.js'
-import { courierPhone } from '../../../shared/couriers/phone.js'
-import { TEST_DATABASE_URL } from '../../helpers/db.js'
+import { migrationsDir } from '../../shared/db/migrate.js'
+import { createSql } from '../../shared/db/sql.js'
+import { e164Phone } from '../../shared/phone.js'
+import { TEST_DATABASE_URL } from '../helpers/db.js'
 
-// A courier's phone in one stored form (DESIGN 14): the rule of shared/couriers/phone.ts, and
+// A courier's phone in one stored form (DESIGN 14): the rule of shared/phone.ts, and
 // migration 00023, which brings the phones stored as typed to it and makes a phone one enabled
 // courier's without failing on couriers that already share one.
 
@@ -34,8 +34,8 @@ const READ: [string, string | null][] = [
   ['8090000016', null],
 ]
 
-t.test('courierPhone: E.164, a number without its country code read as Nigerian', async (t) => {
-  for (const [typed, stored] of READ) t.equal(courierPhone(typed), stored, `'${typed}' → ${stored}`)
+t.test('e164Phone: E.164, a number without its country code read as Nigerian', async (t) => {
+  for (const [typed, stored] of READ) t.equal(e164Phone(typed), stored, `'${typed}' → ${stored}`)
 })
 
 t.test('migration 00023 stores every readable phone in E.164 and makes a phone one enabled courier\'s, keeping couriers that shared one', async (t) => {
@@ -82,7 +82,7 @@ t.test('migration 00023 stores every readable phone in E.164 and makes a phone o
   ], 'readable phones in E.164 (the rule\'s own results), unreadable ones as typed; a later enabled courier with the same phone names the one who had it first')
   for (const [n, typed] of rows) {
     const stored = after.find((row) => row.id === id(n))!.phone
-    t.equal(stored, courierPhone(typed) ?? typed, `the migration reads '${typed}' as the code does`)
+    t.equal(stored, e164Phone(typed) ?? typed, `the migration reads '${typed}' as the code does`)
   }
 
   const insert = (n: string, phone: string) => sql`insert into couriers (id, name, phone, vehicle_type, max_weight_kg) values (${id(n)}, 'New', ${phone}, 'bike', 20)`
