@@ -147,9 +147,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (count !== null) result.observe(count)
   })
   observeQueueJobs(queue)
-  metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch set)' }).addCallback(async (result) => {
-    const count = await countAvailable(redis, prefix).catch(() => null)
-    if (count !== null) result.observe(count)
+  // One series per vehicle, as dispatch searches them: a truck order waits on the trucks alone.
+  metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch sets), by vehicle' }).addCallback(async (result) => {
+    const counts = await countAvailable(redis, prefix).catch(() => null)
+    if (counts !== null) for (const [vehicle, count] of counts) result.observe(count, { vehicle })
   })
 
   app.addHook('onClose', async () => {

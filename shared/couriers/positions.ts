@@ -14,7 +14,7 @@ export interface CourierOnMap {
 }
 
 function keysOf(prefix: string) {
-  const available = Object.fromEntries(COURIER_VEHICLE_TYPES.map((vehicle) => [vehicle, `${prefix}:couriers:available:${vehicle}`])) as Record<CourierVehicleType, string>
+  const available = (vehicle: CourierVehicleType) => `${prefix}:couriers:available:${vehicle}`
   return {
     /**
      * A GEO set per vehicle of the couriers on shift (DESIGN 14: "a GEO set per mode"): dispatch
@@ -23,7 +23,7 @@ function keysOf(prefix: string) {
      */
     available,
     /** Every dispatch set, for what takes a courier off the map whatever their vehicle (now or before). */
-    everyAvailable: COURIER_VEHICLE_TYPES.map((vehicle) => available[vehicle]),
+    everyAvailable: COURIER_VEHICLE_TYPES.map(available),
     /** Sorted set: each courier's last ping, in ms; a courier silent for COURIER_STALE_S is skipped. */
     seen: `${prefix}:couriers:seen`,
     fix: (courierId: string) => `${prefix}:courier:${courierId}:fix`,
@@ -68,7 +68,7 @@ export async function recordPing(redis: RedisClient, prefix: string, courier: Co
   const k = keys(prefix)
   const courierId = courier.id
   const answer = Number(await PING(redis,
-    [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available[courier.vehicleType], k.trail(courierId)],
+    [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available(courier.vehicleType), k.trail(courierId)],
     [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S]))
   return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
 }
@@ -81,7 +81,7 @@ export async function recordFix(redis: RedisClient, prefix: string, courier: Cou
   const batch = redis.multi()
     .set(k.fix(courierId), JSON.stringify(fix), 'EX', FIX_TTL_S)
     .zadd(k.seen, Date.parse(fix.at), courierId)
-  if (shift === 'available') batch.geoadd(k.available[courier.vehicleType], fix.longitude, fix.latitude, courierId)
+  if (shift === 'available') batch.geoadd(k.available(courier.vehicleType), fix.longitude, fix.latitude, courierId)
   await batch.exec()
 }
 
@@ -100,7 +100,7 @@ export async function setShift(redis: RedisClient, prefix: string, courier: Cour
   }
   const fix = await lastFix(redis, prefix, courierId)
   const batch = redis.multi().set(k.shift(courierId), 'available')
-  if (fix) batch.geoadd(k.available[courier.vehicleType], fix.longitude, fix.latitude, courierId)
+  if (fix) batch.geoadd(k.available(courier.vehicleType), fix.longitude, fix.latitude, courierId)
   const results = await batch.exec()
   return { joined: results?.[1]?.[1] === 1 }
 }
@@ -131,12 +131,12 @@ export async function lastFixes(redis: RedisClient, prefix: string, courierIds: 
   }))
 }
 
-/** How many couriers are on shift and on the map, every vehicle together: the dispatcher's gauge. */
-export async function countAvailable(redis: RedisClient, prefix: string): Promise<number> {
+/** How many couriers of each vehicle are on shift and on the map, in one round trip: the dispatcher's gauge. */
+export async function countAvailable(redis: RedisClient, prefix: string): Promise<Map<CourierVehicleType, number>> {
   const batch = redis.multi()
   for (const set of keys(prefix).everyAvailable) batch.zcard(set)
-  const counts = await batch.exec()
-  return (counts ?? []).reduce((sum, [, count]) => sum + Number(count ?? 0), 0)
+  const counts = (await batch.exec()) ?? []
+  return new Map(COURIER_VEHICLE_TYPES.map((vehicle, i) => [vehicle, Number(counts[i]?.[1] ?? 0)]))
 }
 
 function parseFix(stored: string): CourierFix | null {
@@ -161,7 +161,7 @@ export interface NearbySearch {
 export async function nearbyCouriers(redis: RedisClient, prefix: string, vehicles: readonly CourierVehicleType[], point: Point, radiusKm: number, staleS: number, count: number, now = Date.now()): Promise<NearbySearch> {
   const k = keys(prefix)
   const batch = redis.multi()
-  for (const vehicle of vehicles) batch.geosearch(k.available[vehicle], 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
+  for (const vehicle of vehicles) batch.geosearch(k.available(vehicle), 'FROMLONLAT', point.lng, point.lat, 'BYRADIUS', radiusKm, 'km', 'ASC', 'COUNT', count, 'WITHDIST')
   const searches = (await batch.exec()) ?? []
   // Complete when no set's search stopped at its count: then every courier in range is here.
   const complete = searches.every(([, found]) => !Array.isArray(found) || found.length < count)

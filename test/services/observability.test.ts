@@ -205,6 +205,9 @@ t.test('one trace from placement through the dispatch job and the offer to the c
   t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="accepted"[^}]*\} [1-9]/)
   t.match(text, /courier_dispatch_time_to_assign_seconds_count(\{[^}]*\})? [1-9]/)
   t.match(text, /courier_location_updates_total(\{[^}]*\})? [1-9]/)
+  // A series per vehicle, as dispatch searches them: the rider is a bike, and no truck is out.
+  t.match(text, /courier_couriers_available\{[^}]*vehicle="bike"[^}]*\} 1\b/)
+  t.match(text, /courier_couriers_available\{[^}]*vehicle="truck"[^}]*\} 0\b/)
 })
 
 t.test('a set-password token, a CSRF token or a key in a URL reaches neither a span nor a log line', async (t) => {
