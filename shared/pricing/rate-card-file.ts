@@ -3,6 +3,7 @@ import type { Db } from '../db/sql.js'
 import { RateCardFileError, type RateCardProblem } from '../errors/rate-card-file-error.js'
 import { ringProblem } from '../geo/ring.js'
 import { newOptionId, newUuid } from '../ids.js'
+import { pathOf } from '../json-source.js'
 import { hasAtMostTwoDecimals } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
 
@@ -27,7 +28,7 @@ export function checkRateCardFile(file: unknown, currency: string): RateCardFile
   const parsed = rateCardFileSchema.safeParse(file)
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const where = issue.path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index ? '.' : ''}${String(part)}`)).join('')
+      const where = pathOf(issue.path)
       report(where, where ? `${where}: ${issue.message}` : issue.message)
     }
     throw new RateCardFileError(problems)

@@ -1,4 +1,5 @@
 import type { RateCardProblem } from '../../../shared/errors/rate-card-file-error.js'
+import { parentOf } from '../../../shared/json-source.js'
 import { html, type Html } from '../html.js'
 
 interface Line {
@@ -34,15 +35,6 @@ function linesOf(value: unknown, path: string, indent: string, prefix: string, s
   } else {
     out.push({ text: `${indent}${prefix}${JSON.stringify(value)}${suffix}`, path })
   }
-}
-
-/**
- * The path one level up: `zones[1].polygon` → `zones[1]` → `zones` → `` (the whole file). Every
- * step is shorter, so a walk up from any path, even one the file does not have, ends.
- */
-export function parentOf(path: string): string {
-  const last = /(\.[^.[\]]+|\[\d+\])$/.exec(path)
-  return last ? path.slice(0, last.index) : ''
 }
 
 /**
