@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import { insertRateCardVersion, type ImportedRateCard } from '../db/rate-cards.js'
 import type { Db } from '../db/sql.js'
 import { RateCardFileError, type RateCardProblem } from '../errors/rate-card-file-error.js'
@@ -23,6 +24,16 @@ export async function importRateCard(db: Db, file: unknown, currency: string): P
  * message names the first).
  */
 export function checkRateCardFile(file: unknown, currency: string): RateCardFile {
+  const { card, problems } = inspect(file, currency)
+  if (card && problems.length === 0) return card
+  throw new RateCardFileError(problems)
+}
+
+/** `path` locates the problem in the file; `message` says it in full, naming the part. */
+type Report = (path: string, message: string) => void
+
+/** The card when the file has its shape, and every problem of the file in either case. */
+function inspect(file: unknown, currency: string): { card: RateCardFile | null; problems: RateCardProblem[] } {
   const problems: RateCardProblem[] = []
   const report: Report = (path, message) => problems.push({ path, message })
   const parsed = rateCardFileSchema.safeParse(file)
@@ -31,53 +42,106 @@ export function checkRateCardFile(file: unknown, currency: string): RateCardFile
       const where = pathOf(issue.path)
       report(where, where ? `${where}: ${issue.message}` : issue.message)
     }
-    throw new RateCardFileError(problems)
   }
-  const card = parsed.data
-  if (card.currency !== currency) report('currency', `currency ${card.currency} does not match this deployment's currency ${currency}`)
-  checkZones(card, report)
-  checkLabels(card, report)
-  card.options.forEach((option, index) => checkOption(option, index, card, report))
-  checkBikeBands(card.options, report)
-  if (problems.length > 0) throw new RateCardFileError(problems)
-  return card
+  // A part out of shape is reported above; the rules still look at every part that has its shape.
+  const parts = parsed.success ? partsOfCard(parsed.data) : partsOf(file)
+  if (parts.currency !== null && parts.currency !== currency) report('currency', `currency ${parts.currency} does not match this deployment's currency ${currency}`)
+  checkZones(parts, report)
+  checkLabels(parts, report)
+  parts.options.forEach((option, index) => option && checkOption(option, index, parts, report))
+  if (parts.bands) checkBikeBands(parts.bands, report)
+  return { card: parsed.success ? parsed.data : null, problems }
 }
 
-/** `path` locates the problem in the file; `message` says it in full, naming the part. */
-type Report = (path: string, message: string) => void
+// The file's parts, each read on its own below: a part out of shape hides no problem of another.
+const roughShape = z.object({
+  currency: rateCardFileSchema.shape.currency.nullable().catch(null),
+  zones: z.array(z.unknown()).catch([]),
+  options: z.array(z.unknown()).catch([]),
+}).catch({ currency: null, zones: [], options: [] })
+const zoneShape = rateCardFileSchema.shape.zones.element
+const zoneNameShape = zoneShape.pick({ name: true })
+const polygonShape = zoneShape.pick({ polygon: true })
+const optionShape = rateCardFileSchema.shape.options.element
+const labelShape = optionShape.pick({ label: true })
+const bandShape = optionShape.pick({ vehicle_type: true, label: true, min_weight_kg: true, max_weight_kg: true })
+type Band = Pick<RateCardFileOption, 'vehicle_type' | 'label' | 'min_weight_kg' | 'max_weight_kg'>
 
-function checkZones(card: RateCardFile, report: Report): void {
+/** What the rules look at, by index in the file; null where that part is out of shape. */
+interface Parts {
+  currency: string | null
+  zones: { name: string | null; polygon: [number, number][] | null }[]
+  /** Null when a zone's name is out of shape: a price naming that zone is not an unknown zone. */
+  zoneNames: Set<string> | null
+  labels: (string | null)[]
+  options: (RateCardFileOption | null)[]
+  /** Null when an option's type or weights are out of shape: a band left out would look like a gap. */
+  bands: Band[] | null
+}
+
+function partsOfCard(card: RateCardFile): Parts {
+  return {
+    currency: card.currency,
+    zones: card.zones,
+    zoneNames: new Set(card.zones.map((zone) => zone.name)),
+    labels: card.options.map((option) => option.label),
+    options: card.options,
+    bands: card.options,
+  }
+}
+
+function partsOf(file: unknown): Parts {
+  const rough = roughShape.parse(file)
+  const zones = rough.zones.map((zone) => ({ name: shaped(zoneNameShape, zone)?.name ?? null, polygon: shaped(polygonShape, zone)?.polygon ?? null }))
+  const names = zones.map((zone) => zone.name)
+  const bands = rough.options.map((option) => shaped(bandShape, option))
+  return {
+    currency: rough.currency,
+    zones,
+    zoneNames: names.every((name) => name !== null) ? new Set(names) : null,
+    labels: rough.options.map((option) => shaped(labelShape, option)?.label ?? null),
+    options: rough.options.map((option) => shaped(optionShape, option)),
+    bands: bands.every((band) => band !== null) ? bands : null,
+  }
+}
+
+function shaped<S extends z.ZodType>(schema: S, value: unknown): z.output<S> | null {
+  const parsed = schema.safeParse(value)
+  return parsed.success ? parsed.data : null
+}
+
+function checkZones({ zones }: Parts, report: Report): void {
   const seen = new Set<string>()
-  card.zones.forEach((zone, index) => {
-    if (seen.has(zone.name)) report(`zones[${index}].name`, `zones[${index}].name: zone ${zone.name} is listed twice`)
-    seen.add(zone.name)
-    const problem = ringProblem(zone.polygon)
-    if (problem) report(`zones[${index}].polygon`, `zones[${index}].polygon (${zone.name}): ${problem}`)
+  zones.forEach(({ name, polygon }, index) => {
+    if (name !== null && seen.has(name)) report(`zones[${index}].name`, `zones[${index}].name: zone ${name} is listed twice`)
+    if (name !== null) seen.add(name)
+    const problem = polygon && ringProblem(polygon)
+    if (problem) report(`zones[${index}].polygon`, `zones[${index}].polygon${name === null ? '' : ` (${name})`}: ${problem}`)
   })
 }
 
 // Error messages name an option by its label, so a label must point at one option.
-function checkLabels(card: RateCardFile, report: Report): void {
+function checkLabels({ labels }: Parts, report: Report): void {
   const seen = new Set<string>()
-  card.options.forEach((option, index) => {
-    if (seen.has(option.label)) report(`options[${index}].label`, `options[${index}].label: label ${option.label} is used by two options`)
-    seen.add(option.label)
+  labels.forEach((label, index) => {
+    if (label === null) return
+    if (seen.has(label)) report(`options[${index}].label`, `options[${index}].label: label ${label} is used by two options`)
+    seen.add(label)
   })
 }
 
-function checkOption(option: RateCardFileOption, index: number, card: RateCardFile, report: Report): void {
+function checkOption(option: RateCardFileOption, index: number, { zoneNames }: Parts, report: Report): void {
   const path = `options[${index}]`
   const where = `${path} (${option.label})`
   if (option.min_weight_kg !== undefined && option.min_weight_kg >= option.max_weight_kg) {
     report(`${path}.min_weight_kg`, `${where}: min_weight_kg must be below max_weight_kg`)
   }
-  const zoneNames = new Set(card.zones.map((zone) => zone.name))
   const pairs = new Set<string>()
   option.prices.forEach((price, priceIndex) => {
     const at = `${path}.prices[${priceIndex}]`
     const said = `${where}.prices[${priceIndex}]`
     for (const end of ['from', 'to'] as const) {
-      if (!zoneNames.has(price[end])) report(`${at}.${end}`, `${said}.${end}: unknown zone ${price[end]}`)
+      if (zoneNames && !zoneNames.has(price[end])) report(`${at}.${end}`, `${said}.${end}: unknown zone ${price[end]}`)
     }
     if (!hasAtMostTwoDecimals(price.price)) report(`${at}.price`, `${said}.price: ${price.price} has more than 2 decimals`)
     const pair = `${price.from}\u0000${price.to}`
@@ -87,7 +151,7 @@ function checkOption(option: RateCardFileOption, index: number, card: RateCardFi
 }
 
 /** Bike bands must tile the weights they cover: each band starts where the previous one ends. */
-function checkBikeBands(options: RateCardFileOption[], report: Report): void {
+function checkBikeBands(options: Band[], report: Report): void {
   const bands = options.map((option, index) => ({ option, index })).filter(({ option }) => option.vehicle_type === 'bike').sort((a, b) => (a.option.min_weight_kg ?? 0) - (b.option.min_weight_kg ?? 0))
   for (let i = 1; i < bands.length; i++) {
     const previous = bands[i - 1].option

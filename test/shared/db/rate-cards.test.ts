@@ -107,6 +107,24 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     t.equal(error instanceof Error ? error.message : '', problems[0]?.message)
     t.match(problems[3]?.message, /^options\[3\] \(Mini van\)\.prices\[2\]\.to: unknown zone Ajah$/)
     t.same(await counts(), before, 'nothing was written')
+
+    // A part out of shape hides no problem of the parts that have theirs, and makes none up.
+    const mixed = demoCardFile()
+    mixed.name = '   '
+    mixed.options[0].prices[1].price = -1
+    mixed.zones[1].polygon.pop()
+    mixed.options[1].prices[3].to = 'Ajah'
+    mixed.options[2].min_weight_kg = 12
+    const pathsOf = async (file: unknown, currency: string) => {
+      const refused = await importRateCard(sql, file, currency).catch((err: unknown) => err)
+      return refused instanceof RateCardFileError ? refused.problems.map((problem) => problem.path) : []
+    }
+    t.same(await pathsOf(mixed, 'USD'), ['name', 'options[0].prices[1].price', 'currency', 'zones[1].polygon', 'options[1].prices[3].to', 'options[2].min_weight_kg'], 'two out of shape, four against the rules')
+    const unsure = demoCardFile()
+    unsure.zones[3].name = '' // a price naming Ikeja is not a price naming an unknown zone
+    unsure.options[1].vehicle_type = 'bicycle' // nor do the bands either side of it leave a gap
+    t.same(await pathsOf(unsure, 'NGN'), ['zones[3].name', 'options[1].vehicle_type'])
+    t.same(await counts(), before, 'nothing was written')
     const valid = demoCardFile()
     valid.zones[0].polygon = rect(3.37, 6.41, 3.45, 6.47).reverse()
     t.equal((await importRateCard(sql, { ...valid, name: 'Clockwise' }, 'NGN')).version, 1, 'either ring orientation is accepted')
