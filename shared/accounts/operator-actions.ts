@@ -6,7 +6,7 @@ import type { Sql } from '../db/sql.js'
 import { createWallet, creditWallet, type WalletCredit } from '../db/wallets.js'
 import { newUuid } from '../ids.js'
 import { toMajor } from '../money.js'
-import { importRateCard } from '../pricing/rate-card-file.js'
+import { readRateCardFile, writeRateCard } from '../pricing/rate-card-file.js'
 
 /*
  * What an operator does to accounts, the one copy the CLI and the console share. Each writes its
@@ -51,10 +51,15 @@ export function revokeKeyAs(sql: Sql, actor: string, keyId: string, businessId: 
   })
 }
 
-/** Imports a rate-card file as its card's next version; throws `RateCardFileError` (nothing written) when it is wrong. */
-export function importRateCardAs(sql: Sql, actor: string, file: unknown, currency: string): Promise<ImportedRateCard> {
+/**
+ * Imports a rate-card file, its text as the operator uploaded it, as its card's next version;
+ * throws `RateCardFileError` (nothing written, each problem at its line in `text`) when it is wrong.
+ */
+export async function importRateCardAs(sql: Sql, actor: string, text: string, currency: string): Promise<ImportedRateCard> {
+  // Read before the transaction: a refused file never holds a connection.
+  const card = readRateCardFile(text, currency)
   return sql.begin(async (tx) => {
-    const imported = await importRateCard(tx, file, currency)
+    const imported = await writeRateCard(tx, card)
     await insertAudit(tx, { actor, action: 'ratecard.import', businessId: null, subject: imported.name, before: null, after: { rate_card_id: imported.rate_card_id, version: imported.version } })
     return imported
   })

@@ -1,40 +1,73 @@
 import { z } from 'zod'
 import { insertRateCardVersion, type ImportedRateCard } from '../db/rate-cards.js'
 import type { Db } from '../db/sql.js'
-import { RateCardFileError, type RateCardProblem } from '../errors/rate-card-file-error.js'
+import { errorMessage } from '../errors/error-message.js'
+import { MAX_LISTED_PROBLEMS, RateCardFileError } from '../errors/rate-card-file-error.js'
 import { ringProblem } from '../geo/ring.js'
 import { newOptionId, newUuid } from '../ids.js'
-import { pathOf } from '../json-source.js'
+import { jsonSyntaxError, locatePaths, pathOf, type SourcePosition } from '../json-source.js'
 import { hasAtMostTwoDecimals } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
 
 /**
- * Imports a rate-card file, the one step every path shares (the CLI, the demo seed, tests):
- * checks it, then writes it as the card's next version. Throws `RateCardFileError` (nothing
- * written) when the file is wrong.
+ * Imports a rate-card file given as a value (the demo seed, tests): checks it, then writes it as
+ * the card's next version. Throws `RateCardFileError` (nothing written) when the file is wrong.
  */
 export async function importRateCard(db: Db, file: unknown, currency: string): Promise<ImportedRateCard> {
-  const card = checkRateCardFile(file, currency)
+  return writeRateCard(db, checkRateCardFile(file, currency))
+}
+
+/** Writes a card that `checkRateCardFile` or `readRateCardFile` passed as its next version, with new option ids. */
+export function writeRateCard(db: Db, card: RateCardFile): Promise<ImportedRateCard> {
   return insertRateCardVersion(db, card, { rateCardId: newUuid(), versionId: newUuid(), optionIds: card.options.map(() => newOptionId()) })
 }
 
 /**
+ * Reads a rate-card file as the operator uploaded it (the console, `ratecard:import`): parses
+ * and checks it. Throws `RateCardFileError` when it is not JSON (one problem, where the syntax
+ * breaks) or not a valid card (its problems, each at its line and column in `text`).
+ */
+export function readRateCardFile(text: string, currency: string): RateCardFile {
+  let file: unknown
+  try {
+    file = JSON.parse(text)
+  } catch (err) {
+    const syntax = jsonSyntaxError(text)
+    throw new RateCardFileError([{ path: '', message: `not valid JSON: ${syntax?.message ?? errorMessage(err)}`, at: syntax?.at ?? null }], 0)
+  }
+  return passed(file, currency, (paths) => locatePaths(text, paths))
+}
+
+/**
  * Checks a rate-card file before anything is written: its shape, then the rules that tie its
- * parts together. Throws `RateCardFileError` listing every problem, each at its path (the
+ * parts together. Throws `RateCardFileError` listing its problems, each at its path (the
  * message names the first).
  */
 export function checkRateCardFile(file: unknown, currency: string): RateCardFile {
+  return passed(file, currency, () => new Map())
+}
+
+/** The card, or `RateCardFileError` with its first problems, each placed in the file by `locate`. */
+function passed(file: unknown, currency: string, locate: (paths: string[]) => Map<string, SourcePosition>): RateCardFile {
   const { card, problems } = inspect(file, currency)
   if (card && problems.length === 0) return card
-  throw new RateCardFileError(problems)
+  const listed = problems.slice(0, MAX_LISTED_PROBLEMS)
+  // Only the listed problems are placed: one pass over the text, however many the file has.
+  const positions = locate(listed.map((problem) => problem.path))
+  throw new RateCardFileError(listed.map((problem) => ({ ...problem, at: positions.get(problem.path) ?? null })), problems.length - listed.length)
+}
+
+interface Found {
+  path: string
+  message: string
 }
 
 /** `path` locates the problem in the file; `message` says it in full, naming the part. */
 type Report = (path: string, message: string) => void
 
 /** The card when the file has its shape, and every problem of the file in either case. */
-function inspect(file: unknown, currency: string): { card: RateCardFile | null; problems: RateCardProblem[] } {
-  const problems: RateCardProblem[] = []
+function inspect(file: unknown, currency: string): { card: RateCardFile | null; problems: Found[] } {
+  const problems: Found[] = []
   const report: Report = (path, message) => problems.push({ path, message })
   const parsed = rateCardFileSchema.safeParse(file)
   if (!parsed.success) {

@@ -11,9 +11,8 @@ import type { ConsoleDeps } from '../deps.js'
 import { money, when } from '../format.js'
 import { checkForm, FormError, typed, type FormState } from '../forms.js'
 import { html, type Html } from '../html.js'
-import { fileWithProblems } from '../pages/json-listing.js'
+import { rateCardRefusal } from '../pages/json-listing.js'
 import { field, form } from '../pages/layout.js'
-import { errorMessage } from '../../../shared/errors/error-message.js'
 
 // Each rate read and bounded by the rules of `platform-rates:set`, to the number changePlatformRates takes.
 const rate = (field: keyof PlatformRates) => z.string().max(32).transform((text, ctx) => {
@@ -54,22 +53,14 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
     // Read here, after the login and CSRF checks: nothing of an anonymous upload is parsed.
     const upload = request.isMultipart() ? await request.file() : undefined
     if (!upload || upload.fieldname !== 'file') throw new FormError('file: choose a rate-card file')
-    const content = await upload.toBuffer()
-    let file: unknown
+    const text = (await upload.toBuffer()).toString('utf8')
     try {
-      file = JSON.parse(content.toString('utf8'))
-    } catch (err) {
-      return cardsPage(request, reply, 400, html`<div role="alert" class="flash error"><p>The file is not valid JSON: ${errorMessage(err)}</p></div>`)
-    }
-    try {
-      const imported = await importRateCardAs(sql, actorOf(request), file, config.CURRENCY)
+      const imported = await importRateCardAs(sql, actorOf(request), text, config.CURRENCY)
       await announce({ kind: 'rate-card', rateCardId: imported.rate_card_id })
       return redirectWith(request, reply, '/console/ops/rate-cards', { kind: 'ok', text: `Imported ${imported.name} as version ${imported.version} with ${imported.options.length} options.` })
     } catch (err) {
       if (!(err instanceof RateCardFileError)) throw err
-      const refused = html`<div role="alert" class="flash error"><p>Nothing was imported: the file has ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}, each shown where it is.</p>
-<ol class="problems">${err.problems.map((problem) => html`<li>${problem.message}</li>`)}</ol></div>${fileWithProblems(file, err.problems)}`
-      return cardsPage(request, reply, 422, refused)
+      return cardsPage(request, reply, 422, rateCardRefusal(text, err))
     }
   })
 

@@ -16,24 +16,18 @@ export const ratecardImport = defineCommand({
   },
   prepare(flags) {
     const path = requiredText(flags, 'file', 4096)
-    let text: string
     try {
-      text = readFileSync(path, 'utf8')
+      return { path, text: readFileSync(path, 'utf8') }
     } catch (err) {
       throw new OperatorInputError(`cannot read ${path}: ${errorMessage(err)}`)
-    }
-    try {
-      return { path, card: JSON.parse(text) as unknown }
-    } catch (err) {
-      throw new OperatorInputError(`${path} is not valid JSON: ${errorMessage(err)}`)
     }
   },
   async run({ sql, config, announce, actor }, input) {
     let imported
     try {
-      imported = await importRateCardAs(sql, actor, input.card, config.CURRENCY)
+      imported = await importRateCardAs(sql, actor, input.text, config.CURRENCY)
     } catch (err) {
-      if (err instanceof RateCardFileError) throw new OperatorInputError(`${input.path}: ${err.message}`)
+      if (err instanceof RateCardFileError) throw new OperatorInputError(refusal(input.path, err))
       throw err
     }
     await announce({ kind: 'rate-card', rateCardId: imported.rate_card_id })
@@ -44,3 +38,11 @@ export const ratecardImport = defineCommand({
     }
   },
 })
+
+// One line per problem, `file:line:column: message` as compilers write them, so an editor or a
+// terminal can jump to each.
+function refusal(path: string, err: RateCardFileError): string {
+  const lines = err.problems.map((problem) => `${path}${problem.at ? `:${problem.at.line}:${problem.at.column}` : ''}: ${problem.message}`)
+  if (err.unlisted > 0) lines.push(`${path}: and ${err.unlisted} more problem${err.unlisted === 1 ? '' : 's'}`)
+  return lines.join('\n')
+}

@@ -7,6 +7,7 @@ import { findOrderById } from '../../../shared/db/orders.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { demoCardFile, seedAccount } from '../../helpers/accounts.js'
 import { openBrowser, screenshot, submit } from '../../helpers/browser.js'
+import { demoCardText, spoiled } from '../../helpers/card-text.js'
 import { consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { waitForValue } from '../../helpers/processes.js'
@@ -214,29 +215,34 @@ t.test('the console in a browser: both roles, every page they need', async (t) =
   await t.test('e. the operator imports a rate card: a wrong one is refused with each problem in place, a right one is imported', async (t) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'console-browser-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const wrong = { ...demoCardFile(), name: 'Browser Card' }
-    wrong.zones[1].polygon.pop() // Lekki's ring no longer closes
-    t.same([wrong.options[0].prices[3].from, wrong.options[0].prices[3].to], ['Island', 'Ikeja'])
-    wrong.options[0].prices[3].to = 'Nowhere'
+    // Written as an operator writes a card (a zone or a price per line), so its lines are theirs.
+    const wrongText = spoiled(demoCardText(), [
+      ['"name": "Lagos Demo"', '"name": "Browser Card"'],
+      ['[3.45,6.48],[3.45,6.41]]}', '[3.45,6.48]]}'], // Lekki's ring no longer closes
+      ['{"from":"Island","to":"Ikeja","price":3500}', '{"from":"Island","to":"Nowhere","price":3500}'],
+    ])
     const wrongFile = path.join(dir, 'wrong-card.json')
-    writeFileSync(wrongFile, JSON.stringify(wrong, null, 2))
+    writeFileSync(wrongFile, wrongText)
 
     await open(ops, '/console/ops/rate-cards')
     await shot(ops, 'ops-rate-cards')
     await ops.getByLabel('Rate-card file (JSON)').setInputFiles(wrongFile)
     const refused = await submit(ops, button(ops, 'Import rate card'))
     t.equal(refused.status(), 422)
-    t.match(await ops.getByRole('alert').textContent(), 'Nothing was imported: the file has 2 problems, each shown where it is.')
+    const alert = await ops.getByRole('alert').textContent()
+    t.match(alert, 'Nothing was imported: the file has 2 problems, each shown where it is.')
+    t.match(alert, 'line 6, column 21: zones[1].polygon (Lekki): ring is not closed', 'each problem at its line and column of the file as written')
+    t.match(alert, 'line 16, column 26: options[0] (Up to 5 kg).prices[3].to: unknown zone Nowhere')
     const problems = ops.locator('ol.listing li.problem')
     t.equal(await problems.count(), 2, 'two lines of the file are marked')
     const zone = problems.filter({ hasText: '"to":"Nowhere"' })
     t.equal(await zone.count(), 1)
-    t.match((await zone.locator('code').textContent())?.trim(), /^\{"from":"Island","to":"Nowhere","price":\d+(\.\d+)?\},?$/, 'the unknown zone is marked at the line of its price')
+    t.equal((await zone.locator('code').textContent())?.trim(), '{"from":"Island","to":"Nowhere","price":3500},', 'the unknown zone is marked at the line of its price, as written')
     t.equal((await zone.locator('xpath=preceding-sibling::li[1]/code').textContent())?.trim(), '{"from":"Island","to":"Mainland","price":2500},', 'the price before it is not marked')
     t.equal(await zone.getByRole('note').textContent(), '⚠ options[0] (Up to 5 kg).prices[3].to: unknown zone Nowhere')
     const ring = problems.filter({ hasText: 'ring is not closed' })
-    t.match((await ring.locator('code').textContent())?.trim(), /^"polygon": \[\[[\d.,[\]]+\]\],?$/, 'the open ring is marked at its polygon, its positions on one line')
-    t.equal((await ring.locator('xpath=preceding-sibling::li[1]/code').textContent())?.trim(), '"name": "Lekki",', 'of the Lekki zone')
+    t.equal((await ring.locator('code').textContent())?.trim(), '{"name":"Lekki","polygon":[[3.45,6.41],[3.62,6.41],[3.62,6.48],[3.45,6.48]]},', 'the open ring is marked at its zone\'s line')
+    t.match((await ring.locator('xpath=preceding-sibling::li[1]/code').textContent())?.trim(), /^\{"name":"Island",/, 'after the Island zone')
     t.equal(await ring.getByRole('note').textContent(), '⚠ zones[1].polygon (Lekki): ring is not closed: the last position must repeat the first')
     const [{ count: cards }] = await sql<{ count: number }[]>`select count(*)::int as count from rate_cards where name = 'Browser Card'`
     t.equal(cards, 0, 'nothing was imported')

@@ -13,7 +13,8 @@ import { ConsoleClient, consoleUser, seedOrder, startConsole } from '../../helpe
 import { waitFor } from '../../helpers/processes.js'
 import { creditWalletAs } from '../../../shared/accounts/operator-actions.js'
 import { demoCardFile } from '../../helpers/accounts.js'
-import { fileWithProblems } from '../../../services/console/pages/json-listing.js'
+import { escapeHtml } from '../../../services/console/html.js'
+import { demoCardText, positionOf, spoiled } from '../../helpers/card-text.js'
 
 /*
  * The console's pages beyond the browser test's path, over HTTP: the overview, the catalog,
@@ -237,11 +238,6 @@ t.test('the audit trail shows every amount in naira: platform rates (stored in k
   t.match(credit?.[1], 'reference: &quot;AUDIT-NAIRA&quot;', 'other values as JSON')
 })
 
-t.test('a problem at a path the file lacks is listed under its nearest part; a path always ends at the whole file', async (t) => {
-  const listing = String(fileWithProblems({ name: 'No Zones', options: [] }, [{ path: 'zones', message: 'zones: Required' }, { path: 'zones[0].polygon', message: 'zones[0].polygon: missing' }]))
-  t.match(listing, /<li class="problem"><code>\{<\/code><p class="error" role="note">⚠ zones: Required<\/p><p class="error" role="note">⚠ zones\[0\]\.polygon: missing<\/p><\/li>/, 'both under the file\'s first line')
-})
-
 t.test('a rate card without zones is refused with a page listing the problem, and the console keeps serving', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(operator)
@@ -250,10 +246,67 @@ t.test('a rate card without zones is refused with a page listing the problem, an
   const refused = await client.postFile('/console/ops/rate-cards', { field: 'file', name: 'card.json', content: JSON.stringify({ ...withoutZones, name: 'No Zones Card' }) })
   t.equal(refused.statusCode, 422)
   t.match(refused.body, /Nothing was imported: the file has \d+ problems?, each shown where it is\./)
-  t.match(refused.body, /<li class="problem"><code>\{<\/code><p class="error" role="note">⚠ zones/, 'the missing zones are listed at the top of the file')
+  t.match(refused.body, /<li>line 1, column 1: zones: /, 'the missing zones are placed at the start of the file')
+  t.match(refused.body, /<ol class="listing" start="1" aria-label="Lines 1 to 1 of the file"><li class="problem"><code>\{&quot;name&quot;:[^<]*<\/code><p class="error" role="note">⚠ zones/, 'and marked on its first line')
   const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from rate_cards where name = 'No Zones Card'`
   t.equal(count, 0, 'nothing was imported')
   t.equal((await client.get('/console/ops/rate-cards')).statusCode, 200, 'the console still answers')
+})
+
+t.test('a refused rate card: every problem at its line and column of the file as uploaded, and those lines as written, numbered as in the file', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  await client.get('/console/ops/rate-cards')
+  const upload = async (content: string) => {
+    const refused = await client.postFile('/console/ops/rate-cards', { field: 'file', name: 'card.json', content })
+    t.equal(refused.statusCode, 422)
+    return refused.body
+  }
+  const text = spoiled(demoCardText(), [
+    ['"name": "Lagos Demo"', '"name": "Console Mistakes"'],
+    ['{"from":"Island","to":"Lekki","price":2500}', '{"from":"Island","to":"Lekki","price":-2500}'],
+    ['{"from":"Island","to":"Ikeja","price":4900}', '{"from":"Island","to":"Ajah","price":4900}'],
+    ['{"from":"Lekki","to":"Lekki","price":2100}', '{"from":"Lekki","to":"Lekki","price":2100.005}'],
+    ['"label":"10 to 20 kg","min_weight_kg":10', '"label":"10 to 20 kg","min_weight_kg":12'],
+  ])
+  const problems: [string, string][] = [
+    ['"price":-2500', 'options[0].prices[1].price: must not be negative'],
+    ['"to":"Ajah"', 'options[1] (5 to 10 kg).prices[3].to: unknown zone Ajah'],
+    ['"price":2100.005', 'options[1] (5 to 10 kg).prices[5].price: 2100.005 has more than 2 decimals'],
+    ['"min_weight_kg":12', 'bike bands 5 to 10 kg and 10 to 20 kg leave a gap from 10 kg to 12 kg'],
+  ]
+  const page = await upload(text)
+  t.match(page, 'Nothing was imported: the file has 4 problems, each shown where it is.')
+  const lines = text.split('\n')
+  const at = problems.map(([needle]) => positionOf(text, needle))
+  t.same(at.map((position) => position.line), [14, 36, 38, 51], 'lines of the file as written, not of a reformatted copy')
+  t.match(page, `<ol class="problems">${problems.map(([, message], index) => `<li>line ${at[index].line}, column ${at[index].column}: ${escapeHtml(message)}</li>`).join('')}</ol>`)
+  problems.forEach(([, message], index) => {
+    t.match(page, `<li class="problem"><code>${escapeHtml(lines[at[index].line - 1])}</code><p class="error" role="note">⚠ ${escapeHtml(message)}</p></li>`, `${message}, under its line`)
+  })
+  t.match(page, `<li><code>${escapeHtml(lines[12])}</code></li>`, 'the line before a problem is shown, unmarked')
+  t.same([...page.matchAll(/<ol class="listing" start="(\d+)" aria-label="Lines \d+ to (\d+) of the file">/g)].map((match) => [Number(match[1]), Number(match[2])]), [[12, 16], [34, 40], [49, 53]], 'two lines either side of each problem, nearby ones in one run')
+
+  const notJson = spoiled(demoCardText(), [['"currency": "NGN",', '"currency": "NGN"']])
+  const syntax = await upload(notJson)
+  t.match(syntax, 'Nothing was imported: the file has 1 problem, each shown where it is.')
+  t.match(syntax, `<li>line 4, column 3: ${escapeHtml("not valid JSON: expected ',' or '}', found '\"zones\"'")}</li>`, 'a file that is not JSON: where its syntax breaks')
+  t.match(syntax, `<li class="problem"><code>${escapeHtml('  "zones": [')}</code>`)
+
+  const oneLine = JSON.stringify(JSON.parse(text))
+  const minified = await upload(oneLine)
+  const shown = [...minified.matchAll(/<li(?: value="1")? class="problem"><code>([^<]*)<\/code>/g)].map((match) => match[1].replaceAll('&quot;', '"'))
+  t.equal(shown.length, 4, 'a line too long to show whole is shown once per problem')
+  t.ok(oneLine.length > 4000 && shown.every((part) => part.length <= 162), 'each time only around its problem')
+  t.match(shown, [/"price":-2500/, /"to":"Ajah"/, /"price":2100\.005/, /"min_weight_kg":12/])
+  t.match(minified, `<li>line 1, column ${oneLine.indexOf('"price":-2500') + 1}: `)
+
+  const tooMany = await upload(demoCardText().replace(/"price":(\d+)/g, '"price":$1.125').replaceAll('"to":"Ikeja"', '"to":"Ikeja2"').replaceAll('"from":"Ikeja"', '"from":"Ikeja2"'))
+  t.match(tooMany, 'Nothing was imported: the file has 120 problems, each shown where it is.')
+  t.equal([...tooMany.matchAll(/<li>line \d+, column \d+: options\[/g)].length, 100, 'the first 100 listed')
+  t.match(tooMany, 'And 20 more problems, not listed: fix these and import the file again.')
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from rate_cards where name in ('Console Mistakes', 'Lagos Demo')`
+  t.equal(count, 0, 'nothing was imported')
 })
 
 t.test('the statement CSV keeps a reference that looks like a formula as text', async (t) => {

@@ -5,6 +5,7 @@ import { createWallet } from '../../../shared/db/wallets.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { newUuid } from '../../../shared/ids.js'
+import { demoCardText, positionOf, spoiled } from '../../helpers/card-text.js'
 
 const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.1, lat], [lng + 0.1, lat + 0.1], [lng, lat + 0.1], [lng, lat]]
 const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) => ({
@@ -23,7 +24,19 @@ const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) =>
 t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) => {
   const db = await useTestDb(t)
   const { sql } = db
+  // The demo card as an operator might have written it, with a mistake out of shape and three against the rules.
+  const manyText = spoiled(demoCardText(), [
+    ['"name": "Lagos Demo"', '"name": "Many Mistakes"'],
+    ['{"from":"Island","to":"Lekki","price":2500}', '{"from":"Island","to":"Lekki","price":-2500}'],
+    ['{"from":"Island","to":"Ikeja","price":4900}', '{"from":"Island","to":"Ajah","price":4900}'],
+    ['"label":"10 to 20 kg","min_weight_kg":10', '"label":"10 to 20 kg","min_weight_kg":12'],
+    ['{"from":"Lekki","to":"Lekki","price":2100}', '{"from":"Lekki","to":"Lekki","price":2100.005}'],
+  ])
   const dir = t.testdir({
+    'many.json': manyText,
+    // 80 prices with 3 decimals, and 40 of their zones unknown.
+    'too-many.json': demoCardText().replace(/"price":(\d+)/g, '"price":$1.125').replaceAll('"to":"Ikeja"', '"to":"Ikeja2"').replaceAll('"from":"Ikeja"', '"from":"Ikeja2"'),
+    'not-json.json': spoiled(demoCardText(), [['"currency": "NGN",', '"currency": "NGN"']]),
     'card.json': JSON.stringify(card()),
     'broken.json': '{"name": "Test Card", "zones": [',
     'overlap.json': JSON.stringify(card({ bands: [[0, 5], [4, 10]] })),
@@ -34,14 +47,15 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
       (select count(*)::int from options) as options, (select count(*)::int from zone_prices) as prices`
     return row
   }
-  const refuses = async (t: Test, args: string[], message: RegExp, unchanged: () => Promise<unknown>) => {
+  const refuses = async (t: Test, args: string[], message: RegExp, unchanged: () => Promise<unknown>, lines = 1) => {
     const before = await unchanged()
     const run = await runOperatorCli(db, args)
     t.not(run.code, 0, `${args.join(' ')} exits non-zero`)
     t.equal(run.stdout, '')
     t.match(run.stderr.trim(), message)
-    t.equal(run.stderr.trim().split('\n').length, 1, 'one line on stderr')
+    t.equal(run.stderr.trim().split('\n').length, lines, lines === 1 ? 'one line on stderr' : `${lines} lines on stderr`)
     t.same(await unchanged(), before, 'nothing changed')
+    return run.stderr.trim().split('\n')
   }
 
   const first = await runOperatorCli(db, ['ratecard:import', '--file', `${dir}/card.json`])
@@ -62,9 +76,27 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   })
 
   t.test('bad card files are refused and write nothing', async (t) => {
-    await refuses(t, ['ratecard:import', '--file', `${dir}/broken.json`], /broken\.json is not valid JSON/, cardRows)
-    await refuses(t, ['ratecard:import', '--file', `${dir}/overlap.json`], /bike bands 0 to 5 kg and 4 to 10 kg overlap/, cardRows)
-    await refuses(t, ['ratecard:import', '--file', `${dir}/unknown-zone.json`], /unknown zone Gamma/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/broken.json`], /^.*broken\.json:1:33: not valid JSON: the file ends before an array is closed: a '\]' is missing$/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/overlap.json`], /overlap\.json:1:\d+: bike bands 0 to 5 kg and 4 to 10 kg overlap/, cardRows)
+    const unknown = await refuses(t, ['ratecard:import', '--file', `${dir}/unknown-zone.json`], /unknown zone Gamma/, cardRows, 2)
+    t.match(unknown, [/options\[0\] \(0 to 5 kg\)\.prices\[0\]\.to: unknown zone Gamma$/, /options\[1\] \(5 to 10 kg\)\.prices\[0\]\.to: unknown zone Gamma$/], 'both prices that name it')
+  })
+
+  t.test('a file with many problems: each on a line of its own, at its line and column in the file', async (t) => {
+    const file = `${dir}/many.json`
+    const lines = await refuses(t, ['ratecard:import', '--file', file], /unknown zone Ajah/, cardRows, 4)
+    const at = (needle: string) => { const { line, column } = positionOf(manyText, needle); return `${file}:${line}:${column}: ` }
+    t.same(lines, [
+      `${at('"price":-2500')}options[0].prices[1].price: must not be negative`,
+      `${at('"to":"Ajah"')}options[1] (5 to 10 kg).prices[3].to: unknown zone Ajah`,
+      `${at('"price":2100.005')}options[1] (5 to 10 kg).prices[5].price: 2100.005 has more than 2 decimals`,
+      `${at('"min_weight_kg":12')}bike bands 5 to 10 kg and 10 to 20 kg leave a gap from 10 kg to 12 kg`,
+    ])
+    t.match(lines[1], /many\.json:36:26: /, 'line 36 of the file as written')
+    const tooMany = await refuses(t, ['ratecard:import', '--file', `${dir}/too-many.json`], /has more than 2 decimals/, cardRows, 101)
+    t.match(tooMany.slice(0, 100), Array.from({ length: 100 }, () => /too-many\.json:\d+:\d+: options\[\d\] \(.*\)\.prices\[\d+\]\.(from|to|price): (unknown zone Ikeja2|\d+\.125 has more than 2 decimals)$/))
+    t.equal(tooMany[100], `${dir}/too-many.json: and 20 more problems`)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/not-json.json`], /not-json\.json:4:3: not valid JSON: expected ',' or '}', found '"zones"'$/, cardRows)
     await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /cannot read .*missing\.json/, cardRows)
   })
 

@@ -8,6 +8,8 @@ import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.j
 import { priceShipment } from '../../../shared/pricing/engine.js'
 import { priceKey } from '../../../shared/courier.js'
 import { demoCardFile } from '../../helpers/accounts.js'
+import { demoCardText, positionOf, spoiled } from '../../helpers/card-text.js'
+import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { useTestDb } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
 
@@ -128,6 +130,71 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     const valid = demoCardFile()
     valid.zones[0].polygon = rect(3.37, 6.41, 3.45, 6.47).reverse()
     t.equal((await importRateCard(sql, { ...valid, name: 'Clockwise' }, 'NGN')).version, 1, 'either ring orientation is accepted')
+  })
+
+  // What the console's upload and `ratecard:import` both go through: the file's text as written.
+  const refusalOf = async (text: string) => {
+    const error = await importRateCardAs(sql, 'test', text, 'NGN').catch((err: unknown) => err)
+    if (!(error instanceof RateCardFileError)) throw new Error(`expected a RateCardFileError, got ${String(error)}`)
+    return error
+  }
+  const imports = async () => (await sql`select count(*)::int as count from audit_log where action = 'ratecard.import'`)[0].count
+
+  t.test('an uploaded file: every problem, out of shape or against the rules, at its line and column of the text as written', async (t) => {
+    const before = [await counts(), await imports()]
+    const text = spoiled(demoCardText(), [
+      ['"name": "Lagos Demo"', '"name": "   "'],
+      ['"currency": "NGN"', '"currency": "USD"'],
+      ['[3.45,6.48],[3.45,6.41]]}', '[3.45,6.48]]}'],
+      ['{"from":"Island","to":"Lekki","price":2500}', '{"from":"Island","to":"Lekki","price":-2500}'],
+      ['{"from":"Island","to":"Ikeja","price":4900}', '{"from":"Island","to":"Ajah","price":4900}'],
+      ['"label":"10 to 20 kg","min_weight_kg":10', '"label":"10 to 20 kg","min_weight_kg":12'],
+    ])
+    const error = await refusalOf(text)
+    t.same(error.problems.map((problem) => [problem.path, problem.at]), [
+      ['name', positionOf(text, '"name": "   "')],
+      ['options[0].prices[1].price', positionOf(text, '"price":-2500')],
+      ['currency', positionOf(text, '"currency"')],
+      ['zones[1].polygon', positionOf(text, '"polygon":[[3.45,6.41],[3.62')],
+      ['options[1].prices[3].to', positionOf(text, '"to":"Ajah"')],
+      ['options[2].min_weight_kg', positionOf(text, '"min_weight_kg":12')],
+    ], 'the two out of shape hide none of the four against the rules')
+    t.same(error.problems[4].at, { line: 36, column: 26 }, 'the line of the file, not of JSON.stringify(file, null, 2)')
+    t.match(error.problems.map((problem) => problem.message), [/^name: must not be empty$/, /must not be negative/, /currency USD does not match/, /ring is not closed/, /unknown zone Ajah/, /leave a gap from 10 kg to 12 kg/])
+    t.equal(error.unlisted, 0)
+    t.equal(error.message, error.problems[0].message)
+    t.same([await counts(), await imports()], before, 'nothing was written')
+  })
+
+  t.test('an uploaded file with more problems than a refusal lists: the first 100, each at its line, and how many more', async (t) => {
+    const text = demoCardText().replace(/"price":(\d+)/g, '"price":$1.125').replaceAll('"to":"Ikeja"', '"to":"Ikeja2"').replaceAll('"from":"Ikeja"', '"from":"Ikeja2"')
+    const file = JSON.parse(text)
+    const prices: { from: string; to: string }[] = file.options.flatMap((option: { prices: unknown[] }) => option.prices)
+    const total = prices.length + prices.filter((price) => price.from === 'Ikeja2').length + prices.filter((price) => price.to === 'Ikeja2').length
+    t.ok(total > 100, `${total} problems`)
+    const error = await refusalOf(text)
+    t.equal(error.problems.length, 100)
+    t.equal(error.unlisted, total - 100)
+    // Each price is on a line of its own: a problem of the n-th price is on the n-th price line, at its field's name.
+    const lines = text.split('\n')
+    const priceLines = lines.flatMap((line, index) => (line.trimStart().startsWith('{"from"') ? [index + 1] : []))
+    const firstOf = file.options.map((_: unknown, index: number) => file.options.slice(0, index).reduce((sum: number, option: { prices: unknown[] }) => sum + option.prices.length, 0))
+    for (const problem of error.problems) {
+      const [, option, price, field] = /^options\[(\d+)\]\.prices\[(\d+)\]\.(from|to|price)$/.exec(problem.path) ?? []
+      const line = priceLines[firstOf[Number(option)] + Number(price)]
+      t.same(problem.at, { line, column: lines[line - 1].indexOf(`"${field}"`) + 1 }, problem.path)
+    }
+  })
+
+  t.test('an uploaded file that is not JSON: where its syntax breaks, in the text as written', async (t) => {
+    const before = await counts()
+    const text = spoiled(demoCardText(), [['{"from":"Island","to":"Lekki","price":2500},', '{"from":"Island","to":"Lekki","price":2500}']])
+    const error = await refusalOf(text)
+    t.same(error.problems, [{ path: '', message: "not valid JSON: expected ',' or ']', found '{'", at: positionOf(text, '{"from":"Island","to":"Mainland","price":2500}') }])
+    t.same(error.problems[0].at, { line: 15, column: 9 })
+    const unclosed = await refusalOf('{\n  "name": "Lagos",\n  "zones": [\n')
+    t.same(unclosed.problems, [{ path: '', message: "not valid JSON: the file ends before an array is closed: a ']' is missing", at: { line: 4, column: 1 } }])
+    t.same(await counts(), before, 'nothing was written')
   })
 
   t.test('platform rates: defaults, partial change in major units, validation', async (t) => {
