@@ -27,7 +27,10 @@ export function writeRateCard(db: Db, card: RateCardFile): Promise<ImportedRateC
  * and checks it. Throws `RateCardFileError` when it is not JSON (one problem, where the syntax
  * breaks) or not a valid card (its problems, each at its line and column in `text`).
  */
-export function readRateCardFile(text: string, currency: string): RateCardFile {
+export function readRateCardFile(uploaded: string, currency: string): RateCardFile {
+  // A byte-order mark (Windows Notepad saves UTF-8 with one) is no part of the JSON, and no
+  // editor counts it as a column: dropped, the lines and columns are those the operator sees.
+  const text = uploaded.charCodeAt(0) === 0xfeff ? uploaded.slice(1) : uploaded
   let file: unknown
   try {
     file = JSON.parse(text)

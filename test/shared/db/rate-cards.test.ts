@@ -197,6 +197,16 @@ t.test('rate cards: import, version, load, reject', async (t) => {
     t.same(await counts(), before, 'nothing was written')
   })
 
+  t.test('a file saved with a byte-order mark (as Windows Notepad saves UTF-8) reads as the same file, placed as the operator sees it', async (t) => {
+    const text = spoiled(demoCardText(), [['{"from":"Island","to":"Lekki","price":2500}', '{"from":"Island","to":"Lekki","price":-2500}']])
+    const withMark = await refusalOf(`\uFEFF${text}`)
+    t.same(withMark.problems, (await refusalOf(text)).problems, 'the same problems at the same lines and columns')
+    const broken = await refusalOf('\uFEFF{"name": }')
+    t.same(broken.problems[0]?.at, { line: 1, column: 10 }, 'a syntax error on the first line is placed without the mark')
+    const imported = await importRateCardAs(sql, 'test', `\uFEFF${JSON.stringify({ ...JSON.parse(demoCardText()), name: 'Saved By Notepad' })}`, 'NGN')
+    t.equal(imported.name, 'Saved By Notepad', 'a good file with a mark is imported')
+  })
+
   t.test('platform rates: defaults, partial change in major units, validation', async (t) => {
     t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 })
     t.same(await changePlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 })
