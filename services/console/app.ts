@@ -136,7 +136,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   installErrorPages(app)
 
   app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css').header('cache-control', 'public, max-age=3600').send(CONSOLE_CSS))
-  await app.register(healthRoutes, { sql, redis, needsRedis: false })
+  await app.register(healthRoutes, { sql, reads, redis, needsRedis: false })
   await app.register(authRoutes, { sql, loginLimit: config.CONSOLE_LOGIN_LIMIT })
   // Recipients' tracking pages: public, found by an unguessable token (DESIGN 14).
   await app.register(trackingRoutes, deps)

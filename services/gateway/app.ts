@@ -120,7 +120,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     done()
   })
 
-  await app.register(healthRoutes, { sql, redis, needsRedis: false })
+  await app.register(healthRoutes, { sql, reads, redis, needsRedis: false })
   await app.register(openApiRoutes, { publicBaseUrl })
   // Delivery photos' signed links: no key, the link is the permission until it expires.
   await app.register(photoLinkRoutes, { photos, links, prefix: '/v2/proof-photos' })

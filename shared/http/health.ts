@@ -13,12 +13,13 @@ const CHECK_MS = 1000
  * Liveness and readiness; mounted at the root of every service and need no key. A service is
  * ready when what it cannot work without answers: Postgres always, Redis only for a service
  * that needs it (the worker's queue). The body reports both either way. The same check feeds
- * each scrape's `courier_ready` and `courier_dependency_up{dependency}`, and the pool reports
- * `courier_db_pool_connections{state}` beside `courier_db_pool_max`.
+ * each scrape's `courier_ready` and `courier_dependency_up{dependency}`, and each pool (the
+ * primary's, and the replica's when `reads` is one) reports `courier_db_pool_connections{pool,state}`
+ * beside `courier_db_pool_max{pool}`.
  */
 export default async function healthRoutes(
   app: FastifyInstance,
-  { sql, redis, needsRedis, taking }: { sql: Sql; redis: RedisClient; needsRedis: boolean; taking?: () => boolean },
+  { sql, reads, redis, needsRedis, taking }: { sql: Sql; reads?: Sql; redis: RedisClient; needsRedis: boolean; taking?: () => boolean },
 ) {
   const check = async () => {
     const [postgres, redisUp] = await Promise.all([
@@ -50,19 +51,25 @@ export default async function healthRoutes(
     result.observe(upGauge, state.redis ? 1 : 0, { dependency: 'redis' })
   }
 
-  const poolGauge = meter.createObservableGauge('courier_db_pool_connections', { description: 'Postgres sessions of the service\'s pool, by state (busy: running a statement or in a transaction, this count\'s own included; open)' })
-  const poolMax = meter.createObservableGauge('courier_db_pool_max', { description: 'The most sessions the service\'s pool opens' })
-  const max = sql.options.max
+  const poolGauge = meter.createObservableGauge('courier_db_pool_connections', { description: 'Postgres sessions of the service\'s pools, by pool (primary; replica with DATABASE_READ_URL) and state (busy: running a statement or in a transaction, this count\'s own included; open)' })
+  const poolMax = meter.createObservableGauge('courier_db_pool_max', { description: 'The most sessions each of the service\'s pools opens, by pool' })
+  // The replica's pool (DESIGN 16) is watched as the primary's: either can run out on its own.
+  const pools = reads && reads !== sql ? [{ pool: 'primary', of: sql }, { pool: 'replica', of: reads }] : [{ pool: 'primary', of: sql }]
   // A pool that cannot answer within a second is counted full: every session is held. A pool
   // whose database is gone reports nothing (courier_dependency_up says so).
-  const full: PoolSessions = { busy: max, open: max }
   const observePool = async (result: ObservableResult) => {
-    const sessions = await Promise.race([poolSessions(sql), sleep(CHECK_MS, full, { ref: false })]).catch(() => null)
-    if (!sessions) return
-    result.observe(sessions.busy, { state: 'busy' })
-    result.observe(sessions.open, { state: 'open' })
+    await Promise.all(pools.map(async ({ pool, of }) => {
+      const max = of.options.max
+      const full: PoolSessions = { busy: max, open: max }
+      const sessions = await Promise.race([poolSessions(of), sleep(CHECK_MS, full, { ref: false })]).catch(() => null)
+      if (!sessions) return
+      result.observe(sessions.busy, { pool, state: 'busy' })
+      result.observe(sessions.open, { pool, state: 'open' })
+    }))
   }
-  const observeMax = (result: ObservableResult) => result.observe(max)
+  const observeMax = (result: ObservableResult) => {
+    for (const { pool, of } of pools) result.observe(of.options.max, { pool })
+  }
 
   meter.addBatchObservableCallback(observeHealth, [readyGauge, upGauge])
   poolGauge.addCallback(observePool)

@@ -48,8 +48,9 @@ t.test('courier_ready and courier_dependency_up follow /readyz: a service that n
   t.equal(sample(up, 'courier_ready'), 1, 'ready once Redis is connected')
   t.equal(sample(up, 'courier_dependency_up', 'dependency="postgres"'), 1, 'postgres up')
   t.equal(sample(up, 'courier_dependency_up', 'dependency="redis"'), 1, 'redis up')
-  t.equal(sample(up, 'courier_db_pool_max'), 3, 'the pool\'s size')
-  t.ok((sample(up, 'courier_db_pool_connections', 'state="busy"') ?? 0) >= 1, 'its own count is a busy session')
+  t.equal(sample(up, 'courier_db_pool_max', 'pool="primary"'), 3, 'the pool\'s size')
+  t.ok((sample(up, 'courier_db_pool_connections', 'pool="primary",state="busy"') ?? 0) >= 1, 'its own count is a busy session')
+  t.equal(sample(up, 'courier_db_pool_max', 'pool="replica"'), null, 'no replica pool without DATABASE_READ_URL')
 
   await redisServer.stop()
   const down = await waitForValue(scrape, (text) => sample(text, 'courier_dependency_up', 'dependency="redis"') === 0, 10_000, 200)
@@ -77,15 +78,18 @@ t.test('poolSessions counts the sessions of its own pool only; a pool with every
 
   const app = Fastify({ logger: false })
   const redis = createRedis(config, { maxRetriesPerRequest: 0 })
-  await app.register(healthRoutes, { sql: other, redis, needsRedis: false })
+  // `other` as the primary, `sql` as the replica's pool (DATABASE_READ_URL): each reported on its own.
+  await app.register(healthRoutes, { sql: other, reads: sql, redis, needsRedis: false })
   await app.ready()
   t.teardown(async () => {
     await app.close()
     redis.disconnect()
   })
   const text = await scrape()
-  t.equal(sample(text, 'courier_db_pool_connections', 'state="busy"'), 2, 'a pool that cannot answer within a second reports every session busy')
-  t.equal(sample(text, 'courier_db_pool_max'), 2)
+  t.equal(sample(text, 'courier_db_pool_connections', 'pool="primary",state="busy"'), 2, 'a pool that cannot answer within a second reports every session busy')
+  t.equal(sample(text, 'courier_db_pool_max', 'pool="primary"'), 2)
+  t.equal(sample(text, 'courier_db_pool_connections', 'pool="replica",state="busy"'), 3, 'the replica\'s pool: its two held sessions and the counting one')
+  t.equal(sample(text, 'courier_db_pool_max', 'pool="replica"'), 3)
 })
 
 t.test('webhook lag: the age of the oldest unrelayed event or due delivery; a retry not yet due does not count', async (t) => {
