@@ -13,18 +13,20 @@ export interface Offer {
   reason: string | null
   /** The W3C traceparent of the dispatch step that made it, if it was traced. */
   traceparent: string | null
+  /** When the dispatch round it was made in began; null for offers made before rounds were kept, or by hand. */
+  roundStartedAt: Date | null
 }
 
-const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason, traceparent'
+const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason, traceparent, round_started_at'
 
 /**
  * A pending offer, unless the order or the courier already has one: the partial unique indexes
  * decide, whatever runs at once. Null: one of them was taken.
  */
-export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number; traceparent?: string | null }): Promise<Offer | null> {
+export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number; traceparent?: string | null; roundStartedAt?: Date | null }): Promise<Offer | null> {
   const [row] = await db<Offer[]>`
-    insert into dispatch_offers (id, order_id, courier_id, expires_at, traceparent)
-    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}), ${offer.traceparent ?? null})
+    insert into dispatch_offers (id, order_id, courier_id, expires_at, traceparent, round_started_at)
+    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}), ${offer.traceparent ?? null}, ${offer.roundStartedAt ?? null})
     on conflict do nothing
     returning ${db.unsafe(COLUMNS)}`
   return row ?? null
@@ -93,8 +95,8 @@ export async function lastAcceptedBy(db: Db, orderId: string): Promise<string | 
   return row?.courierId ?? null
 }
 
-export async function offeredSince(db: Db, orderId: string, since: Date): Promise<string[]> {
-  const rows = await db<{ courierId: string }[]>`
-    select courier_id from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`
-  return rows.map((row) => row.courierId)
+/** An order's offers made since `since` (when it last became `created`), oldest first: whom each asked, and in which round. */
+export async function offersOfOrderSince(db: Db, orderId: string, since: Date): Promise<Pick<Offer, 'courierId' | 'createdAt' | 'roundStartedAt'>[]> {
+  return db<Pick<Offer, 'courierId' | 'createdAt' | 'roundStartedAt'>[]>`
+    select courier_id, created_at, round_started_at from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`
 }

@@ -1,7 +1,7 @@
 import { COURIER_VEHICLE_TYPES, type CourierVehicleType } from '../courier.js'
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
-import { dropOffer, insertOffer, lastAcceptedBy, offeredSince, type Offer } from '../db/offers.js'
+import { dropOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
@@ -57,8 +57,8 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   if (order.status !== 'created') return { kind: 'not_needed', why: 'not_created' }
   if (order.pickupLat === null || order.pickupLng === null) return { kind: 'not_needed', why: 'not_located' }
 
-  const since = round ?? new Date(order.history.at(-1)?.at ?? order.createdAt)
-  const offered = new Set(await offeredSince(sql, order.id, since))
+  const becameCreated = new Date(order.history.at(-1)?.at ?? order.createdAt)
+  const { since, offered } = currentRound(await offersOfOrderSince(sql, order.id, becameCreated), round, becameCreated)
   if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
   const pickup = { lat: order.pickupLat, lng: order.pickupLng }
   // The nearest few first, in the sets of the vehicles that may take it; when none of them can
@@ -67,7 +67,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   const looked = new Set(offered)
   // Handed back (a courier's unassign): the first round after it goes to someone else, since
   // whatever stopped that courier (a breakdown, a full bag) has not gone in a moment.
-  const handedBackBy = round === null && order.history.length > 1 ? await lastAcceptedBy(sql, order.id) : null
+  const handedBackBy = since.getTime() === becameCreated.getTime() && order.history.length > 1 ? await lastAcceptedBy(sql, order.id) : null
   if (handedBackBy) looked.add(handedBackBy)
   let anyInRange = false
   const vehicles = vehiclesFor(order)
@@ -76,7 +76,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
     const near = search.couriers.filter((courier) => !looked.has(courier.courierId))
     for (const courier of near) looked.add(courier.courierId)
     anyInRange ||= near.length > 0
-    const step = near.length === 0 ? null : await offerToFirstFree(sql, settings, order, near)
+    const step = near.length === 0 ? null : await offerToFirstFree(sql, settings, order, near, since)
     if (step) return step
     if (search.complete) break
   }
@@ -90,8 +90,22 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
  */
 const SEARCH_COUNTS = [100, 1000, 10_000]
 
-/** Offers the order to the first of `near` (nearest first) who may take it now; null if none could. */
-async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[]): Promise<DispatchStep | null> {
+/**
+ * The dispatch round under way and whom it has asked. A look that starts a round names it
+ * (`round`: a retry's new round); any other goes on with the round of the order's latest offer,
+ * whatever queued it (an expiry, a decline, a courier come free, the sweep), so a decline in the
+ * second round goes to that round's next courier. Offers that name no round (made before rounds
+ * were kept, or by hand) belong to the round that began when the order became `created`.
+ */
+function currentRound(offers: Pick<Offer, 'courierId' | 'createdAt' | 'roundStartedAt'>[], round: Date | null, becameCreated: Date): { since: Date; offered: Set<string> } {
+  const roundOf = (offer: Pick<Offer, 'roundStartedAt'>) => (offer.roundStartedAt ?? becameCreated).getTime()
+  const latest = offers.at(-1)
+  const since = Math.max(round?.getTime() ?? (latest ? roundOf(latest) : 0), becameCreated.getTime())
+  return { since: new Date(since), offered: new Set(offers.filter((offer) => roundOf(offer) >= since).map((offer) => offer.courierId)) }
+}
+
+/** Offers the order to the first of `near` (nearest first) who may take it now, in the round begun at `round`; null if none could. */
+async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[], round: Date): Promise<DispatchStep | null> {
   const candidates = new Map((await findDispatchCandidates(sql, near.map((courier) => courier.courierId))).map((courier) => [courier.id, courier]))
   for (const { courierId, km } of near) {
     const courier = candidates.get(courierId)
@@ -99,7 +113,7 @@ async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Ord
     const offer = await sql.begin(async (tx) => {
       const locked = await lockOrder(tx, order.id, null)
       if (!locked || locked.status !== 'created') return 'gone' as const
-      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent() })
+      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent(), roundStartedAt: round })
       // The load read above may be stale: the courier may have accepted another order since. The
       // insert waited for any accept of their pending offer to commit, so counting now is exact.
       if (made && ((await countActiveOrders(tx, [courierId])).get(courierId) ?? 0) >= settings.capacity) {

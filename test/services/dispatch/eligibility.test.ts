@@ -82,6 +82,26 @@ t.test('a truck order finds its truck past more bikes than a search takes (each 
   await finish([orderId], [truck])
 })
 
+t.test('every round goes on to its next courier after a decline: the second round as the first', async (t) => {
+  // Three couriers in range, nearest first. Round one asks each in turn (each declines), so the
+  // round is over and the order waits DISPATCH_RETRY_S (1 s); round two begins with the nearest
+  // again, and their decline must go on to the next of round two, not end it.
+  const [near, middle, far] = [await onShift(gateway, db.sql, 'Round near', kmNorth(ISLAND, 0.3)), await onShift(gateway, db.sql, 'Round middle', kmNorth(ISLAND, 1)), await onShift(gateway, db.sql, 'Round far', kmNorth(ISLAND, 2))]
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const asked: string[] = []
+  const declineNext = async (expected: TestCourier) => {
+    const offer = await pendingOffer(db.sql, orderId!, asked)
+    asked.push(offer!.id)
+    t.equal(offer?.courierId, expected.id, `offer ${asked.length} goes to ${[near, middle, far].indexOf(expected) + 1} of 3 by distance`)
+    const declined = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/decline`, headers: expected.auth, payload: { reason: 'not now' } })
+    t.equal(declined.statusCode, 204)
+  }
+  for (const courier of [near, middle, far]) await declineNext(courier)
+  // Round two, after the retry: the nearest first, then on to the next, as in round one.
+  for (const courier of [near, middle]) await declineNext(courier)
+  await finish([orderId!], [near, middle, far])
+})
+
 t.test('a distance-priced order goes to the nearest vehicle of any type that carries weight × quantity', async (t) => {
   // 30 kg × 2 = 60 kg: a bike's default 20 kg is too little; a bike rated for exactly 60 kg will do.
   const small = await onShift(gateway, db.sql, 'Small bike', kmNorth(ISLAND, 0.2), { vehicleType: 'bike' })
