@@ -1,4 +1,8 @@
-import type { OrderChangeOutcome } from '../../shared/orders/change.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { tellCouriers } from '../../shared/couriers/stream.js'
+import { changeOrder, type OrderChange, type OrderChangeOutcome } from '../../shared/orders/change.js'
+import type { OrderAccess } from '../../shared/db/orders.js'
+import type { ConsoleDeps } from './deps.js'
 import type { Flash } from './session-store.js'
 import { money } from './format.js'
 import { toMinor } from '../../shared/money.js'
@@ -21,4 +25,15 @@ export function orderChangeFlash(outcome: OrderChangeOutcome, what: 'cancel' | '
     case 'moved_on':
       return { kind: 'error', text: outcome.message }
   }
+}
+
+/**
+ * An order change made in the console, as the API and the CLI make it: through the one state
+ * machine, then, once it has committed, the couriers it concerns told on their stream (an offer
+ * withdrawn, an order they hold cancelled; DESIGN 17).
+ */
+export async function changeOrderAndTell(deps: Pick<ConsoleDeps, 'sql' | 'redis' | 'config'>, log: FastifyBaseLogger, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
+  const outcome = await changeOrder(deps.sql, target, change, audit)
+  if (outcome.kind === 'changed') await tellCouriers(deps.redis, deps.config.QUEUE_PREFIX, outcome.notices, (err) => log.warn({ err }, 'courier notice lost'))
+  return outcome
 }

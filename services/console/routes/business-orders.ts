@@ -5,7 +5,6 @@ import { findOrderById, listOrders, type Order } from '../../../shared/db/orders
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { isOrderId } from '../../../shared/ids.js'
 import { cancellationTerms } from '../../../shared/orders/cancellation.js'
-import { changeOrder } from '../../../shared/orders/change.js'
 import { advanceTestOrder } from '../../../shared/orders/sandbox-advance.js'
 import { nextStatuses } from '../../../shared/orders/state-machine.js'
 import { businessIdOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '../reply.js'
@@ -13,7 +12,7 @@ import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'
 import { html } from '../html.js'
 import { filterParams, orderFilterOf, orderListQuerySchema, PAGE_SIZE } from '../order-list.js'
-import { orderChangeFlash } from '../outcomes.js'
+import { changeOrderAndTell, orderChangeFlash } from '../outcomes.js'
 import { field, form, select } from '../pages/layout.js'
 import { nextPageLink, orderDetail, orderFilters, orderTable } from '../pages/orders.js'
 
@@ -21,7 +20,8 @@ const cancelSchema = z.object({ _csrf: z.string(), reason: z.string().trim().max
 const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), reason: z.string().trim().max(500).optional() })
 
 /** A business's orders: the list with the API's filters, one order's page, cancel, and (test orders) advance. */
-export default async function businessOrderRoutes(app: FastifyInstance, { sql, reads, photos }: ConsoleDeps) {
+export default async function businessOrderRoutes(app: FastifyInstance, deps: ConsoleDeps) {
+  const { sql, reads, photos } = deps
   /** The caller's own order, live or test; anyone else's is "not found". */
   async function ownOrder(request: FastifyRequest<{ Params: { id: string } }>): Promise<Order | null> {
     const order = isOrderId(request.params.id) ? await findOrderById(sql, request.params.id) : null
@@ -66,7 +66,7 @@ ${field({ name: 'reason', id: 'field-advance-reason', label: 'Reason (optional)'
     const input = readForm(cancelSchema, request.body)
     const order = await ownOrder(request)
     if (!order) return reply.callNotFound()
-    const outcome = await changeOrder(sql, { orderId: order.id, scope: { businessId: order.businessId, livemode: order.livemode } }, { kind: 'cancel', by: 'business', reason: input.reason || null })
+    const outcome = await changeOrderAndTell(deps, request.log, { orderId: order.id, scope: { businessId: order.businessId, livemode: order.livemode } }, { kind: 'cancel', by: 'business', reason: input.reason || null })
     return redirectWith(request, reply, `/console/orders/${order.id}`, orderChangeFlash(outcome, 'cancel'))
   })
 

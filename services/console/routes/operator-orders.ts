@@ -5,14 +5,13 @@ import { findOrderById, listOrders } from '../../../shared/db/orders.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { isOrderId } from '../../../shared/ids.js'
 import { cancellationTerms } from '../../../shared/orders/cancellation.js'
-import { changeOrder } from '../../../shared/orders/change.js'
 import { nextStatuses } from '../../../shared/orders/state-machine.js'
 import { actorOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, readForm } from '../forms.js'
 import { html } from '../html.js'
 import { filterParams, orderFilterOf, orderListQuerySchema, PAGE_SIZE } from '../order-list.js'
-import { orderChangeFlash } from '../outcomes.js'
+import { changeOrderAndTell, orderChangeFlash } from '../outcomes.js'
 import { field, form, select } from '../pages/layout.js'
 import { nextPageLink, orderDetail, orderFilters, orderTable } from '../pages/orders.js'
 
@@ -21,7 +20,8 @@ const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), 
 const cancelSchema = z.object({ _csrf: z.string(), reason: optional })
 
 /** Orders across businesses, with dispatch's `advance` and the operator's free cancel, both on the audit trail. */
-export default async function operatorOrderRoutes(app: FastifyInstance, { sql, reads, photos }: ConsoleDeps) {
+export default async function operatorOrderRoutes(app: FastifyInstance, deps: ConsoleDeps) {
+  const { sql, reads, photos } = deps
   app.get('/console/ops/orders', async (request, reply) => {
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
@@ -64,14 +64,14 @@ ${field({ name: 'vehicle_plate', label: 'Vehicle plate (optional)' })}${field({ 
     const courier = input.to === 'assigned' && input.courier_name && input.courier_phone
       ? { name: input.courier_name, phone: input.courier_phone, vehicle_plate: input.vehicle_plate }
       : null
-    const outcome = await changeOrder(sql, { orderId: request.params.id, scope: null }, { kind: 'advance', to: input.to, courier, reason: input.reason }, { actor: actorOf(request) })
+    const outcome = await changeOrderAndTell(deps, request.log, { orderId: request.params.id, scope: null }, { kind: 'advance', to: input.to, courier, reason: input.reason }, { actor: actorOf(request) })
     return redirectWith(request, reply, `/console/ops/orders/${request.params.id}`, orderChangeFlash(outcome, 'advance'))
   })
 
   app.post<{ Params: { id: string } }>('/console/ops/orders/:id/cancel', async (request, reply) => {
     const input = readForm(cancelSchema, request.body)
     if (!isOrderId(request.params.id)) return reply.callNotFound()
-    const outcome = await changeOrder(sql, { orderId: request.params.id, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }, { actor: actorOf(request) })
+    const outcome = await changeOrderAndTell(deps, request.log, { orderId: request.params.id, scope: null }, { kind: 'cancel', by: 'operator', reason: input.reason }, { actor: actorOf(request) })
     return redirectWith(request, reply, `/console/ops/orders/${request.params.id}`, orderChangeFlash(outcome, 'cancel'))
   })
 }

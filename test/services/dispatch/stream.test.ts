@@ -10,6 +10,7 @@ import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couri
 import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
 
 // The courier's Server-Sent Events (DESIGN 14, 17.2) through a gateway listening on a real port
 // and read by a real HTTP client: `offer` when dispatch offers an order, `offer_withdrawn` when the
@@ -154,6 +155,48 @@ t.test('an offer made while the courier had no stream open comes first when they
   t.equal((await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })).status, 200)
   const withdrawn = await stream.next('offer_withdrawn', orderId!)
   t.ok(withdrawn.held, 'and its withdrawal follows it')
+})
+
+t.test('a cancel or an assignment made in the console tells the courier on the stream, as the API does', async (t) => {
+  const { app, url } = await startConsole(t, db.env)
+  const login = await consoleUser(db.sql, url, { email: 'ops@stream.example', role: 'operator' })
+  const ops = new ConsoleClient(app)
+  await ops.setPassword(login.link)
+  await ops.logIn(login)
+  // At the pickup itself: nearer than every courier earlier cases left on shift.
+  const rider = await onShift(gateway, db.sql, 'Console streamer', kmNorth(ISLAND, 0.01))
+  const stream = await openStream(rider.token)
+  t.teardown(stream.close)
+  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+
+  // Offered, then assigned by hand to a courier outside the system: the offer is withdrawn.
+  const [handed] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.ok((await stream.next('offer', handed!)).held)
+  await ops.get(`/console/ops/orders/${handed}`)
+  t.equal((await ops.post(`/console/ops/orders/${handed}/advance`, { to: 'assigned', courier_name: 'Musa Bello', courier_phone: '+2348090000000' })).statusCode, 303)
+  const taken = await stream.next('offer_withdrawn', handed!)
+  t.match(taken.value?.data, { order_id: handed, reason: 'assigned' }, 'an operator\'s assignment withdraws the offer on the stream')
+
+  // Offered, then cancelled by the operator: withdrawn.
+  const [withdrawn] = await placeOrders(gateway, account.apiKey, [shipment()])
+  t.ok((await stream.next('offer', withdrawn!)).held)
+  await ops.get(`/console/ops/orders/${withdrawn}`)
+  t.equal((await ops.post(`/console/ops/orders/${withdrawn}/cancel`, { reason: 'duplicate' })).statusCode, 303)
+  t.match((await stream.next('offer_withdrawn', withdrawn!)).value?.data, { order_id: withdrawn, reason: 'cancelled' }, 'an operator\'s cancel withdraws it')
+
+  // Accepted, then cancelled by the business on its console page: the courier is told.
+  const owner = await consoleUser(db.sql, url, { email: 'owner@stream.example', role: 'business', businessId: account.businessId })
+  const business = new ConsoleClient(app)
+  await business.setPassword(owner.link)
+  await business.logIn(owner)
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await stream.next('offer', held!)
+  const accepted = await fetch(`${base}/v2/courier/offers/${String(offered.value?.data.offer_id)}/accept`, { method: 'POST', headers: bearer(rider.token) })
+  t.equal(accepted.status, 200)
+  await accepted.body?.cancel()
+  await business.get(`/console/orders/${held}`)
+  t.equal((await business.post(`/console/orders/${held}/cancel`, { reason: 'changed my mind' })).statusCode, 303)
+  t.ok((await stream.next('order_cancelled', held!)).held, 'a business\'s cancel in the console tells the courier who holds the order')
 })
 
 t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
