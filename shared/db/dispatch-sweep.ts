@@ -53,19 +53,26 @@ export interface WaitingOrder {
   id: string
   businessId: string
   businessName: string
-  createdAt: Date
+  /** When it last became `created` (placed, or handed back): how long it has waited for a courier. */
+  waitingSince: Date
   /** The rate card's pickup zone, else the pickup state the shipment gave; null when neither is known. */
   pickupArea: string | null
   offerPending: boolean
 }
 
-/** Live orders still `created` that were made more than `olderThanS` ago, oldest first. */
+/**
+ * Live orders `created` for more than `olderThanS` (DESIGN 14), counted from when each last
+ * became `created` (its last history step: placed, or handed back), longest waiting first.
+ */
 export async function listOrdersWaitingForCourier(db: Db, olderThanS: number, limit: number): Promise<WaitingOrder[]> {
   return db<WaitingOrder[]>`
-    select o.id, o.business_id, b.name as business_name, o.created_at,
-      coalesce(o.from_zone_name, o.shipment ->> 'pickup_state') as pickup_area,
-      exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending') as offer_pending
-    from orders o join businesses b on b.id = o.business_id
-    where o.status = 'created' and o.livemode and o.created_at < now() - make_interval(secs => ${olderThanS})
-    order by o.created_at, o.id limit ${limit}`
+    select id, business_id, business_name, waiting_since, pickup_area, offer_pending from (
+      select o.id, o.business_id, b.name as business_name, (o.history -> -1 ->> 'at')::timestamptz as waiting_since,
+        coalesce(o.from_zone_name, o.shipment ->> 'pickup_state') as pickup_area,
+        exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending') as offer_pending
+      from orders o join businesses b on b.id = o.business_id
+      where o.status = 'created' and o.livemode
+    ) waiting
+    where waiting_since < now() - make_interval(secs => ${olderThanS})
+    order by waiting_since, id limit ${limit}`
 }

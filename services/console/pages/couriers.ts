@@ -56,6 +56,6 @@ export function waitingTable(orders: WaitingOrder[], now: Date): Html {
   if (orders.length === 0) return html`<p>No live order has waited that long.</p>`
   return html`<table aria-label="Orders waiting for a courier"><thead><tr><th scope="col">Order</th><th scope="col">Waiting</th><th scope="col">Business</th>
 <th scope="col">Pickup area</th><th scope="col">Offer</th></tr></thead><tbody>
-${orders.map((order) => html`<tr><td><a href="/console/ops/orders/${order.id}">${order.id}</a></td><td>${age(order.createdAt, now)}<br><small>since ${when(order.createdAt)}</small></td>
+${orders.map((order) => html`<tr><td><a href="/console/ops/orders/${order.id}">${order.id}</a></td><td>${age(order.waitingSince, now)}<br><small>since ${when(order.waitingSince)}</small></td>
 <td><a href="/console/ops/businesses/${order.businessId}">${order.businessName}</a></td><td>${order.pickupArea ?? 'unknown'}</td><td>${order.offerPending ? 'pending' : 'none'}</td></tr>`)}</tbody></table>`
 }

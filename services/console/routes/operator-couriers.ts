@@ -44,7 +44,7 @@ ${couriers.length > COURIERS_SHOWN ? html`<p>Showing the newest ${COURIERS_SHOWN
 
   app.get('/console/ops/waiting', async (request, reply) => {
     const orders = await listOrdersWaitingForCourier(reads, WAITING_AFTER_S, WAITING_SHOWN + 1)
-    const body = html`<p>Live orders still <code>created</code> more than ${WAITING_AFTER_S / 60} minutes after they were placed, oldest first.</p>
+    const body = html`<p>Live orders <code>created</code> for more than ${WAITING_AFTER_S / 60} minutes (since they were placed, or last handed back), longest waiting first.</p>
 ${waitingTable(orders.slice(0, WAITING_SHOWN), new Date())}${orders.length > WAITING_SHOWN ? html`<p>Showing the oldest ${WAITING_SHOWN}.</p>` : ''}`
     return sendPage(reply, 200, frameOf(request, reply), { title: 'Waiting for a courier', path: '/console/ops/waiting', body })
   })

@@ -147,11 +147,19 @@ t.test('a business user cannot open the couriers pages or disable a courier; no 
   t.same(await sql`select disabled_at from couriers where id = ${courier.id}`, [{ disabledAt: null }])
 })
 
-t.test('the waiting list shows live orders created more than 2 minutes ago, oldest first, with any pending offer', async (t) => {
+t.test('the waiting list shows live orders created for more than 2 minutes (since placed or handed back), longest waiting first, with any pending offer', async (t) => {
   const { courier } = await rider('Offered Rider')
-  const [oldest, older, fresh, sandbox] = [await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId, false)]
-  await sql`update orders set created_at = now() - interval '10 minutes' where id in (${oldest}, ${sandbox})`
-  await sql`update orders set created_at = now() - interval '3 minutes' where id = ${older}`
+  const [oldest, older, fresh, sandbox, handedBack] = [await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId), await seedOrder(sql, ada.businessId, false), await seedOrder(sql, ada.businessId)]
+  const placedAgo = (ids: string[], minutes: number) => sql`
+    update orders set created_at = now() - make_interval(mins => ${minutes}),
+      history = jsonb_build_array(jsonb_build_object('status', 'created', 'at', to_json(now() - make_interval(mins => ${minutes}))))
+    where id = any(${ids})`
+  await placedAgo([oldest, sandbox, handedBack], 10)
+  await placedAgo([older], 3)
+  // Placed 10 minutes ago, assigned, and handed back 30 seconds ago: it has waited 30 seconds.
+  await sql`update orders set history = history
+    || jsonb_build_array(jsonb_build_object('status', 'assigned', 'at', to_json(now() - interval '9 minutes')), jsonb_build_object('status', 'created', 'at', to_json(now() - interval '30 seconds')))
+    where id = ${handedBack}`
   t.ok(await insertOffer(sql, { id: newOfferId(), orderId: oldest, courierId: courier.id, offerS: 30 }))
 
   const client = await operatorClient()
@@ -167,6 +175,7 @@ t.test('the waiting list shows live orders created more than 2 minutes ago, olde
   t.match(rows[1][0], /<td>none<\/td><\/tr>/)
   t.notMatch(page.body, fresh)
   t.notMatch(page.body, sandbox)
+  t.notMatch(page.body, handedBack, 'an order handed back a moment ago has not waited 2 minutes, however long ago it was placed')
 })
 
 t.test("the business's order page shows the delivery PIN while on its way, then how it was delivered", async (t) => {
