@@ -55,7 +55,7 @@ ol{padding-left:1.2rem}small{color:#555}</style></head>
 <p><small>Delivery ${order.id}</small></p>
 <h1>${STATUS_LINES[order.status] ?? order.status}</h1>
 ${expected ? html`<p class="card">Expected at the ${expected.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${clock.format(expected.at)}</strong></p>` : ''}
-${order.deliveryPin && active ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
+${order.deliveryPin && (active || order.status === 'created') ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
 ${firstName && order.status !== 'created' && order.status !== 'cancelled' ? html`<p class="card">Your courier: <strong>${firstName}</strong>${vehicle ? html`, by ${vehicle}` : ''}</p>` : ''}
 ${active ? trackingMap(order, courierAt, tiles) : ''}
 <div class="card"><h2>History</h2><ol>${order.history.map((step) => html`<li>${step.status.replace('_', ' ')}, ${dated.format(new Date(step.at))}</li>`)}</ol></div>

@@ -38,7 +38,9 @@ t.test('on its way: status, first name and vehicle, the map and ETA, the PIN; no
   const waiting = await open(token)
   t.equal(waiting.statusCode, 200)
   t.match(waiting.body, 'Your order is waiting for a courier')
-  t.notMatch(waiting.body, 'PIN', 'no PIN before a courier is on the way')
+  // DESIGN 14: the PIN whenever the order asks for one, from the first look at the page (a
+  // recipient told it early has it at the door, whoever comes).
+  t.match(waiting.body, /<p class="pin">4821<\/p>/, 'the PIN while it waits for a courier')
 
   t.equal((await changeOrder(sql, { orderId, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(courier), reason: null })).kind, 'changed')
   const page = await open(token)
