@@ -67,6 +67,11 @@ export interface PlatformRates {
   cancelFreeWindowS: number
   /** The fee after the window, in percent of the price (two decimals at most). */
   cancellationFeePercent: number
+  /** What an ETA divides the road distance by, per courier vehicle (DESIGN 14), in km/h. */
+  bikeSpeedKmh: number
+  carSpeedKmh: number
+  busVanSpeedKmh: number
+  truckSpeedKmh: number
 }
 
 export function priceKey(from: string, to: string): string {
@@ -124,6 +129,11 @@ export const DEFAULT_MAX_WEIGHT_KG: Record<CourierVehicleType, number> = { bike:
 
 /** DESIGN 14: the speed an ETA assumes, per vehicle, in km/h. */
 export const VEHICLE_SPEED_KMH: Record<CourierVehicleType, number> = { bike: 25, car: 30, bus_van: 25, truck: 20 }
+
+/** Each vehicle's ETA speed as the platform rates in force set it. */
+export function vehicleSpeedsKmh(rates: Pick<PlatformRates, 'bikeSpeedKmh' | 'carSpeedKmh' | 'busVanSpeedKmh' | 'truckSpeedKmh'>): Record<CourierVehicleType, number> {
+  return { bike: rates.bikeSpeedKmh, car: rates.carSpeedKmh, bus_van: rates.busVanSpeedKmh, truck: rates.truckSpeedKmh }
+}
 
 /**
  * Who holds an order, as the order keeps it. `id` and `vehicle_type` are set for a registered

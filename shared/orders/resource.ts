@@ -2,7 +2,7 @@ import type { StoredEvent } from '../db/events.js'
 import type { Order } from '../db/orders.js'
 import { toMajor } from '../money.js'
 import { shipmentSchema } from '../schemas/shipment.js'
-import { SANDBOX_SCENARIOS, VEHICLE_SPEED_KMH, type CourierFix, type HistoryEntry, type PlatformRates, type SandboxScenario } from '../courier.js'
+import { SANDBOX_SCENARIOS, VEHICLE_SPEED_KMH, vehicleSpeedsKmh, type CourierFix, type CourierVehicleType, type HistoryEntry, type PlatformRates, type SandboxScenario } from '../courier.js'
 import { roadDistanceKm } from '../pricing/distance.js'
 import { cancellationTerms, type CancellationTerms } from './cancellation.js'
 
@@ -107,9 +107,16 @@ export function sandboxScenarioOf(order: Pick<Order, 'shipment'>): SandboxScenar
 export interface LiveView {
   location: CourierFix | null
   roadFactor: number
+  /** Each vehicle's ETA speed, as the platform rates set them. */
+  speedsKmh: Record<CourierVehicleType, number>
 }
 
-const NOT_LIVE: LiveView = { location: null, roadFactor: 1 }
+const NOT_LIVE: LiveView = { location: null, roadFactor: 1, speedsKmh: VEHICLE_SPEED_KMH }
+
+/** What an order shows of its courier's whereabouts under these rates. */
+export function liveView(location: CourierFix | null, rates: PlatformRates): LiveView {
+  return { location, roadFactor: rates.roadFactor, speedsKmh: vehicleSpeedsKmh(rates) }
+}
 
 /** The registered courier whose position an order shows: while it is on its way (`assigned`, `picked_up`). */
 export function locatedBy(order: Pick<Order, 'courierId' | 'status'>): string | null {
@@ -118,7 +125,7 @@ export function locatedBy(order: Pick<Order, 'courierId' | 'status'>): string | 
 
 /**
  * DESIGN 14: while `assigned`, when the courier reaches the pickup; while `picked_up`, the
- * dropoff: straight line × road factor ÷ the vehicle's speed, from where and when the courier's
+ * dropoff: straight line × road factor ÷ the vehicle's speed (platform rates), from where and when the courier's
  * last fix was (so every read between two fixes shows the same ETA). Null without a fix, a
  * registered courier's vehicle or the order's located ends.
  */
@@ -130,7 +137,7 @@ export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropof
   const lng = stage === 'pickup' ? order.pickupLng : order.dropoffLng
   if (lat === null || lng === null) return null
   const km = roadDistanceKm({ lat: live.location.latitude, lng: live.location.longitude }, { lat, lng }, live.roadFactor)
-  const at = new Date(Date.parse(live.location.at) + (km / VEHICLE_SPEED_KMH[vehicle]) * 3_600_000)
+  const at = new Date(Date.parse(live.location.at) + (km / live.speedsKmh[vehicle]) * 3_600_000)
   return { stage, at: at.toISOString() }
 }
 
@@ -139,7 +146,7 @@ export function etaOf(order: Order, live: LiveView): { stage: 'pickup' | 'dropof
  * moment; `location` is its courier's last fix, when the caller has it (a read, a courier's move).
  */
 export function orderAsShown(order: Order, rates: PlatformRates, now: Date, location: CourierFix | null = null): Record<string, unknown> {
-  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'), { location, roadFactor: rates.roadFactor })
+  return toOrderResource(order, cancellationTerms(order, rates, now, 'business'), liveView(location, rates))
 }
 
 /** An event as `GET /v2/business/events` and webhooks show it. */

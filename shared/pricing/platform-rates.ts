@@ -30,6 +30,11 @@ export const PLATFORM_RATE_LIMITS: Record<keyof PlatformRates, { min: number; ma
   maxDistanceKm: { min: 1, max: 2000, rule: 'a number of km from 1 to 2000' },
   cancelFreeWindowS: { min: 0, max: 86_400, rule: 'a whole number of seconds from 0 to 86400' },
   cancellationFeePercent: { min: 0, max: 100, rule: 'a number from 0 to 100 with at most 2 decimals' },
+  // An ETA's speed: a rider in Lagos traffic averages well under 25 km/h, a clear road rarely 120.
+  bikeSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
+  carSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
+  busVanSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
+  truckSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
 }
 
 const isRate = (name: string): name is keyof PlatformRates => Object.hasOwn(PLATFORM_RATE_LIMITS, name)

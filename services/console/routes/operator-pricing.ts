@@ -24,12 +24,14 @@ const rate = (field: keyof PlatformRates) => z.string().max(32).transform((text,
 const ratesSchema = z.object({
   _csrf: z.string(), baseFare: rate('baseFare'), perKm: rate('perKm'), perKg: rate('perKg'), minFare: rate('minFare'),
   roadFactor: rate('roadFactor'), maxDistanceKm: rate('maxDistanceKm'), cancelFreeWindowS: rate('cancelFreeWindowS'), cancellationFeePercent: rate('cancellationFeePercent'),
+  bikeSpeedKmh: rate('bikeSpeedKmh'), carSpeedKmh: rate('carSpeedKmh'), busVanSpeedKmh: rate('busVanSpeedKmh'), truckSpeedKmh: rate('truckSpeedKmh'),
 })
 
 // How the form names each rate: its labels start with these, and so do its messages.
 const RATE_NAMES: Record<keyof PlatformRates, string> = {
   baseFare: 'Base fare', perKm: 'Per km', perKg: 'Per kg', minFare: 'Minimum fare',
   roadFactor: 'Road factor', maxDistanceKm: 'Longest trip', cancelFreeWindowS: 'Free cancellation after assignment', cancellationFeePercent: 'Cancellation fee after that',
+  bikeSpeedKmh: 'Bike speed for ETAs', carSpeedKmh: 'Car speed for ETAs', busVanSpeedKmh: 'Bus/van speed for ETAs', truckSpeedKmh: 'Truck speed for ETAs',
 }
 
 /** Rate cards (import, versions) and the platform's distance rates. */
@@ -83,6 +85,7 @@ ${rateField('roadFactor', `road km per straight-line km, from ${roadFactor.min} 
 ${rateField('maxDistanceKm', `km, from ${maxDistanceKm.min} to ${maxDistanceKm.max}`)}
 ${rateField('cancelFreeWindowS', `seconds, from ${cancelFreeWindowS.min} to ${cancelFreeWindowS.max}`)}
 ${rateField('cancellationFeePercent', `% of the price, from ${cancellationFeePercent.min} to ${cancellationFeePercent.max}`)}
+${(['bikeSpeedKmh', 'carSpeedKmh', 'busVanSpeedKmh', 'truckSpeedKmh'] as const).map((name) => rateField(name, `km/h on the road, from ${PLATFORM_RATE_LIMITS[name].min} to ${PLATFORM_RATE_LIMITS[name].max}`))}
 <button type="submit">Save platform rates</button>`, { label: 'Platform rates' })}`
     return sendPage(reply, status, frame, { title: 'Platform rates', path: '/console/ops/platform-rates', body })
   }
@@ -107,5 +110,6 @@ function ratesAsTyped(rates: PlatformRates): Record<keyof PlatformRates, string>
   return {
     baseFare: major(rates.baseFare), perKm: major(rates.perKm), perKg: major(rates.perKg), minFare: major(rates.minFare),
     roadFactor: String(rates.roadFactor), maxDistanceKm: String(rates.maxDistanceKm), cancelFreeWindowS: String(rates.cancelFreeWindowS), cancellationFeePercent: String(rates.cancellationFeePercent),
+    bikeSpeedKmh: String(rates.bikeSpeedKmh), carSpeedKmh: String(rates.carSpeedKmh), busVanSpeedKmh: String(rates.busVanSpeedKmh), truckSpeedKmh: String(rates.truckSpeedKmh),
   }
 }

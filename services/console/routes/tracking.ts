@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { lastFix } from '../../../shared/couriers/positions.js'
 import { findOrderByTrackingToken } from '../../../shared/db/orders.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
-import { etaOf } from '../../../shared/orders/resource.js'
+import { etaOf, liveView } from '../../../shared/orders/resource.js'
 import type { ConsoleDeps } from '../deps.js'
 import { trackingPage } from '../pages/tracking.js'
 import { tileOrigin } from '../pages/tracking-map.js'
@@ -28,7 +28,7 @@ export default async function trackingRoutes(app: FastifyInstance, { sql, redis,
     const active = order.status === 'assigned' || order.status === 'picked_up'
     const courierAt = active && order.courierId ? await lastFix(redis, config.QUEUE_PREFIX, order.courierId).catch(() => null) : null
     const rates = await getPlatformRates(sql)
-    const eta = etaOf(order, { location: courierAt, roadFactor: rates.roadFactor })
+    const eta = etaOf(order, liveView(courierAt, rates))
     const csp = allowTiles(reply.getHeader('content-security-policy'))
     if (csp) reply.header('content-security-policy', csp)
     return reply.type('text/html; charset=utf-8').send(trackingPage({ order, courierAt, eta, tiles, timeZone: config.TRACKING_TIME_ZONE, now: new Date() }))

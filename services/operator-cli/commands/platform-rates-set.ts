@@ -11,6 +11,7 @@ import { OperatorInputError } from '../operator-input-error.js'
 const RATE_FLAGS = {
   'base-fare': 'baseFare', 'per-km': 'perKm', 'per-kg': 'perKg', 'min-fare': 'minFare',
   'road-factor': 'roadFactor', 'max-distance-km': 'maxDistanceKm', 'cancel-free-window-s': 'cancelFreeWindowS', 'cancellation-fee-percent': 'cancellationFeePercent',
+  'bike-speed-kmh': 'bikeSpeedKmh', 'car-speed-kmh': 'carSpeedKmh', 'bus-van-speed-kmh': 'busVanSpeedKmh', 'truck-speed-kmh': 'truckSpeedKmh',
 } as const
 
 type RatesChange = Partial<Record<keyof PlatformRates, number>>
@@ -26,6 +27,10 @@ export function ratesInForce(rates: PlatformRates, currency: string) {
     max_distance_km: rates.maxDistanceKm,
     cancel_free_window_s: rates.cancelFreeWindowS,
     cancellation_fee_percent: rates.cancellationFeePercent,
+    bike_speed_kmh: rates.bikeSpeedKmh,
+    car_speed_kmh: rates.carSpeedKmh,
+    bus_van_speed_kmh: rates.busVanSpeedKmh,
+    truck_speed_kmh: rates.truckSpeedKmh,
     currency,
   }
 }
@@ -54,6 +59,10 @@ export const platformRatesSet = defineCommand({
     'max-distance-km': { type: 'string' },
     'cancel-free-window-s': { type: 'string' },
     'cancellation-fee-percent': { type: 'string' },
+    'bike-speed-kmh': { type: 'string' },
+    'car-speed-kmh': { type: 'string' },
+    'bus-van-speed-kmh': { type: 'string' },
+    'truck-speed-kmh': { type: 'string' },
   },
   prepare(flags) {
     return readChange(flags)

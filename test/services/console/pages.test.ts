@@ -179,7 +179,7 @@ t.test('platform rates out of any sane range are refused at their fields, named 
   await client.logIn(operator)
   await client.get('/console/ops/platform-rates')
   const before = await getPlatformRates(sql)
-  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20', bikeSpeedKmh: '25', carSpeedKmh: '30', busVanSpeedKmh: '25', truckSpeedKmh: '20' }
   const absurd = await client.post('/console/ops/platform-rates', { ...fields, roadFactor: '1e9', baseFare: '5000000', maxDistanceKm: '40000', cancelFreeWindowS: '9999999' })
   t.equal(absurd.statusCode, 400)
   t.match(absurd.body, /role="alert">Nothing was saved: correct the marked fields\.</)
@@ -198,7 +198,7 @@ t.test('platform rates: saved with the CLI\'s rules, announced, audited; a bad v
   const client = new ConsoleClient(app)
   await client.logIn(operator)
   await client.get('/console/ops/platform-rates')
-  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  const fields = { baseFare: '600', perKm: '130.50', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20', bikeSpeedKmh: '25', carSpeedKmh: '30', busVanSpeedKmh: '25', truckSpeedKmh: '20' }
   const bad = await client.post('/console/ops/platform-rates', { ...fields, perKm: '1.234' })
   t.equal(bad.statusCode, 400)
   t.match(bad.body, /Per km must be a non-negative amount up to 1000000 with at most 2 decimals, got &#39;1\.234&#39;/)
@@ -225,7 +225,7 @@ t.test('the audit trail shows every amount in naira: platform rates (stored in k
   await client.get(`/console/ops/businesses/${bola.businessId}`)
   t.equal((await client.post(`/console/ops/businesses/${bola.businessId}/credit`, { amount: '2500.50', reference: 'AUDIT-NAIRA', mode: 'live' })).statusCode, 303)
   await client.get('/console/ops/platform-rates')
-  const fields = { baseFare: '600', perKm: '140', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20' }
+  const fields = { baseFare: '600', perKm: '140', perKg: '50', minFare: '1000', roadFactor: '1.4', maxDistanceKm: '60', cancelFreeWindowS: '300', cancellationFeePercent: '20', bikeSpeedKmh: '25', carSpeedKmh: '30', busVanSpeedKmh: '25', truckSpeedKmh: '20' }
   t.equal((await client.post('/console/ops/platform-rates', fields)).statusCode, 303)
   const page = await client.get('/console/ops/audit')
   const rates = /<td>platform-rates\.set<\/td>.*?<code>([^<]*)<\/code><\/td><td><code>([^<]*)<\/code>/s.exec(page.body)

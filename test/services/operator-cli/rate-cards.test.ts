@@ -123,7 +123,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
   t.test('platform-rates:set changes only the rates named', async (t) => {
     const set = await runOperatorCli(db, ['platform-rates:set', '--base-fare', '600', '--per-km', '0', '--road-factor', '1.4'])
     t.equal(set.code, 0, set.stderr)
-    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, cancel_free_window_s: 120, cancellation_fee_percent: 25, currency: 'NGN' })
+    t.same(set.json, { base_fare: 600, per_km: 0, per_kg: 50, min_fare: 1000, road_factor: 1.4, max_distance_km: 80, cancel_free_window_s: 120, cancellation_fee_percent: 25, bike_speed_kmh: 25, car_speed_kmh: 30, bus_van_speed_kmh: 25, truck_speed_kmh: 20, currency: 'NGN' })
     const stored = async () => (await sql`select base_fare, per_km, per_kg, min_fare, road_factor::float as road_factor from platform_rates`)[0]
     t.same(await stored(), { baseFare: 60000, perKm: 0, perKg: 5000, minFare: 100000, roadFactor: 1.4 })
     await refuses(t, ['platform-rates:set', '--base-fare', '700', '--per-kg', '12.345'], /--per-kg must be a non-negative amount .* at most 2 decimals/, stored)
@@ -132,6 +132,16 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     await refuses(t, ['platform-rates:set', '--road-factor', '-1.5', '--base-fare', '700'], /^--road-factor must be a number from 1 to 3, got '-1.5'$/, stored)
     await refuses(t, ['platform-rates:set', '--road-factor', '1e9'], /^--road-factor must be a number from 1 to 3, got '1e9'$/, stored)
     await refuses(t, ['platform-rates:set', '--min-fare', '1000000.01'], /^--min-fare must be a non-negative amount up to 1000000 with at most 2 decimals, got '1000000.01'$/, stored)
+  })
+
+  t.test('platform-rates:set sets each vehicle\'s ETA speed (DESIGN 14), within 5 to 120 km/h', async (t) => {
+    const set = await runOperatorCli(db, ['platform-rates:set', '--bike-speed-kmh', '15', '--truck-speed-kmh', '18.5'])
+    t.equal(set.code, 0, set.stderr)
+    t.match(set.json, { bike_speed_kmh: 15, car_speed_kmh: 30, bus_van_speed_kmh: 25, truck_speed_kmh: 18.5 }, 'the others stay')
+    const stored = async () => (await sql`select bike_speed_kmh, truck_speed_kmh from platform_rates`)[0]
+    t.same(await stored(), { bikeSpeedKmh: 15, truckSpeedKmh: 18.5 })
+    await refuses(t, ['platform-rates:set', '--bike-speed-kmh', '500'], /^--bike-speed-kmh must be a speed from 5 to 120 km\/h, got '500'$/, stored)
+    await refuses(t, ['platform-rates:set', '--car-speed-kmh', '0'], /^--car-speed-kmh must be a speed from 5 to 120 km\/h, got '0'$/, stored)
   })
 
   t.test('platform-rates:set --max-distance-km sets the limit of local delivery', async (t) => {

@@ -208,10 +208,12 @@ t.test('rate cards: import, version, load, reject', async (t) => {
   })
 
   t.test('platform rates: defaults, partial change in major units, validation', async (t) => {
-    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 })
-    t.same(await changePlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 })
-    t.same(await changePlatformRates(sql, { minFare: 1200 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }, 'earlier changes stay')
-    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 })
+    // The ETA speeds of DESIGN 14, the defaults until an operator sets them.
+    const SPEEDS = { bikeSpeedKmh: 25, carSpeedKmh: 30, busVanSpeedKmh: 25, truckSpeedKmh: 20 }
+    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25, ...SPEEDS })
+    t.same(await changePlatformRates(sql, { perKm: 150.5, roadFactor: 1.4 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 100_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25, ...SPEEDS })
+    t.same(await changePlatformRates(sql, { minFare: 1200 }), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25, ...SPEEDS }, 'earlier changes stay')
+    t.same(await getPlatformRates(sql), { baseFare: 50_000, perKm: 15_050, perKg: 5_000, minFare: 120_000, roadFactor: 1.4, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25, ...SPEEDS })
     await t.rejects(changePlatformRates(sql, { baseFare: -1 }), { name: 'PlatformRatesError' })
     await t.rejects(changePlatformRates(sql, { perKg: 1.234 }), { name: 'PlatformRatesError' })
     await t.rejects(changePlatformRates(sql, { roadFactor: 0.9 }), { name: 'PlatformRatesError' })

@@ -93,6 +93,9 @@ t.test('courier.location and eta (DESIGN 14): from where and when the registered
   t.same(orderAsShown(registered, DEFAULT_PLATFORM_RATES, new Date('2026-11-22T10:09:00.000Z'), fix).eta, shown.eta, 'every read between two fixes shows the same ETA')
   const onTheWay = orderAsShown({ ...registered, status: 'picked_up' }, DEFAULT_PLATFORM_RATES, now, fix)
   t.equal((onTheWay.eta as { stage: string }).stage, 'dropoff', 'to the dropoff once picked up')
+  // The speed is the platform rates': an operator who sets bikes to 12.5 km/h doubles the time.
+  const slower = orderAsShown(registered, { ...DEFAULT_PLATFORM_RATES, bikeSpeedKmh: 12.5 }, now, fix)
+  t.same(slower.eta, { stage: 'pickup', at: new Date(Date.parse(fix.at) + (km / 12.5) * 3_600_000).toISOString() }, 'the vehicle\'s speed comes from the platform rates')
   t.equal(orderAsShown(registered, DEFAULT_PLATFORM_RATES, now, null).eta, null, 'no fix, no ETA')
   t.equal(orderAsShown({ ...registered, status: 'delivered' }, DEFAULT_PLATFORM_RATES, now, fix).eta, null, 'none once delivered')
   t.equal(orderAsShown(ORDER, DEFAULT_PLATFORM_RATES, now, fix).eta, null, 'none for a courier outside the system (no vehicle to time)')

@@ -1,3 +1,4 @@
+import { DEFAULT_PLATFORM_RATES } from '../../../shared/db/platform-rates.js'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
@@ -43,7 +44,7 @@ function card(overrides: Partial<RateCard> = {}): RateCard {
   }
 }
 
-const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
+const RATES: PlatformRates = DEFAULT_PLATFORM_RATES
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
 const request = (fields: Partial<PricingRequest>): PricingRequest => ({ pickup: ALPHA_POINT, dropoff: ALPHA_POINT, weight: 1, ...fields })
 const price = (fields: Partial<PricingRequest>, withCard: RateCard | null = card()) => priceShipment(request(fields), 4.2, withCard, RATES, 'NGN')

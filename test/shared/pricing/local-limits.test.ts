@@ -1,3 +1,4 @@
+import { DEFAULT_PLATFORM_RATES } from '../../../shared/db/platform-rates.js'
 import t from 'tap'
 import { ConfigError, loadConfig, pricingEnv } from '../../../shared/config.js'
 import { PricingError } from '../../../shared/errors/pricing-error.js'
@@ -10,7 +11,7 @@ import { TEST_SECRETS } from '../../helpers/db.js'
 
 const rect = (w: number, s: number, e: number, n: number): [number, number][] => [[w, s], [e, s], [e, n], [w, n], [w, s]]
 const NIGERIA = { minLat: 4, minLng: 2.5, maxLat: 14, maxLng: 15 }
-const RATES: PlatformRates = { baseFare: 50_000, perKm: 12_000, perKg: 5_000, minFare: 100_000, roadFactor: 1.3, maxDistanceKm: 80, cancelFreeWindowS: 120, cancellationFeePercent: 25 }
+const RATES: PlatformRates = DEFAULT_PLATFORM_RATES
 const IKEJA = locateInGazetteer('Ikeja')!
 const KANO = locateInGazetteer('Kano')!
 const ACCRA = { lat: 5.6037, lng: -0.187 }
