@@ -86,14 +86,20 @@ export function bearerKey(header: string | undefined): string | null {
  * An `onRequest` hook: it runs before the body is read, so a caller without a valid key
  * learns nothing about body limits or validation. A request that would be 401 is counted per
  * client address; past `AUTH_FAILURE_LIMIT` it is a 429 instead, with the per-key limit's body.
- * An address past its limit gets no Postgres query either: a key the gateway does not hold is
- * answered 429 at once, while a valid key it holds still works.
+ * Only those: a valid key from an address past its limit works (DESIGN 7), held by this gateway
+ * or not (a restart, another replica, an expired entry), since one address is often many
+ * clients (an office, a carrier's NAT). An unknown key is looked up once and then held as
+ * unknown, so a flood of one bad key costs one query; with Postgres out of reach, a key not held
+ * from such an address is still the 429.
  * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
   async function lookUp(request: FastifyRequest, reply: FastifyReply, hash: string): Promise<Caller | ApiError | null> {
     const wait = await failures.over(request.ip)
-    return wait === null ? keys.find(hash) : tooManyFailures(reply, wait)
+    if (wait === null) return keys.find(hash)
+    // Past the limit, a key that is not valid (or cannot be looked up now) is the 429 it would have been.
+    const caller = await Promise.resolve(keys.find(hash)).catch(() => null)
+    return caller ?? tooManyFailures(reply, wait)
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {

@@ -58,7 +58,7 @@ t.test('a malformed key is refused without Postgres; a well-shaped one needs it'
   assertRefusal(t, await quote(gateway, `Bearer ${WELL_SHAPED_UNKNOWN}`, from), 503, 'Service temporarily unavailable, retry shortly')
 })
 
-t.test('past the limit, a key the gateway does not hold is a 429 without a Postgres query', async (t) => {
+t.test('past the limit, a key that is not valid is a 429, even while Postgres is out of reach', async (t) => {
   // Postgres out of reach: a request that queried it would answer 503.
   const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', QUEUE_PREFIX: `{auth-${process.pid}}` })
   const from = { ip: '10.9.0.1' }
@@ -99,6 +99,17 @@ t.test('401s per client address are limited, and only they', async (t) => {
     const valid = await quote(limited, bearer(account.apiKey).authorization, from)
     t.equal(valid.statusCode, 200, `a valid key from the same address: ${valid.body}`)
     assertRefusal(t, await quote(limited, `Bearer ${WELL_SHAPED_UNKNOWN}`, { ip: '10.2.0.2' }), 401, 'Invalid API key')
+  })
+
+  t.test('past the limit, a valid key the gateway does not hold yet still works (a restart, another replica)', async (t) => {
+    const from = { ip: '10.2.1.1' }
+    const fresh = await gatewayWith(t, { ...env, AUTH_FAILURE_LIMIT: '3' })
+    for (let i = 0; i < 4; i++) await quote(fresh, `Bearer ${WELL_SHAPED_UNKNOWN}`, from)
+    assertRefusal(t, await quote(fresh, `Bearer ${WELL_SHAPED_UNKNOWN}`, from), 429, /^Too many requests/)
+    const valid = await quote(limited, bearer(account.apiKey).authorization, from)
+    t.equal(valid.statusCode, 200, `a valid key first seen by this gateway from an address past its limit: ${valid.body}`)
+    const onFresh = await quote(fresh, bearer(account.apiKey).authorization, from)
+    t.equal(onFresh.statusCode, 200, 'and on the gateway that counted the failures')
   })
 
   t.test('replicas share the count', async (t) => {
