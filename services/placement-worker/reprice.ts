@@ -26,12 +26,12 @@ export type LocatedShipment = { shipment: Shipment; input: QuoteInput } & ({ loc
 export async function locateShipments(tools: LocateTools, business: Business, roadFactor: number, shipments: Shipment[]): Promise<LocatedShipment[]> {
   const facts = { hasCard: business.rateCardId !== null, roadFactor }
   return Promise.all(
-    shipments.map(async (shipment) => {
+    shipments.map(async (shipment, index) => {
       const input = shipmentInput(business, shipment)
       try {
         return { shipment, input, located: await locateForPricing(input, facts, tools) }
       } catch (err) {
-        if (err instanceof PricingError) return { shipment, input, error: err.message }
+        if (err instanceof PricingError) return { shipment, input, error: batchMessage(err, index) }
         throw err
       }
     }),
@@ -75,10 +75,15 @@ export function priceShipments(shipments: LocatedShipment[], context: PricingCon
       quotes.push(quote)
     } catch (err) {
       if (!(err instanceof PricingError)) throw err
-      errors.push({ index, message: err.message })
+      errors.push({ index, message: batchMessage(err, index) })
     }
   }
   return { quotes, errors }
+}
+
+/** A shipment's pricing refusal in a batch: one about a field starts with `[i].` (DESIGN 13.9); the rest stand as they are, `index` beside them. */
+function batchMessage(err: PricingError, index: number): string {
+  return err.field === null ? err.message : `[${index}].${err.message}`
 }
 
 /** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */

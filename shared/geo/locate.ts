@@ -53,6 +53,6 @@ function sentPoint(lat: number | undefined, lng: number | undefined): Point | nu
 
 async function geocode(end: 'pickup' | 'dropoff', address: string, state: string | undefined, geocoder: Geocoder): Promise<Point> {
   const found = await geocoder.locate(address, state)
-  if (!found) throw new PricingError(`${end}_address could not be located; send ${end}_latitude and ${end}_longitude`)
+  if (!found) throw new PricingError(`${end}_address could not be located; send ${end}_latitude and ${end}_longitude`, `${end}_address`)
   return found
 }

@@ -29,6 +29,6 @@ export function selectBikeBand(options: RateOption[], weight: number): RateOptio
   })
   if (found) return found
   const largest = Math.max(...bands.map((band) => band.maxWeightKg))
-  if (weight > largest) throw new PricingError(`weight exceeds the largest bike band (${largest} kg); use bus_van or truck`)
-  throw new PricingError(`weight is below the smallest bike band (${lowest.minWeightKg ?? 0} kg)`)
+  if (weight > largest) throw new PricingError(`weight exceeds the largest bike band (${largest} kg); use bus_van or truck`, 'weight')
+  throw new PricingError(`weight is below the smallest bike band (${lowest.minWeightKg ?? 0} kg)`, 'weight')
 }

@@ -22,10 +22,10 @@ export function priceShipment(request: PricingRequest, distanceKm: number, card:
 export function checkOptionRules(request: Pick<PricingRequest, 'vehicleType' | 'optionId'>): void {
   const { vehicleType, optionId } = request
   if (vehicleType === undefined) {
-    if (optionId !== undefined) throw new PricingError('vehicle_type is required when option_id is sent')
+    if (optionId !== undefined) throw new PricingError('vehicle_type is required when option_id is sent', 'vehicle_type')
   } else if (vehicleType === 'bike') {
-    if (optionId !== undefined) throw new PricingError('option_id must be omitted for bike; the band is chosen by weight')
-  } else if (optionId === undefined) throw new PricingError(`option_id is required when vehicle_type is ${vehicleType}`)
+    if (optionId !== undefined) throw new PricingError('option_id must be omitted for bike; the band is chosen by weight', 'option_id')
+  } else if (optionId === undefined) throw new PricingError(`option_id is required when vehicle_type is ${vehicleType}`, 'option_id')
 }
 
 function priceByRateCard(request: PricingRequest, vehicleType: VehicleType, distanceKm: number, card: RateCard | null, currency: string): Quote {
@@ -54,9 +54,9 @@ function chooseOption(card: RateCard, request: PricingRequest, vehicleType: Vehi
   // checkOptionRules already refused an option_id with bike and a missing one otherwise.
   if (vehicleType === 'bike') return selectBikeBand(card.options, request.weight)
   const option = card.options.find((candidate) => candidate.id === request.optionId && candidate.vehicleType === vehicleType)
-  if (!option) throw new PricingError(`option_id ${request.optionId} is not in your rate card for ${vehicleType}; read GET /business/rate-cards again`)
+  if (!option) throw new PricingError(`option_id ${request.optionId} is not in your rate card for ${vehicleType}; read GET /business/rate-cards again`, 'option_id')
   // "Up to N kg" includes N.
-  if (request.weight > option.maxWeightKg) throw new PricingError(`weight exceeds the capacity of ${option.label} (${option.maxWeightKg} kg)`)
+  if (request.weight > option.maxWeightKg) throw new PricingError(`weight exceeds the capacity of ${option.label} (${option.maxWeightKg} kg)`, 'weight')
   return option
 }
 
@@ -65,7 +65,7 @@ function priceByDistance(weight: number, distanceKm: number, rates: PlatformRate
   const fare = roundHalfAwayFromZero(rates.baseFare + rates.perKm * distanceKm + rates.perKg * weight)
   // A quote's weight has no bound of its own; past MAX_EXACT_KOBO a price can no longer be shown
   // exactly in naira (or is Infinity).
-  if (!Number.isSafeInteger(fare) || fare > MAX_EXACT_KOBO) throw new PricingError('weight is too large to price')
+  if (!Number.isSafeInteger(fare) || fare > MAX_EXACT_KOBO) throw new PricingError('weight is too large to price', 'weight')
   return {
     price: Math.max(rates.minFare, fare),
     distanceKm,

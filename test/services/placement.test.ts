@@ -114,7 +114,7 @@ t.test('placement', async (t) => {
     t.match(body.placement_id, /^[0-9a-f-]{36}$/)
     t.same(body.errors, [
       { index: 1, message: 'dropoff point is outside the service zones of your rate card' },
-      { index: 2, message: 'option_id opt_STALE0000000 is not in your rate card for truck; read GET /business/rate-cards again' },
+      { index: 2, message: '[2].option_id opt_STALE0000000 is not in your rate card for truck; read GET /business/rate-cards again' },
     ])
     t.equal(await balanceOf(account.businessId), 10000000)
     t.equal((await counts()).orders, before.orders)
