@@ -5,7 +5,7 @@ import type { Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isUuid } from '../../../shared/ids.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
-import { placementRequestSchema } from '../../../shared/schemas/shipment.js'
+import { livePlacementRequestSchema, placementRequestSchema } from '../../../shared/schemas/shipment.js'
 import { sendPlacement } from '../placement-answer.js'
 import type { PlacementQueue } from '../placement-queue.js'
 
@@ -20,9 +20,10 @@ interface PlacementRouteOptions {
 export default async function placementRoutes(app: FastifyInstance, { sql, placements, idempotencyTtlHours }: PlacementRouteOptions) {
   app.post('/business/order', async (request, reply) => {
     const idempotencyKey = readIdempotencyKey(request)
-    const parsed = parseBody(placementRequestSchema, request.body)
-    // A live key's `sandbox_scenario` is ignored like an unknown field: not stored, not part of the request's hash.
-    const shipments = request.caller.livemode ? parsed.map(({ sandbox_scenario: _ignored, ...shipment }) => shipment) : parsed
+    // A live key's `sandbox_scenario` is ignored like an unknown field: not checked, not stored, not part of the request's hash.
+    const shipments = request.caller.livemode
+      ? parseBody(livePlacementRequestSchema, request.body).map(({ sandbox_scenario: _ignored, ...shipment }) => shipment)
+      : parseBody(placementRequestSchema, request.body)
     const businessId = request.caller.businessId
     // The parsed body is the request: unknown fields were dropped, so they cannot make a replay differ.
     const shipmentsJson = JSON.stringify(shipments)

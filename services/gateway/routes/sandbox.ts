@@ -15,8 +15,9 @@ import { sendOrderChange } from '../order-answer.js'
 export default async function sandboxRoutes(app: FastifyInstance, { sql }: { sql: Sql }) {
   app.post<{ Params: { order_id: string } }>('/business/sandbox/orders/:order_id/advance', async (request, reply) => {
     const { order_id: orderId } = request.params
-    const body = parseBody(sandboxAdvanceSchema, request.body)
+    // A live key has no test order to move, whatever it sends: 404 before the body is read.
     if (!isOrderId(orderId) || request.caller.livemode) throw orderNotFound(orderId)
+    const body = parseBody(sandboxAdvanceSchema, request.body)
     const outcome = await advanceTestOrder(sql, { orderId, businessId: request.caller.businessId }, body.to, body.reason ?? null)
     return sendOrderChange(reply, outcome)
   })

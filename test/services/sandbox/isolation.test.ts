@@ -185,6 +185,7 @@ t.test('sandbox isolation: test and live data never meet', async (t) => {
     for (const orderId of [liveOrders[1]!, testOrders[1]!]) {
       const url = advanceUrl(orderId)
       assertError(t, await call(live, 'POST', url, { to: 'assigned' }), { status: 404, path: url, message: `Order ${orderId} was not found` })
+      assertError(t, await call(live, 'POST', url, {}), { status: 404, path: url, message: `Order ${orderId} was not found` })
       t.match(await orderRow(orderId), { status: 'created', version: 1 }, `${orderId} did not move`)
     }
   })
@@ -310,7 +311,8 @@ t.test('sandbox isolation: test and live data never meet', async (t) => {
   })
 
   t.test('sandbox_scenario with a live key: accepted, not stored, not shown', async (t) => {
-    for (const scenario of ['fail', 'manual', 'unassign', 'deliver']) {
+    // Any value, one no test key could send included (DESIGN 11: ignored in live mode, like an unknown field).
+    for (const scenario of ['fail', 'manual', 'unassign', 'deliver', 'teleport', 42]) {
       const placed = await place(t, live, [shipment({ sandbox_scenario: scenario })])
       const orderId = placed.orders[0].order_id
       const order = await read(t, live, `${ORDERS}/${orderId}`)
