@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createPendingPlacement, findPlacement, findPlacementByKey, releaseKey } from '../../../shared/db/placements.js'
-import type { Sql } from '../../../shared/db/sql.js'
+import { isConnectionError, isTimeoutError, type Sql } from '../../../shared/db/sql.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { isUuid } from '../../../shared/ids.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
@@ -15,6 +15,21 @@ interface PlacementRouteOptions {
   sql: Sql
   placements: PlacementQueue
   idempotencyTtlHours: number
+}
+
+/**
+ * The pending row's insert. Postgres out of reach or too slow is a 503 that carries the
+ * placement's id like every 503 of a placement (DESIGN 7): if the insert did commit before the
+ * answer was lost, the orphan settler closes it and GET /placements/{id} says so; if not, that
+ * read is a 404, and either way nothing was charged.
+ */
+async function recordPending(placementId: string, insert: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await insert()
+  } catch (err) {
+    if (!isConnectionError(err) && !isTimeoutError(err)) throw err
+    throw new ApiError(503, `Placement could not be recorded; nothing was charged; retry with the same Idempotency-Key or read GET /v2/business/placements/${placementId}`, { placement_id: placementId })
+  }
 }
 
 export default async function placementRoutes(app: FastifyInstance, { sql, placements, idempotencyTtlHours }: PlacementRouteOptions) {
@@ -32,7 +47,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
 
     for (let attempt = 0; attempt < 3; attempt++) {
       // The shipments stay on the row; the job carries ids only.
-      if (await createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipmentsJson })) {
+      if (await recordPending(placementId, () => createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipmentsJson }))) {
         const outcome = await placements.submit({ placement_id: placementId, business_id: businessId })
         return sendPlacement(request, reply, placementId, outcome)
       }

@@ -30,7 +30,13 @@ t.test('bounded Postgres waits: a held lock gives a final answer, never a hang o
     t.teardown(release)
     const answer = await withDeadline(place(account.apiKey), 10000)
     t.equal(answer.statusCode, 503)
-    t.equal(answer.json().message, 'Service temporarily unavailable, retry shortly')
+    // Every 503 of a placement carries its id (DESIGN 7), this one too: the row may not exist.
+    const placementId = answer.json().placement_id
+    t.match(placementId, /^[0-9a-f-]{36}$/)
+    t.equal(answer.json().message, `Placement could not be recorded; nothing was charged; retry with the same Idempotency-Key or read GET /v2/business/placements/${placementId}`)
     t.equal(answer.json().path, '/v2/business/order')
+    await release()
+    const read = await gateway.inject({ method: 'GET', url: `/v2/business/placements/${placementId}`, headers: bearer(account.apiKey) })
+    t.equal(read.statusCode, 404, 'the insert never committed: the id names no placement')
   })
 })
