@@ -61,8 +61,9 @@ export function locatePaths(text: string, paths: readonly string[]): Map<string,
     while (found && found.offset < 0) found = found.up
     return found?.offset ?? 0
   }
-  const positions = positionsOf(text, wanted.map(offsetOf))
-  return new Map(wanted.map((part) => [part.path, positions.get(offsetOf(part)) ?? { line: 1, column: 1 }]))
+  const offsets = wanted.map(offsetOf)
+  const positions = positionsOf(text, offsets)
+  return new Map(wanted.map((part, index) => [part.path, positions.get(offsets[index]!) ?? { line: 1, column: 1 }]))
 }
 
 /** A part some path leads to or through: its members by name, its elements by index. */

@@ -14,16 +14,18 @@ export interface CourierOnMap {
 }
 
 function keysOf(prefix: string) {
-  const available = (vehicle: CourierVehicleType) => `${prefix}:couriers:available:${vehicle}`
+  const set = (vehicle: CourierVehicleType) => `${prefix}:couriers:available:${vehicle}`
+  // Named once per prefix like the shared keys below, so a ping builds no set's name.
+  const sets = { bike: set('bike'), car: set('car'), bus_van: set('bus_van'), truck: set('truck') } satisfies Record<CourierVehicleType, string>
   return {
     /**
      * A GEO set per vehicle of the couriers on shift (DESIGN 14: "a GEO set per mode"): dispatch
      * searches the sets of the vehicles that may take an order around its pickup, so a truck order
      * in a street full of bikes looks only at trucks.
      */
-    available,
+    available: (vehicle: CourierVehicleType): string => sets[vehicle],
     /** Every dispatch set, for what takes a courier off the map whatever their vehicle (now or before). */
-    everyAvailable: COURIER_VEHICLE_TYPES.map(available),
+    everyAvailable: COURIER_VEHICLE_TYPES.map((vehicle) => sets[vehicle]),
     /** Sorted set: each courier's last ping, in ms; a courier silent for COURIER_STALE_S is skipped. */
     seen: `${prefix}:couriers:seen`,
     fix: (courierId: string) => `${prefix}:courier:${courierId}:fix`,

@@ -86,9 +86,13 @@ export function deliveryStep(order: Pick<Order, 'history'>): HistoryEntry | unde
   return [...order.history].reverse().find((step) => step.status === 'delivered')
 }
 
-/** An order's history as the API shows it (to businesses and couriers): who made each move is kept for the console. */
+/**
+ * An order's history as the API shows it (to businesses and couriers): who made each move is kept
+ * for the console. A history with no mover named (every order a placement writes, with its event)
+ * is shown as it is, not copied.
+ */
 export function historyAsShown(history: HistoryEntry[]): Omit<HistoryEntry, 'by'>[] {
-  return history.map(({ by: _by, ...step }) => step)
+  return history.some((step) => step.by !== undefined) ? history.map(({ by: _by, ...step }) => step) : history
 }
 
 /** Whether the shipment asked for a photo at the door (DESIGN 14). */

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { insertRateCardVersion, type ImportedRateCard } from '../db/rate-cards.js'
 import type { Db } from '../db/sql.js'
 import { errorMessage } from '../errors/error-message.js'
-import { MAX_LISTED_PROBLEMS, RateCardFileError } from '../errors/rate-card-file-error.js'
+import { MAX_LISTED_PROBLEMS, RateCardFileError, type RateCardProblem } from '../errors/rate-card-file-error.js'
 import { ringProblem } from '../geo/ring.js'
 import { newOptionId, newUuid } from '../ids.js'
 import { jsonSyntaxError, locatePaths, pathOf, type SourcePosition } from '../json-source.js'
@@ -60,10 +60,8 @@ function passed(file: unknown, currency: string, locate: (paths: string[]) => Ma
   throw new RateCardFileError(listed.map((problem) => ({ ...problem, at: positions.get(problem.path) ?? null })), problems.length - listed.length)
 }
 
-interface Found {
-  path: string
-  message: string
-}
+/** A problem before it is placed in the text. */
+type Found = Omit<RateCardProblem, 'at'>
 
 /** `path` locates the problem in the file; `message` says it in full, naming the part. */
 type Report = (path: string, message: string) => void

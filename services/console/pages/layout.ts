@@ -45,8 +45,10 @@ export function actionButton(frame: Frame, action: string, label: string, fields
   return form(frame, action, html`${hidden}<button type="submit">${label}</button>`)
 }
 
-/** A labelled input with its error, if any, right under it (`aria-describedby`). */
-/** A labelled input; `id` tells apart two forms of one page with a field of the same name. */
+/**
+ * A labelled input with its error, if any, right under it (`aria-describedby`); `id` tells apart
+ * two forms of one page with a field of the same name.
+ */
 export function field(input: { name: string; label: string; id?: string; type?: string; value?: string; error?: string | null; required?: boolean; attrs?: Html }): Html {
   const id = input.id ?? `field-${input.name}`
   const errorId = `${id}-error`

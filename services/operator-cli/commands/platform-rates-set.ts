@@ -1,7 +1,6 @@
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { changePlatformRates, readPlatformRate } from '../../../shared/pricing/platform-rates.js'
 import { toMajor } from '../../../shared/money.js'
-import { PlatformRatesError } from '../../../shared/errors/platform-rates-error.js'
 import type { PlatformRates } from '../../../shared/courier.js'
 import { defineCommand, type Flags } from '../command.js'
 import { requiredText } from '../flags.js'
@@ -50,32 +49,14 @@ function readChange(flags: Flags): RatesChange {
 
 /** `platform-rates:set`: changes only the rates named; with no flags it shows them. */
 export const platformRatesSet = defineCommand({
-  options: {
-    'base-fare': { type: 'string' },
-    'per-km': { type: 'string' },
-    'per-kg': { type: 'string' },
-    'min-fare': { type: 'string' },
-    'road-factor': { type: 'string' },
-    'max-distance-km': { type: 'string' },
-    'cancel-free-window-s': { type: 'string' },
-    'cancellation-fee-percent': { type: 'string' },
-    'bike-speed-kmh': { type: 'string' },
-    'car-speed-kmh': { type: 'string' },
-    'bus-van-speed-kmh': { type: 'string' },
-    'truck-speed-kmh': { type: 'string' },
-  },
+  options: Object.fromEntries(Object.keys(RATE_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
   prepare(flags) {
     return readChange(flags)
   },
   async run({ sql, config, announce, actor }, change) {
     if (Object.keys(change).length === 0) return ratesInForce(await getPlatformRates(sql), config.CURRENCY)
-    let rates: PlatformRates
-    try {
-      rates = await changePlatformRates(sql, change, { actor })
-    } catch (err) {
-      if (err instanceof PlatformRatesError) throw new OperatorInputError(err.message)
-      throw err
-    }
+    // prepare read every flag by the bounds changePlatformRates checks again: it has nothing left to refuse.
+    const rates = await changePlatformRates(sql, change, { actor })
     await announce({ kind: 'platform-rates' })
     return ratesInForce(rates, config.CURRENCY)
   },
