@@ -20,6 +20,7 @@ import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { publishInvalidation, type Invalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { RATE_CARD_FILE_MAX_BYTES } from '../../shared/pricing/rate-card-file.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 import { html } from './html.js'
@@ -92,7 +93,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   await app.register(formbody, { bodyLimit: 64 * 1024 })
   // Not read here: a multipart body stays unread until the one route that takes a file asks for
   // it, after the login and CSRF checks, so an anonymous upload costs nothing.
-  await app.register(multipart, { limits: { fileSize: 2 * 1024 * 1024, files: 1, fields: 10 } })
+  await app.register(multipart, { limits: { fileSize: RATE_CARD_FILE_MAX_BYTES, files: 1, fields: 10 } })
   await app.register(cookie, { secret: config.CONSOLE_SESSION_SECRET })
   await app.register(session, {
     secret: config.CONSOLE_SESSION_SECRET,

@@ -9,6 +9,9 @@ import { jsonSyntaxError, locatePaths, pathOf, type SourcePosition } from '../js
 import { hasAtMostTwoDecimals } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
 
+/** The largest rate-card file an operator may upload (the console's form, `ratecard:import`): 2 MiB. */
+export const RATE_CARD_FILE_MAX_BYTES = 2 * 1024 * 1024
+
 /**
  * Imports a rate-card file given as a value (the demo seed, tests): checks it, then writes it as
  * the card's next version. Throws `RateCardFileError` (nothing written) when the file is wrong.

@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
+import { RATE_CARD_FILE_MAX_BYTES } from '../../../shared/pricing/rate-card-file.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -16,11 +17,10 @@ export const ratecardImport = defineCommand({
   },
   prepare(flags) {
     const path = requiredText(flags, 'file', 4096)
-    try {
-      return { path, text: readFileSync(path, 'utf8') }
-    } catch (err) {
-      throw new OperatorInputError(`cannot read ${path}: ${errorMessage(err)}`)
-    }
+    // The console's limit: a file of a gigabyte (a wrong path, a log) is refused before it is read.
+    const size = readable(path, () => statSync(path).size)
+    if (size > RATE_CARD_FILE_MAX_BYTES) throw new OperatorInputError(`${path} is ${size} bytes; a rate-card file is at most 2 MiB (${RATE_CARD_FILE_MAX_BYTES} bytes)`)
+    return { path, text: readable(path, () => readFileSync(path, 'utf8')) }
   },
   async run({ sql, config, announce, actor }, input) {
     let imported
@@ -38,6 +38,14 @@ export const ratecardImport = defineCommand({
     }
   },
 })
+
+function readable<T>(path: string, read: () => T): T {
+  try {
+    return read()
+  } catch (err) {
+    throw new OperatorInputError(`cannot read ${path}: ${errorMessage(err)}`)
+  }
+}
 
 // One line per problem, `file:line:column: message` as compilers write them, so an editor or a
 // terminal can jump to each.

@@ -41,6 +41,8 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     'broken.json': '{"name": "Test Card", "zones": [',
     'overlap.json': JSON.stringify(card({ bands: [[0, 5], [4, 10]] })),
     'unknown-zone.json': JSON.stringify(card({ priceTo: 'Gamma' })),
+    // Valid JSON, one byte past the console's upload limit: refused for its size, not read.
+    'huge.json': JSON.stringify({ ...card(), padding: 'x'.repeat(2 * 1024 * 1024) }),
   })
   const cardRows = async () => {
     const [row] = await sql`select (select count(*)::int from rate_cards) as cards, (select count(*)::int from rate_card_versions) as versions,
@@ -98,6 +100,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.equal(tooMany[100], `${dir}/too-many.json: and 20 more problems`)
     await refuses(t, ['ratecard:import', '--file', `${dir}/not-json.json`], /not-json\.json:4:3: not valid JSON: expected ',' or '}', found '"zones"'$/, cardRows)
     await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /cannot read .*missing\.json/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/huge.json`], /^.*huge\.json is 2097\d{3} bytes; a rate-card file is at most 2 MiB \(2097152 bytes\)$/, cardRows)
   })
 
   t.test('enable is idempotent and replaces; disable clears', async (t) => {
