@@ -1,10 +1,10 @@
 import { z } from 'zod'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { parseJsonAs } from '../../shared/parse-json.js'
-import { isStorableTime } from '../../shared/schemas/fields.js'
+import { isOneOf, readEnumList, readInteger, readTime, type FilterReading } from '../../shared/schemas/list-query.js'
 
 // The query strings of the list routes (docs/contracts.md section 6): every refusal is a 400
-// naming the parameter, and no value costs more than one pass over a short string.
+// naming the parameter. The values' rules are shared with the console's lists (shared/schemas/list-query.ts).
 
 const MAX_VALUE_LENGTH = 512
 
@@ -27,45 +27,27 @@ export function readQuery<const K extends string>(raw: unknown, allowed: readonl
   return query
 }
 
-const INTEGER = /^(0|[1-9][0-9]{0,15})$/
+// Each parameter is read by the shared rule: absent, it is the fallback; refused, a 400 with the rule's words.
 
-/** A whole number from `min` to `max`, written plainly (no sign, exponent or leading zero). */
 export function integerParam(name: string, value: string | undefined, bounds: { min: number; max: number; fallback: number }): number {
-  if (value === undefined) return bounds.fallback
-  const parsed = INTEGER.test(value) ? Number(value) : NaN
-  if (!(parsed >= bounds.min && parsed <= bounds.max)) throw new ApiError(400, `${name} must be an integer from ${bounds.min} to ${bounds.max}`)
-  return parsed
+  return value === undefined ? bounds.fallback : valueOf(readInteger(name, value, bounds))
 }
 
 export function limitParam(value: string | undefined): number {
   return integerParam('limit', value, { min: 1, max: 100, fallback: 20 })
 }
 
-const isoDateTime = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
-
-/** An ISO 8601 date-time with its offset (`2026-11-22T10:00:00Z`), or a date, read as midnight UTC. */
 export function dateParam(name: string, value: string | undefined): Date | null {
-  if (value === undefined) return null
-  if (!isoDateTime.safeParse(value).success) throw new ApiError(400, `${name} must be an ISO 8601 date-time`)
-  const date = new Date(value)
-  if (!isStorableTime(date.getTime())) throw new ApiError(400, `${name} must be between 0001-01-01 and 9999-12-31`)
-  return date
+  return value === undefined ? null : valueOf(readTime(name, value))
 }
 
-/** One value of `allowed`, or a comma list of them; repeats are kept once. */
 export function enumListParam<const T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T[] | null {
-  if (value === undefined) return null
-  const values = new Set<T>()
-  for (const item of value.split(',')) {
-    const trimmed = item.trim()
-    if (!isOneOf(trimmed, allowed)) throw new ApiError(400, `${name} must be one of ${allowed.join(', ')}`)
-    values.add(trimmed)
-  }
-  return [...values]
+  return value === undefined ? null : valueOf(readEnumList(name, value, allowed))
 }
 
-function isOneOf<const T extends string>(value: string, allowed: readonly T[]): value is T {
-  return allowed.some((item) => item === value)
+function valueOf<T>(reading: FilterReading<T>): T {
+  if (reading.kind === 'refused') throw new ApiError(400, reading.message)
+  return reading.value
 }
 
 /**
