@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 import { isStorableText, UNSTORABLE_TEXT } from '../../shared/schemas/fields.js'
 
 /** A form body that is not what the page's form sends (a tampered or truncated post): 400, never a 500. */
@@ -16,6 +16,11 @@ export function readForm<S extends z.ZodType>(schema: S, body: unknown): z.infer
   const parsed = schema.safeParse(body ?? {})
   if (!parsed.success) throw new FormError(parsed.error.issues.map((issue) => describeIssue(issue)).join('; '))
   return parsed.data
+}
+
+/** A checkbox group (or a repeated query parameter): one value or several under one name, always a list. */
+export function several<T extends z.ZodType>(item: T) {
+  return z.union([item, z.array(item)]).optional().transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
 }
 
 /** A form as it was typed, with a message at each field refused: shown again, nothing the person typed is lost. */

@@ -12,14 +12,11 @@ import { createSecretBox } from '../../../shared/webhooks/secret-box.js'
 import { redeliverEvent } from '../../../shared/webhooks/producer.js'
 import { actorOf, businessIdOf, frameOf, redirectWith, sendPage } from '../reply.js'
 import type { ConsoleDeps } from '../deps.js'
-import { livemodeOf, modeQuery, readForm } from '../forms.js'
+import { livemodeOf, modeQuery, readForm, several } from '../forms.js'
 import { html, type Html } from '../html.js'
 import { actionButton, field, form, select, type Frame } from '../pages/layout.js'
 import { keyTable } from '../pages/keys.js'
 import { when } from '../format.js'
-
-// A checkbox group posts one value or several under one name.
-const several = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).optional().transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
 
 const keySchema = z.object({ _csrf: z.string(), mode: z.enum(['live', 'test']), scopes: several(z.string().refine(isApiKeyScope, 'is not a scope')) })
 const endpointSchema = z.object({ _csrf: z.string(), mode: z.enum(['live', 'test']), url: z.string().trim().max(2048), description: z.string().trim().max(255).optional(), event_types: several(z.enum(ORDER_EVENT_TYPES)) })
