@@ -22,6 +22,11 @@ export function when(at: Date | string): string {
   return date.toISOString().replace('T', ' ').slice(0, 19) + ' UTC'
 }
 
+/** A time as a datetime-local field holds it, in UTC like `when`: `2026-11-22T10:00`, seconds only when there are some. */
+export function utcInputValue(at: Date): string {
+  return at.toISOString().slice(0, 23).replace(/(:00)?\.000$/, '')
+}
+
 // A formatter takes about a quarter of a millisecond to build: the pair of each zone is made once
 // (a deployment has one), not on every page a recipient or a rider refreshes.
 const clocks = new Map<string, { clock: Intl.DateTimeFormat; dated: Intl.DateTimeFormat }>()

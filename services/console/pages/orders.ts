@@ -2,22 +2,40 @@ import { ORDER_STATUSES, type OrderMover } from '../../../shared/courier.js'
 import type { CancellationTerms } from '../../../shared/orders/cancellation.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { deliveryStep, photoRequired } from '../../../shared/orders/resource.js'
-import { money, when } from '../format.js'
+import { money, utcInputValue, when } from '../format.js'
 import { html, type Html } from '../html.js'
-import type { OrderListQuery } from '../order-list.js'
-import { select } from './layout.js'
+import { filterParams, PAGE_SIZE, type OrderListQuery } from '../order-list.js'
+import { field, select } from './layout.js'
 
-/** The filters of the orders list, as the API has them: status, placement and creation window. */
+const PAGE_SIZES = [PAGE_SIZE, 50, 100]
+
+/**
+ * The filters of the orders list, as the API has them: statuses (none ticked: any), placement,
+ * a creation window in UTC (the zone of every time the list shows) and the page size.
+ */
 export function orderFilters(action: string, query: OrderListQuery, extra: Html = html``): Html {
+  const sizes = [...new Set([...PAGE_SIZES, query.limit])].sort((a, b) => a - b).map((size) => [String(size), String(size)] as const)
+  // step="any": a bound with seconds (from a link) is a valid value, and the form sends it back unchanged.
+  const bound = (name: string, label: string, at: Date | null) => field({ name, label, type: 'datetime-local', value: at ? utcInputValue(at) : '', attrs: html` step="any"` })
   return html`<form method="get" action="${action}" aria-label="Filter orders" class="filters">${extra}
-${select({ name: 'status', label: 'Status', options: [['', 'Any status'], ...ORDER_STATUSES.map((status) => [status, status] as const)], value: query.status })}
-<div class="field"><label for="field-placement_id">Placement id</label><input id="field-placement_id" name="placement_id" value="${query.placement_id ?? ''}"></div>
-<div class="field"><label for="field-created_gte">Created on or after</label><input id="field-created_gte" name="created_gte" type="date" value="${query.created_gte ?? ''}"></div>
-<div class="field"><label for="field-created_lt">Created before</label><input id="field-created_lt" name="created_lt" type="date" value="${query.created_lt ?? ''}"></div>
+<fieldset><legend>Status (none ticked: any)</legend>${ORDER_STATUSES.map((status) => html`<label><input type="checkbox" id="field-status-${status}" name="status" value="${status}"${query.status?.includes(status) ? html` checked` : ''}> ${status}</label> `)}</fieldset>
+${field({ name: 'placement_id', label: 'Placement id', value: query.placement_id })}
+${bound('created_gte', 'Created at or after (UTC)', query.created_gte)}${bound('created_lt', 'Created before (UTC)', query.created_lt)}
+${select({ name: 'limit', label: 'Orders per page', options: sizes, value: String(query.limit) })}
 <button type="submit">Filter</button></form>`
 }
 
-export function orderTable(orders: Order[], linkOf: (order: Order) => string, showBusiness = false): Html {
+/**
+ * One page of the list: its orders (the rows hold one more than the page when a next page
+ * exists) linking to `path/{id}`, and the keyset link to the next page, which keeps every filter.
+ */
+export function orderPage(path: string, query: OrderListQuery, rows: Order[], showBusiness = false): Html {
+  const shown = rows.slice(0, query.limit)
+  return html`${orderTable(shown, (order) => `${path}/${order.id}`, showBusiness)}
+${nextPageLink(path, filterParams(query), shown.at(-1), rows.length > query.limit)}`
+}
+
+function orderTable(orders: Order[], linkOf: (order: Order) => string, showBusiness: boolean): Html {
   if (orders.length === 0) return html`<p>No orders match.</p>`
   return html`<table><caption class="visually-hidden">Orders</caption><thead><tr><th scope="col">Order</th>${showBusiness ? html`<th scope="col">Business</th>` : ''}<th scope="col">Status</th>
 <th scope="col">Recipient</th><th scope="col" class="num">Price</th><th scope="col">Created</th></tr></thead><tbody>
@@ -27,7 +45,7 @@ ${orders.map((order) => html`<tr><td><a href="${linkOf(order)}">${order.id}</a><
 }
 
 /** The keyset link to the next page: strictly after the last order shown. */
-export function nextPageLink(path: string, params: URLSearchParams, last: Order | undefined, hasMore: boolean): Html {
+function nextPageLink(path: string, params: URLSearchParams, last: Order | undefined, hasMore: boolean): Html {
   if (!hasMore || !last) return html``
   const next = new URLSearchParams(params)
   next.set('after', `${last.createdAt.toISOString()}_${last.id}`)

@@ -11,10 +11,10 @@ import { businessIdOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '.
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, modeQuery, readForm } from '../forms.js'
 import { html } from '../html.js'
-import { filterParams, orderFilterOf, orderListQuerySchema, PAGE_SIZE } from '../order-list.js'
+import { orderFilterOf, orderListQuerySchema } from '../order-list.js'
 import { changeOrderAndTell, orderChangeFlash } from '../outcomes.js'
 import { field, form, select } from '../pages/layout.js'
-import { nextPageLink, orderDetail, orderFilters, orderTable } from '../pages/orders.js'
+import { orderDetail, orderFilters, orderPage } from '../pages/orders.js'
 
 const cancelSchema = z.object({ _csrf: z.string(), reason: z.string().trim().max(500).optional() })
 const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), reason: z.string().trim().max(500).optional() })
@@ -32,9 +32,8 @@ export default async function businessOrderRoutes(app: FastifyInstance, deps: Co
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
     const rows = await listOrders(reads, { businessId: businessIdOf(request), livemode }, orderFilterOf(query))
-    const shown = rows.slice(0, PAGE_SIZE)
     const body = html`${orderFilters('/console/orders', query, livemode ? html`` : html`<input type="hidden" name="mode" value="test">`)}
-${orderTable(shown, (order) => `/console/orders/${order.id}`)}${nextPageLink('/console/orders', filterParams(query), shown.at(-1), rows.length > PAGE_SIZE)}`
+${orderPage('/console/orders', query, rows)}`
     return sendPage(reply, 200, frameOf(request, reply, livemode), { title: 'Orders', path: '/console/orders', body })
   })
 

@@ -10,10 +10,10 @@ import { actorOf, frameOf, redirectWith, sendPage, sendProofPhoto } from '../rep
 import type { ConsoleDeps } from '../deps.js'
 import { livemodeOf, readForm } from '../forms.js'
 import { html } from '../html.js'
-import { filterParams, orderFilterOf, orderListQuerySchema, PAGE_SIZE } from '../order-list.js'
+import { orderFilterOf, orderListQuerySchema } from '../order-list.js'
 import { changeOrderAndTell, orderChangeFlash } from '../outcomes.js'
 import { field, form, select } from '../pages/layout.js'
-import { nextPageLink, orderDetail, orderFilters, orderTable } from '../pages/orders.js'
+import { orderDetail, orderFilters, orderPage } from '../pages/orders.js'
 
 const optional = z.string().trim().max(255).optional().transform((value) => value || null)
 const advanceSchema = z.object({ _csrf: z.string(), to: z.enum(ORDER_STATUSES), reason: optional, courier_name: optional, courier_phone: optional, vehicle_plate: optional })
@@ -26,11 +26,9 @@ export default async function operatorOrderRoutes(app: FastifyInstance, deps: Co
     const query = readForm(orderListQuerySchema, request.query)
     const livemode = livemodeOf(query)
     const rows = await listOrders(reads, { businessId: query.business || null, livemode }, orderFilterOf(query))
-    const shown = rows.slice(0, PAGE_SIZE)
     const extra = html`<div class="field"><label for="field-business">Business id</label><input id="field-business" name="business" value="${query.business ?? ''}"></div>
 ${select({ name: 'mode', label: 'Mode', options: [['live', 'Live'], ['test', 'Test']], value: livemode ? 'live' : 'test' })}`
-    const body = html`${orderFilters('/console/ops/orders', query, extra)}${orderTable(shown, (order) => `/console/ops/orders/${order.id}`, true)}
-${nextPageLink('/console/ops/orders', filterParams(query), shown.at(-1), rows.length > PAGE_SIZE)}`
+    const body = html`${orderFilters('/console/ops/orders', query, extra)}${orderPage('/console/ops/orders', query, rows, true)}`
     return sendPage(reply, 200, frameOf(request, reply), { title: 'Orders', path: '/console/ops/orders', body })
   })
 
