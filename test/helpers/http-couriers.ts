@@ -42,25 +42,46 @@ export async function courierOnShift(baseUrl: string, sql: Sql, name: string, at
   return courier
 }
 
-/** The courier's Server-Sent Events stream, open (past its `: connected` line): the event names received so far. */
-export async function openStream(baseUrl: string, courier: HttpCourier): Promise<{ events: string[]; close: () => void }> {
+/** One event of a courier's stream: its name and its JSON data. */
+export interface StreamEvent {
+  event: string
+  data: Record<string, unknown>
+}
+
+export interface CourierStream {
+  /** The events received so far, in order. */
+  events: StreamEvent[]
+  /** Waits for an event of this name about the order; undefined if none came within `timeoutMs`. */
+  next: (event: string, orderId: string, timeoutMs?: number) => Promise<StreamEvent | undefined>
+  close: () => void
+}
+
+/** The courier's Server-Sent Events stream, open (past its `: connected` line). */
+export async function openStream(baseUrl: string, courier: HttpCourier): Promise<CourierStream> {
   const abort = new AbortController()
   const response = await fetch(`${baseUrl}/courier/stream`, { headers: courier.auth, signal: abort.signal })
   if (response.status !== 200 || !response.body) throw new Error(`stream: ${response.status}`)
-  const events: string[] = []
+  const events: StreamEvent[] = []
   let connected = false
-  let text = ''
   void (async () => {
-    const decoder = new TextDecoder()
-    for await (const chunk of response.body!) {
-      text += decoder.decode(chunk, { stream: true })
-      connected ||= text.includes(': connected')
-      for (const match of text.matchAll(/^event: (\S+)$/gm)) events.push(match[1]!)
-      text = text.slice(text.lastIndexOf('\n\n') + 2)
+    let buffer = ''
+    for await (const text of response.body!.pipeThrough(new TextDecoderStream())) {
+      buffer += text
+      // Whole messages only: a chunk may end inside one.
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const lines = buffer.slice(0, end).split('\n')
+        buffer = buffer.slice(end + 2)
+        connected ||= lines.includes(': connected')
+        const event = lines.find((line) => line.startsWith('event: '))?.slice(7)
+        const data = lines.find((line) => line.startsWith('data: '))?.slice(6)
+        if (event) events.push({ event, data: data ? JSON.parse(data) : {} })
+      }
     }
   })().catch(() => undefined)
   if (!(await waitForValue(async () => connected, (value) => value, 10000, 50)).held) throw new Error('the stream did not connect')
-  return { events, close: () => abort.abort() }
+  const next = async (event: string, orderId: string, timeoutMs = 10000) => (await waitForValue(
+    async () => events.find((seen) => seen.event === event && seen.data.order_id === orderId), (found) => found !== undefined, timeoutMs, 50)).value
+  return { events, next, close: () => abort.abort() }
 }
 
 /** A location ping, sent again while the one-a-second limit (or a Redis failover) turns it away; the last status. */
@@ -79,9 +100,14 @@ export async function pendingOfferOf(sql: Sql, courierId: string, timeoutMs: num
   return seen.value[0] ?? null
 }
 
+/** A courier's POST to `route` under `…/v2/courier/` (`offers/off_…/decline`, `orders/ORD-…/pickup`). */
+export function courierPost(baseUrl: string, courier: HttpCourier, route: string, body: unknown = {}): Promise<Response> {
+  return call(`${baseUrl}/courier/${route}`, courier.auth, body)
+}
+
 /** Accepts the offer over HTTP; the status (200 when the order is now the courier's). */
 export async function acceptOverHttp(baseUrl: string, courier: HttpCourier, offerId: string): Promise<number> {
-  const response = await call(`${baseUrl}/courier/offers/${offerId}/accept`, courier.auth, {})
+  const response = await courierPost(baseUrl, courier, `offers/${offerId}/accept`)
   await response.arrayBuffer()
   return response.status
 }

@@ -38,6 +38,8 @@ export interface Launched {
   courierToken: string
   /** The demo business the launcher seeded. */
   businessId: string
+  /** A call to its business API with the demo key: `business('GET', 'orders/ORD-…')`. */
+  business: (method: string, route: string, body?: unknown, headers?: Record<string, string>) => Promise<Response>
   config: CommonConfig
   /** The launcher's environment: its schema, queue prefix and ports, for a process run beside it. */
   env: Record<string, string>
@@ -158,7 +160,9 @@ export async function startLauncher(t: Test, options: LauncherOptions): Promise<
   const config = loadConfig(commonEnv, env)
   const sql = createSql(config, { max: 4 })
   t.teardown(() => sql.end({ timeout: 5 }))
-  return { baseUrl, apiKey, courierToken, businessId, config, env, sql, launcherPid, pids, output: () => lines.join('\n') }
+  const business = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}/business/${route}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) })
+  return { baseUrl, apiKey, courierToken, businessId, business, config, env, sql, launcherPid, pids, output: () => lines.join('\n') }
 }
 
 /**

@@ -79,8 +79,7 @@ t.test('a real Prometheus scraping the launched stack: every dashboard query and
 
   // The load: a webhook receiver, five riders through the public courier API, and quotes,
   // placements and cancels until every query has its data.
-  const business = (method: string, route: string, body?: unknown) =>
-    fetch(`${launched.baseUrl}/business/${route}`, { method, headers: { authorization: `Bearer ${launched.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const { business } = launched
   const receiver = await startReceiver(t)
   const endpoint = await business('POST', 'webhook-endpoints', { url: receiver.url('/hooks') })
   t.equal(endpoint.status, 201)

@@ -80,7 +80,7 @@ t.test('placements, webhooks and dispatch through a Redis Cluster whose master i
   const stream = await openStream(baseUrl, late)
   t.teardown(stream.close)
   await goOnShift(baseUrl, late, kmNorth(ISLAND, 0.5))
-  t.ok(await waitFor(() => stream.events.includes('offer'), WAIT_MS), 'a courier on shift after the failover is told of an offer over SSE')
+  t.ok(await waitFor(() => stream.events.some((seen) => seen.event === 'offer'), WAIT_MS), 'a courier on shift after the failover is told of an offer over SSE')
   const lateOffer = await pendingOfferOf(sql, late.id, WAIT_MS)
   // Seen once in many runs: no offer for this courier within the deadline. Say where things stood.
   if (!lateOffer) {

@@ -18,8 +18,7 @@ function alive(pid: number): boolean {
 
 t.test('a worker killed under npm start is restarted; the others keep serving', async (t) => {
   const launched = await startLauncher(t, { databaseUrl, redisUrl })
-  const post = (route: string, body: unknown) =>
-    fetch(`${launched.baseUrl}/business/${route}`, { method: 'POST', headers: { authorization: `Bearer ${launched.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const post = (route: string, body: unknown) => launched.business('POST', route, body)
 
   const [firstWorker] = launched.pids('worker')
   t.ok(launched.output().includes(`launcher: worker started (pid ${firstWorker})`), 'the launcher names each child it starts')

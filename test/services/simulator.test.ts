@@ -25,8 +25,7 @@ const DEADLINE_MS = 100_000
 t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; every event reaches the webhook receiver', async (t) => {
   const photos = usePhotoStore(t)
   const launched = await startLauncher(t, { databaseUrl, redisUrl, env: { ...photos.env, DISPATCH_OFFER_S: '3', DISPATCH_RETRY_S: '1' } })
-  const business = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${launched.baseUrl}/business/${route}`, { method, headers: { authorization: `Bearer ${launched.apiKey}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const { business } = launched
 
   const receiver = await startReceiver(t)
   const endpoint = await business('POST', 'webhook-endpoints', { url: receiver.url('/hooks') })
