@@ -11,7 +11,9 @@ import { courierOnOrder } from '../../../shared/dispatch/views.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 
 // Couriers and dispatch end to end (DESIGN 14): real Postgres, Redis, BullMQ, the gateway's
-// courier API and the dispatcher, with short offers so expiry is seen within a test.
+// courier API and the dispatcher, with short offers so expiry is seen within a test. They run in
+// this process, built from the plugins production runs; launched.test.ts checks the same contract
+// against the built launcher (DESIGN 17.5), which a setting it fails to pass on would break.
 const WAIT_MS = 15_000
 const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1' } })
 const account = await seedAccount(db.sql, { balance: 100000 })
