@@ -42,7 +42,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(rules), timeout: config.WEBHOOK_TIMEOUT_MS }, connections: 64, keepAliveTimeout: 10_000 })
   // A lease outlives the longest POST (its timeout) by far, so it is never taken back from a live one; one handed on is extended past half its life.
   const slots = createEndpointSlots(connection, { prefix: config.QUEUE_PREFIX, limit: config.WEBHOOK_ENDPOINT_CONCURRENCY, leaseMs: 2 * config.WEBHOOK_TIMEOUT_MS + 10_000 })
-  const deps = { rows: createDeliveryRows(sql), dispatcher, rules, secrets: keepingOpened(createSecretBox(config.WEBHOOK_SECRET_KEYS), OPENED_SECRETS), slots, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
+  const deps = { rows: createDeliveryRows(sql, { retryScale: config.WEBHOOK_RETRY_SCALE }), dispatcher, rules, secrets: keepingOpened(createSecretBox(config.WEBHOOK_SECRET_KEYS), OPENED_SECRETS), slots, timeoutMs: config.WEBHOOK_TIMEOUT_MS, retryScale: config.WEBHOOK_RETRY_SCALE }
 
   const queue = new Queue<WebhookJob>(WEBHOOK_QUEUE, { connection, prefix: config.QUEUE_PREFIX, telemetry: new BullMQOtel({ tracerName: 'courier' }) })
   queue.on('error', (err) => app.log.debug({ err: err.message }, 'webhook queue error'))

@@ -16,13 +16,14 @@ export interface WebhookEndpoint {
   status: 'enabled' | 'disabled'
   disabledReason: string | null
   consecutiveFailures: number
+  failingSince: Date | null
   createdAt: Date
 }
 
 export type NewWebhookEndpoint = Pick<WebhookEndpoint, 'id' | 'businessId' | 'livemode' | 'url' | 'eventTypes' | 'description' | 'secret'>
 
 const ENDPOINT_COLUMNS = `id, business_id, livemode, url, event_types, description, secret, previous_secret,
-  previous_secret_expires_at, status, disabled_reason, consecutive_failures, created_at`
+  previous_secret_expires_at, status, disabled_reason, consecutive_failures, failing_since, created_at`
 
 /**
  * Inserts an endpoint unless the business already has `max` in this mode. The business row is
@@ -237,48 +238,63 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null
 }
 
+/** An attempt after which its delivery has failed: the last of its schedule, a 410, or one to a disabled endpoint. */
+export type FailedAttemptRecord = AttemptRecord & { status: 'failed' }
+
+/** When failures disable an endpoint: `failedDeliveries` in a row, failing for `failingForS` seconds at least; `reason` says so. */
+export interface FailureLimit {
+  failedDeliveries: number
+  failingForS: number
+  reason: string
+}
+
 /**
- * Writes an attempt in one statement (so one implicit transaction, and no BEGIN/COMMIT round
- * trips): its log row, the delivery's new state, and the endpoint's failure count. A success
- * resets the count (the row is written only when it was not 0 already), a delivery that ends
- * failed adds one, and `disableAfter` in a row, or a 410 (`disableReason`), disable the endpoint.
+ * Writes an attempt that failed its delivery in one statement (so one implicit transaction, and
+ * no BEGIN/COMMIT round trips): its log row, the delivery's new state, and the endpoint's failure
+ * streak, which it adds one failed delivery to (and starts, if no failed attempt had). A 410
+ * (`disableReason`) disables the endpoint; so does the `limit`, once the streak holds its count
+ * of failed deliveries and began its span ago. An endpoint already disabled keeps its reason.
  */
-export async function recordAttempt(db: Db, record: AttemptRecord, endpoint: { disableReason: string | null; disableAfter: number }): Promise<void> {
-  const { status } = record
-  const touchesEndpoint = status === 'failed' || endpoint.disableReason !== null || status === 'succeeded'
+export async function recordFailedAttempt(db: Db, record: FailedAttemptRecord, endpoint: { disableReason: string | null; limit: FailureLimit }): Promise<void> {
+  const { limit } = endpoint
+  // Read from the row as this update finds it, so failures recorded at once each count.
+  const limitReached = db`status = 'enabled' and consecutive_failures + 1 >= ${limit.failedDeliveries}
+    and coalesce(failing_since, now()) <= now() - make_interval(secs => ${limit.failingForS})`
   await db`
     with attempt as (
       insert into webhook_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at)
-      values (${record.deliveryId}, ${record.endpointId}, ${record.eventId}, ${record.eventType}, ${record.attempt}, ${status},
+      values (${record.deliveryId}, ${record.endpointId}, ${record.eventId}, ${record.eventType}, ${record.attempt}, ${record.status},
         ${record.responseStatus}, ${record.durationMs}, ${record.error}, ${record.nextAttemptAt})
     ), delivery as (
-      update webhook_deliveries set status = ${status}, attempts = ${record.attempt},
+      update webhook_deliveries set status = ${record.status}, attempts = ${record.attempt},
         next_attempt_at = coalesce(${record.nextAttemptAt}, next_attempt_at), updated_at = now()
       where id = ${record.deliveryId}
     )
     update webhook_endpoints set
-      consecutive_failures = case when ${status} = 'succeeded' then 0 when ${status} = 'failed' then consecutive_failures + 1 else consecutive_failures end,
-      status = case
-        when ${endpoint.disableReason}::text is not null then 'disabled'
-        when ${status} = 'failed' and consecutive_failures + 1 >= ${endpoint.disableAfter} then 'disabled'
-        else status end,
+      consecutive_failures = consecutive_failures + 1,
+      failing_since = coalesce(failing_since, now()),
+      status = case when ${endpoint.disableReason}::text is not null or (${limitReached}) then 'disabled' else status end,
       disabled_reason = case
         when ${endpoint.disableReason}::text is not null then ${endpoint.disableReason}::text
-        when ${status} = 'failed' and consecutive_failures + 1 >= ${endpoint.disableAfter} then ${`${endpoint.disableAfter} deliveries in a row failed`}
+        when ${limitReached} then ${limit.reason}
         else disabled_reason end
-    where id = ${record.endpointId} and ${touchesEndpoint}
-      and not (${status} = 'succeeded' and consecutive_failures = 0 and ${endpoint.disableReason}::text is null)`
+    where id = ${record.endpointId}`
 }
 
-/** An attempt after which its delivery has succeeded or waits for its next try: to the endpoint's failure count, a reset at most. */
+/** An attempt after which its delivery has succeeded or waits for its next try: to the endpoint's failure streak, a start or a reset at most. */
 export type OpenAttemptRecord = AttemptRecord & { status: 'succeeded' | 'retrying' }
 
 /**
  * Writes attempts that did not fail their delivery (a 410 always does), any number in one
- * statement: their log rows in the order given, the deliveries' new states, and the failure
- * count back to 0 of each endpoint a delivery succeeded to (written only where it was not 0
- * already). Among such attempts the order of the writes to a count does not matter, which is
- * what lets them share a statement; `recordAttempt` writes a failed delivery's, which counts.
+ * statement: their log rows in the order given, the deliveries' new states, and each endpoint's
+ * failure streak. A success ends it (count back to 0, `failing_since` null); a retrying attempt
+ * starts one where none runs, at this statement's time, so the span of DESIGN 9's "10
+ * consecutive failed deliveries (over 5 days)" counts from the endpoint's first failure since
+ * its last success, not from the first delivery to end failed, which already failed for ~28 h
+ * (the endpoint would stay enabled through six days of downtime, not five). Within the batch the
+ * order given is the order of the attempts: an endpoint whose last attempt here was retrying is
+ * failing, since now if one here succeeded. The endpoint row is written only when this changes
+ * it; `recordFailedAttempt` writes a failed delivery's, which counts.
  */
 export async function recordAttempts(db: Db, records: OpenAttemptRecord[]): Promise<void> {
   const rows = records.map((record) => ({
@@ -301,9 +317,16 @@ export async function recordAttempts(db: Db, records: OpenAttemptRecord[]): Prom
         next_attempt_at = coalesce(b.next_attempt_at, d.next_attempt_at), updated_at = now()
       -- The ids as an array too, so the deliveries are found by their key whatever the batch's guessed size.
       from batch b where d.id = any(array(select delivery_id from batch)) and d.id = b.delivery_id
+    ), streak as (
+      select endpoint_id, bool_or(status = 'succeeded') as succeeded, (array_agg(status order by n desc))[1] = 'retrying' as failing
+      from batch group by endpoint_id
     )
-    update webhook_endpoints set consecutive_failures = 0
-    where id = any(array(select endpoint_id from batch where status = 'succeeded')) and consecutive_failures <> 0`
+    update webhook_endpoints w set
+      consecutive_failures = case when s.succeeded then 0 else w.consecutive_failures end,
+      failing_since = case when not s.failing then null when s.succeeded then now() else coalesce(w.failing_since, now()) end
+    from streak s
+    where w.id = any(array(select endpoint_id from streak)) and w.id = s.endpoint_id
+      and (s.succeeded and (w.consecutive_failures <> 0 or w.failing_since is not null) or s.failing and w.failing_since is null)`
 }
 
 export interface AttemptLogEntry extends AttemptRecord {

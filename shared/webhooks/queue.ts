@@ -1,5 +1,5 @@
 import type { JobsOptions, Queue } from 'bullmq'
-import type { Delivery } from '../db/webhooks.js'
+import type { Delivery, FailureLimit } from '../db/webhooks.js'
 
 export const WEBHOOK_QUEUE = 'webhooks'
 
@@ -26,6 +26,20 @@ export function retryDelayMs(attempt: number, scale: number, random: () => numbe
   const base = RETRY_SCHEDULE_S[attempt - 1]
   if (base === undefined) return null
   return Math.round(base * 1000 * scale * (0.9 + 0.2 * random()))
+}
+
+/**
+ * DESIGN 9: "10 consecutive failed deliveries (over 5 days)" disable an endpoint. Both must hold:
+ * the count alone would disable a busy business's endpoint after a day and a bit of downtime
+ * (ten deliveries fail as soon as their ~28 h schedules run out), which the days are there to
+ * prevent.
+ */
+export const DISABLE_AFTER = { failedDeliveries: 10, failingDays: 5 } as const
+
+/** The sender's rule of `DISABLE_AFTER`, its span multiplied by the retry scale as the schedule is. */
+export function failureLimit(scale: number): FailureLimit {
+  const { failedDeliveries, failingDays } = DISABLE_AFTER
+  return { failedDeliveries, failingForS: failingDays * 24 * 3600 * scale, reason: `${failedDeliveries} deliveries in a row failed over ${failingDays} days` }
 }
 
 /**
