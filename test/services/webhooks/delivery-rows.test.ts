@@ -8,11 +8,13 @@ import { useTestDb } from '../../helpers/db.js'
 
 // The sender's reads and writes of delivery rows (services/webhook-sender/delivery-rows.ts): what
 // a burst asks for within a few milliseconds shares a statement, and every caller still gets its
-// own answer, its own row written, and the endpoint's failure count as one attempt at a time would.
+// own answer, its own row written, and the endpoint's failure streak as one attempt at a time would.
+// The rows are made with the unscaled rule (10 failed deliveries over 5 days); the days pass by
+// moving the streak's start (`failing_since`) back in the database.
 
 t.test('delivery rows, read and written in batches', async (t) => {
   const { sql } = await useTestDb(t)
-  const rows = createDeliveryRows(sql)
+  const rows = createDeliveryRows(sql, { retryScale: 1 })
 
   /** An endpoint of a new business with `count` deliveries relayed to it, and its failure count set. */
   const deliveriesTo = async (t: Test, count: number, consecutiveFailures = 0) => {
@@ -31,7 +33,13 @@ t.test('delivery rows, read and written in batches', async (t) => {
     responseStatus, durationMs: 3, error: status === 'succeeded' ? null : `the endpoint answered ${responseStatus}`,
     nextAttemptAt: status === 'retrying' ? new Date(Date.now() + 5000) : null,
   })
-  const endpointRow = async (id: string) => (await sql`select status, disabled_reason, consecutive_failures from webhook_endpoints where id = ${id}`)[0]
+  const endpointRow = async (id: string) => (await sql`select status, disabled_reason, consecutive_failures from webhook_endpoints where id = ${id}`)[0]!
+  /** When the endpoint's failure streak began, in epoch milliseconds; null when none runs. */
+  const streakStart = async (id: string): Promise<number | null> =>
+    ((await sql<{ failingSince: Date | null }[]>`select failing_since from webhook_endpoints where id = ${id}`)[0]!.failingSince?.getTime() ?? null)
+  /** Sets the endpoint's streak as if it had run for so long: `failing_since` that far back. */
+  const failingFor = (id: string, interval: string, consecutiveFailures?: number) =>
+    sql`update webhook_endpoints set failing_since = now() - ${interval}::interval, consecutive_failures = coalesce(${consecutiveFailures ?? null}::int, consecutive_failures) where id = ${id}`
   const logOf = (endpointId: string) => sql`select delivery_id, attempt, status, at from webhook_attempts where endpoint_id = ${endpointId} order by id`
 
   t.test('a burst of reads: each gets its delivery, event and endpoint', async (t) => {
@@ -54,6 +62,7 @@ t.test('delivery rows, read and written in batches', async (t) => {
     const states = await sql`select id, status, attempts from webhook_deliveries where endpoint_id = ${endpointId} order by id`
     t.same(states.map((row) => [row.status, row.attempts]), statuses.map((status) => [status, 1]), 'each delivery in its new state')
     t.equal((await endpointRow(endpointId)).consecutiveFailures, 0, 'the failure count starts again')
+    t.equal(await streakStart(endpointId), log.at(-1)!.at.getTime(), 'and the retry after the last success starts a streak then')
   })
 
   t.test('an attempt the batch cannot write fails alone', async (t) => {
@@ -64,15 +73,57 @@ t.test('delivery rows, read and written in batches', async (t) => {
     t.same((await logOf(endpointId)).map((row) => row.deliveryId).sort(), [deliveries[0]!.id, deliveries[2]!.id].sort(), 'their log rows')
   })
 
-  t.test('failed deliveries count one at a time: ten in a row disable the endpoint, a 410 at once', async (t) => {
-    const { endpointId, deliveries } = await deliveriesTo(t, 10, 0)
-    await Promise.all(deliveries.slice(0, 9).map((delivery) => rows.record(attempt(delivery, 'failed'), null)))
-    t.match(await endpointRow(endpointId), { status: 'enabled', consecutiveFailures: 9 }, 'nine failed: still enabled')
-    await rows.record(attempt(deliveries[9]!, 'failed'), null)
-    t.match(await endpointRow(endpointId), { status: 'disabled', disabledReason: '10 deliveries in a row failed', consecutiveFailures: 10 }, 'the tenth disables it')
+  t.test('ten failed deliveries in a row disable the endpoint only once it has been failing for 5 days; a 410 at once', async (t) => {
+    const { endpointId, deliveries } = await deliveriesTo(t, 12, 0)
+    await Promise.all(deliveries.slice(0, 10).map((delivery) => rows.record(attempt(delivery, 'failed'), null)))
+    t.match(await endpointRow(endpointId), { status: 'enabled', disabledReason: null, consecutiveFailures: 10 }, 'ten failed at once: still enabled, the endpoint has failed for moments only')
+    const young = await streakStart(endpointId)
+    // Written at once, each in its own statement: whichever took the endpoint row first started the streak.
+    t.ok((await logOf(endpointId)).some((row) => row.at.getTime() === young), 'one of them started the streak')
 
-    const gone = await deliveriesTo(t, 1, 0)
+    await failingFor(endpointId, '4 days 23 hours')
+    await rows.record(attempt(deliveries[10]!, 'failed'), null)
+    t.match(await endpointRow(endpointId), { status: 'enabled', consecutiveFailures: 11 }, 'eleven failed over an hour short of 5 days: still enabled')
+
+    await failingFor(endpointId, '5 days')
+    await rows.record(attempt(deliveries[11]!, 'failed'), null)
+    t.match(await endpointRow(endpointId), { status: 'disabled', disabledReason: '10 deliveries in a row failed over 5 days', consecutiveFailures: 12 }, 'the next failure once the streak spans 5 days disables it')
+
+    const gone = await deliveriesTo(t, 2, 0)
     await rows.record(attempt(gone.deliveries[0]!, 'failed', 410), 'the endpoint answered 410 Gone')
-    t.match(await endpointRow(gone.endpointId), { status: 'disabled', disabledReason: 'the endpoint answered 410 Gone' }, '410 disables at once')
+    t.match(await endpointRow(gone.endpointId), { status: 'disabled', disabledReason: 'the endpoint answered 410 Gone', consecutiveFailures: 1 }, '410 disables at once')
+    await failingFor(gone.endpointId, '6 days', 20)
+    await rows.record(attempt(gone.deliveries[1]!, 'failed'), null)
+    t.match(await endpointRow(gone.endpointId), { status: 'disabled', disabledReason: 'the endpoint answered 410 Gone' }, 'a disabled endpoint keeps the reason it was disabled for')
+  })
+
+  t.test('a retrying attempt starts the streak, a success ends it, and failures after a success are a new streak', async (t) => {
+    const { endpointId, deliveries } = await deliveriesTo(t, 13, 0)
+    await rows.record(attempt(deliveries[0]!, 'retrying'), null)
+    const [first] = await logOf(endpointId)
+    t.equal((await endpointRow(endpointId)).consecutiveFailures, 0, 'no delivery has failed')
+    t.equal(await streakStart(endpointId), first!.at.getTime(), 'but the first attempt without a 2xx starts the streak')
+
+    await failingFor(endpointId, '6 days', 9)
+    const started = await streakStart(endpointId)
+    await rows.record(attempt(deliveries[1]!, 'retrying'), null)
+    t.match(await endpointRow(endpointId), { status: 'enabled', consecutiveFailures: 9 }, 'another retry counts no delivery')
+    t.equal(await streakStart(endpointId), started, 'and leaves the start where it was')
+
+    await rows.record(attempt(deliveries[2]!, 'succeeded'), null)
+    t.match(await endpointRow(endpointId), { status: 'enabled', consecutiveFailures: 0 }, 'a success sets the count back')
+    t.equal(await streakStart(endpointId), null, 'and ends the streak')
+
+    await Promise.all(deliveries.slice(3).map((delivery) => rows.record(attempt(delivery, 'failed'), null)))
+    t.match(await endpointRow(endpointId), { status: 'enabled', consecutiveFailures: 10 }, 'ten failed after the success: still enabled, the six days before it do not count')
+    const restarted = await streakStart(endpointId)
+    t.ok((await logOf(endpointId)).slice(3).some((row) => row.at.getTime() === restarted), 'the new streak began with one of them')
+
+    const both = await deliveriesTo(t, 2, 4)
+    await failingFor(both.endpointId, '6 days')
+    await Promise.all([rows.record(attempt(both.deliveries[0]!, 'retrying'), null), rows.record(attempt(both.deliveries[1]!, 'succeeded'), null)])
+    t.equal(new Set((await logOf(both.endpointId)).map((row) => row.at.getTime())).size, 1, 'a retry then a success, written in one statement')
+    t.equal((await endpointRow(both.endpointId)).consecutiveFailures, 0, 'the count set back')
+    t.equal(await streakStart(both.endpointId), null, 'and no streak')
   })
 })

@@ -254,6 +254,51 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     t.strictSame({ ...state }, { status: 'enabled', consecutiveFailures: 1 }, 'one failed delivery counts, and does not disable the endpoint')
   })
 
+  const endpointState = async (endpointId: string): Promise<Resource> =>
+    ({ ...(await sql`select status, disabled_reason, consecutive_failures, failing_since from webhook_endpoints where id = ${endpointId}`)[0] })
+  /** The endpoint's status and failure streak, once `done` holds of them. */
+  const endpointUntil = async (t: Test, endpointId: string, done: (state: Resource) => boolean, what: string) => {
+    const waited = await waitForValue(() => endpointState(endpointId), done, WAIT_MS, 50)
+    t.ok(waited.held, `${what}: ${JSON.stringify(waited.value)}`)
+    return waited.value
+  }
+
+  t.test('10 failed deliveries in a row disable the endpoint only once it has been failing for 5 days (scaled)', async (t) => {
+    const account = await business('Long Outage Ltd')
+    const down = await endpoint(t, account, '/outage', () => 503)
+    // Nine deliveries failed already, in a streak that began "now": an hour ahead, so it stays
+    // younger than the scaled 5 days (4.3 s here) however long this machine takes to fail the next.
+    await sql`update webhook_endpoints set consecutive_failures = 9, failing_since = now() + interval '1 hour' where id = ${down.id}`
+    await place(t, account)
+    const tenth = await endpointUntil(t, down.id, (state) => state.consecutiveFailures === 10, 'the tenth delivery failed')
+    t.match(tenth, { status: 'enabled', disabledReason: null }, 'ten failed deliveries in a row within the span leave it enabled')
+
+    // A minute is past the scaled 5 days and far short of real ones: only the sender's scale disables it.
+    await sql`update webhook_endpoints set failing_since = now() - interval '1 minute' where id = ${down.id}`
+    await place(t, account)
+    const eleventh = await endpointUntil(t, down.id, (state) => state.consecutiveFailures === 11, 'the eleventh delivery failed')
+    t.match(eleventh, { status: 'disabled', disabledReason: '10 deliveries in a row failed over 5 days' }, 'failing for the span, the next failed delivery disables it')
+    const listed = (await call(account.apiKey, 'GET', ENDPOINTS)).json().data.find((item: Resource) => item.id === down.id)
+    t.match(listed, { status: 'disabled', disabled_reason: '10 deliveries in a row failed over 5 days' }, 'the business sees why')
+  })
+
+  t.test('a success ends the failure streak: the failures before it no longer count toward disabling', async (t) => {
+    const account = await business('Back Up Ltd')
+    let down = false
+    const recovering = await endpoint(t, account, '/recovering', (_receipt, attempt) => (down || attempt === 1 ? 503 : 204))
+    // Nine failed deliveries over longer than the scaled span: one more failure would disable it.
+    await sql`update webhook_endpoints set consecutive_failures = 9, failing_since = now() - interval '1 minute' where id = ${recovering.id}`
+    await place(t, account)
+    await endpointUntil(t, recovering.id, (state) => state.consecutiveFailures === 0, 'a retry succeeded')
+    t.strictSame((await deliveryRows(recovering.id)).map((row) => [row.status, row.attempts]), [['succeeded', 2]], 'the delivery failed once, then succeeded')
+    t.match(await endpointState(recovering.id), { status: 'enabled', failingSince: null }, 'the streak ended')
+
+    down = true
+    await place(t, account)
+    const failed = await endpointUntil(t, recovering.id, (state) => state.consecutiveFailures === 1, 'the next delivery failed')
+    t.match(failed, { status: 'enabled', disabledReason: null }, 'a failure after the success is the first of a new streak')
+  })
+
   t.test('rotation: old and new secrets both sign for 24 h, then only the new one', async (t) => {
     const account = await business('Rotating Ltd')
     const rotating = await endpoint(t, account, '/rotate', () => 204)
