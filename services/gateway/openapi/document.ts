@@ -1,5 +1,5 @@
 import { WEBHOOK_TIMEOUT_MS_DEFAULT } from '../../../shared/config.js'
-import { RETRY_SCHEDULE_S } from '../../../shared/webhooks/queue.js'
+import { DISABLE_AFTER, RETRY_SCHEDULE_S } from '../../../shared/webhooks/queue.js'
 import { componentSchemas, ref } from './components.js'
 import * as example from './examples.js'
 import { operations } from './operations.js'
@@ -54,7 +54,7 @@ const webhooks = {
     post: {
       operationId: 'receiveOrderEvent', tags: ['Webhooks'],
       summary: 'An order changed (sent to your endpoint)',
-      description: `Verify the signature before trusting the body; answer 2xx within ${WEBHOOK_TIMEOUT_MS_DEFAULT / 1000} seconds. Anything else is retried ${RETRY_SCHEDULE_S.length} times over about ${RETRY_HOURS} hours; 410 disables the endpoint.`,
+      description: `Verify the signature before trusting the body; answer 2xx within ${WEBHOOK_TIMEOUT_MS_DEFAULT / 1000} seconds. Anything else is retried ${RETRY_SCHEDULE_S.length} times over about ${RETRY_HOURS} hours; 410 disables the endpoint at once, and so do ${DISABLE_AFTER.failedDeliveries} deliveries in a row that failed once the endpoint has been failing for ${DISABLE_AFTER.failingDays} days.`,
       security: [],
       parameters: [
         { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every attempt, to deduplicate by', schema: { type: 'string' } },

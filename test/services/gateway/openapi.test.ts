@@ -126,4 +126,5 @@ t.test("the webhook's promise to receivers is the sender's own timeout", async (
   const { description } = openApiDocument('https://api.courier.example').webhooks.orderEvent.post
   t.match(description, `answer 2xx within ${timeoutMs / 1000} seconds`, 'the default WEBHOOK_TIMEOUT_MS of the webhook sender')
   t.match(description, 'retried 7 times over about 28 hours', '5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h')
+  t.match(description, '10 deliveries in a row that failed once the endpoint has been failing for 5 days', 'the rule that disables an endpoint, both of its conditions (DESIGN 9)')
 })
