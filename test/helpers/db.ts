@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto'
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import shift from 'postgres-shift'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
-import { migrate } from '../../shared/db/migrate.js'
+import { migrate, migrationsDir } from '../../shared/db/migrate.js'
 import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
 
 /** The internal token of every test file's services: the gateway and pricing must share one. */
@@ -51,6 +55,27 @@ export async function useTestDb(t: Test): Promise<TestDb> {
     }
   })
   return { config, sql, env }
+}
+
+/**
+ * A schema of the test's own, migrated up to `upTo` (a migration number) or to the end, for a
+ * test of what a migration does to the rows it finds; `migrateRest` applies the ones after.
+ */
+export async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql; migrateRest: () => Promise<void> }> {
+  const schema = `t_at_${randomBytes(4).toString('hex')}`
+  const sql = createSql({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: 4 }, { max: 4 })
+  t.teardown(async () => {
+    await sql`drop schema if exists ${sql(schema)} cascade`
+    await sql.end()
+  })
+  await sql`create schema ${sql(schema)}`
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'courier-migrations-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const file of readdirSync(migrationsDir).filter((name) => upTo === null || Number(name.slice(0, 5)) <= upTo)) {
+    copyFileSync(path.join(migrationsDir, file), path.join(dir, file))
+  }
+  await shift({ sql, path: dir })
+  return { sql, migrateRest: () => shift({ sql, path: migrationsDir }) }
 }
 
 /** Every wallet beside the sum of its ledger (credits − debits + refunds). */

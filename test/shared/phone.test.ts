@@ -1,12 +1,6 @@
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import shift from 'postgres-shift'
 import t from 'tap'
-import { migrationsDir } from '../../shared/db/migrate.js'
-import { createSql } from '../../shared/db/sql.js'
 import { e164Phone } from '../../shared/phone.js'
-import { TEST_DATABASE_URL } from '../helpers/db.js'
+import { schemaAt } from '../helpers/db.js'
 
 // A courier's phone in one stored form (DESIGN 14): the rule of shared/phone.ts, and
 // migration 00023, which brings the phones stored as typed to it and makes a phone one enabled
@@ -39,17 +33,7 @@ t.test('e164Phone: E.164, a number without its country code read as Nigerian', a
 })
 
 t.test('migration 00023 stores every readable phone in E.164 and makes a phone one enabled courier\'s, keeping couriers that shared one', async (t) => {
-  const schema = `t_phone_${Math.random().toString(16).slice(2, 10)}`
-  const sql = createSql({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: 2 }, { max: 2 })
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'courier-migrations-'))
-  t.teardown(async () => {
-    rmSync(dir, { recursive: true, force: true })
-    await sql`drop schema if exists ${sql(schema)} cascade`
-    await sql.end()
-  })
-  await sql`create schema ${sql(schema)}`
-  for (const file of readdirSync(migrationsDir).filter((name) => Number(name.slice(0, 5)) <= 22)) copyFileSync(path.join(migrationsDir, file), path.join(dir, file))
-  await shift({ sql: sql as never, path: dir })
+  const { sql, migrateRest } = await schemaAt(t, 22)
 
   const rows: [string, string, string | null][] = [
     // id suffix, phone as typed, disabled_at
@@ -66,7 +50,7 @@ t.test('migration 00023 stores every readable phone in E.164 and makes a phone o
     await sql`insert into couriers (id, name, phone, vehicle_type, max_weight_kg, disabled_at, created_at)
       values (${`00000000-0000-4000-8000-0000000000${n}`}, ${`Rider ${n}`}, ${phone}, 'bike', 20, ${disabledAt}, ${new Date(Date.UTC(2026, 0, Number(n)))})`
   }
-  await shift({ sql: sql as never, path: migrationsDir })
+  await migrateRest()
 
   const after = await sql<{ id: string; phone: string; phoneSharedWith: string | null }[]>`select id, phone, phone_shared_with from couriers order by id`
   const id = (n: string) => `00000000-0000-4000-8000-0000000000${n}`

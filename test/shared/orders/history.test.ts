@@ -1,18 +1,13 @@
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import shift from 'postgres-shift'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { findEventById, listEvents } from '../../../shared/db/events.js'
-import { migrationsDir } from '../../../shared/db/migrate.js'
 import { listPartitions, PARTITIONED, type PartitionedTable } from '../../../shared/db/partitions.js'
-import { createSql, type Sql } from '../../../shared/db/sql.js'
+import type { Sql } from '../../../shared/db/sql.js'
 import { findTrail } from '../../../shared/db/trails.js'
 import { listAttempts } from '../../../shared/db/webhooks.js'
 import { keepPartitions, MONTHS_AHEAD, monthPartition, partitionMonth, pruneSettledDeliveries } from '../../../shared/orders/history.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
-import { TEST_DATABASE_URL } from '../../helpers/db.js'
+import { schemaAt } from '../../helpers/db.js'
 
 // DESIGN 16, "Tables that grow forever stop doing so": migration 00022 turns events, webhook
 // attempts and order trails into tables partitioned by month without losing a row, the worker's
@@ -24,24 +19,6 @@ const BEFORE_PARTITIONING = 21
 const TABLES = Object.keys(PARTITIONED) as PartitionedTable[]
 const T0 = Date.now()
 const ago = (days: number) => new Date(T0 - days * DAY)
-
-/** A schema of the test's own, migrated up to `upTo` (a migration number) or to the end. */
-async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql; migrateRest: () => Promise<void> }> {
-  const schema = `t_hist_${Math.random().toString(16).slice(2, 10)}`
-  const sql = createSql({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: 4 }, { max: 4 })
-  t.teardown(async () => {
-    await sql`drop schema if exists ${sql(schema)} cascade`
-    await sql.end()
-  })
-  await sql`create schema ${sql(schema)}`
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'courier-migrations-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  for (const file of readdirSync(migrationsDir).filter((name) => upTo === null || Number(name.slice(0, 5)) <= upTo)) {
-    copyFileSync(path.join(migrationsDir, file), path.join(dir, file))
-  }
-  await shift({ sql: sql as never, path: dir })
-  return { sql, migrateRest: async () => { await shift({ sql: sql as never, path: migrationsDir }) } }
-}
 
 const rowsOf = async (sql: Sql, table: string, order: string) => (await sql.unsafe<{ row: string }[]>(`select t::text as row from ${table} t order by ${order}`)).map((r) => r.row)
 
