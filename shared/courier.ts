@@ -172,7 +172,7 @@ export interface HistoryEntry {
 
 /** What is kept of a console account's (or a courier phone's) recent wrong login tries (LOGIN_RULE). */
 export interface LoginFailures {
-  failedLogins: number
-  failuresSince: Date | null
+  /** When the failed tries of the last LOGIN_RULE.windowS were made, oldest first; fewer than LOGIN_RULE.limit. */
+  failedLoginTimes: Date[]
   lockedUntil: Date | null
 }

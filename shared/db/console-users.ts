@@ -44,7 +44,7 @@ export async function listConsoleUsers(db: Db, businessId: string): Promise<Cons
 /** An enabled user's row by e-mail (any case) with its wrong tries, locked for the rest of the transaction. */
 export async function lockLoginFailuresOf(tx: Tx, email: string): Promise<(ConsoleUser & LoginFailures) | null> {
   const [row] = await tx<(ConsoleUser & LoginFailures)[]>`
-    select ${tx.unsafe(USER_COLUMNS)}, failed_logins, failures_since from console_users
+    select ${tx.unsafe(USER_COLUMNS)}, failed_login_times from console_users
     where lower(email) = lower(${email}) and disabled_at is null
     for update`
   return row ?? null
@@ -52,7 +52,7 @@ export async function lockLoginFailuresOf(tx: Tx, email: string): Promise<(Conso
 
 export async function saveLoginFailuresOf(tx: Tx, userId: string, failures: LoginFailures): Promise<void> {
   await tx`
-    update console_users set failed_logins = ${failures.failedLogins}, failures_since = ${failures.failuresSince}, locked_until = ${failures.lockedUntil}
+    update console_users set failed_login_times = ${tx.array(failures.failedLoginTimes)}, locked_until = ${failures.lockedUntil}
     where id = ${userId}`
 }
 
@@ -66,7 +66,7 @@ export async function disableConsoleUser(db: Db, id: string, businessId: string 
 }
 
 export async function clearLoginFailures(db: Db, userId: string): Promise<void> {
-  await db`update console_users set failed_logins = 0, failures_since = null, locked_until = null where id = ${userId}`
+  await db`update console_users set failed_login_times = '{}', locked_until = null where id = ${userId}`
 }
 
 /** A new link for the user; every older unused link of theirs stops working with it. */
@@ -100,7 +100,7 @@ export async function setPasswordByToken(tx: Tx, tokenHash: string, passwordHash
   if (!token) return null
   await tx`update console_password_tokens set used_at = now() where user_id = ${token.userId} and used_at is null`
   await tx`
-    update console_users set password_hash = ${passwordHash}, failed_logins = 0, failures_since = null, locked_until = null
+    update console_users set password_hash = ${passwordHash}, failed_login_times = '{}', locked_until = null
     where id = ${token.userId}`
   return token.userId
 }

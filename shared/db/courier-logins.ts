@@ -37,13 +37,13 @@ export async function deleteLoginCode(db: Db, courierId: string): Promise<void> 
 /** The phone's wrong tries, locked for the rest of the transaction (a new phone starts at none). */
 export async function lockLoginFailures(tx: Tx, phone: string): Promise<LoginFailures> {
   await tx`insert into courier_login_failures (phone) values (${phone}) on conflict (phone) do nothing`
-  const [row] = await tx<LoginFailures[]>`select failed_logins, failures_since, locked_until from courier_login_failures where phone = ${phone} for update`
+  const [row] = await tx<LoginFailures[]>`select failed_login_times, locked_until from courier_login_failures where phone = ${phone} for update`
   return row
 }
 
 export async function saveLoginFailures(tx: Tx, phone: string, failures: LoginFailures): Promise<void> {
   await tx`
-    update courier_login_failures set failed_logins = ${failures.failedLogins}, failures_since = ${failures.failuresSince}, locked_until = ${failures.lockedUntil}
+    update courier_login_failures set failed_login_times = ${tx.array(failures.failedLoginTimes)}, locked_until = ${failures.lockedUntil}
     where phone = ${phone}`
 }
 
