@@ -181,6 +181,30 @@ t.test('five wrong codes lock the phone for 15 minutes; the client address is li
   t.same(answers, [401, 401, 401, 429], 'the fourth try in a minute from one address is turned away')
 })
 
+t.test('five wrong codes within any 15 minutes lock the phone, across where a window from the first would restart', async (t) => {
+  const phone = '+2348031119999'
+  const courier = await newCourier('Sliding Rider', phone)
+  const client = new ConsoleClient(app)
+  const { code } = await issueLoginCode(sql, courier.id, 15)
+  const wrong = code === '111111' ? '222222' : '111111'
+  const failures = async () => {
+    const [row] = await sql<{ kept: number; locked: boolean }[]>`
+      select cardinality(failed_login_times) as kept, coalesce(locked_until > now(), false) as locked from courier_login_failures where phone = ${phone}`
+    return { ...row }
+  }
+  for (let attempt = 1; attempt <= 4; attempt++) t.equal((await tryLogin(client, phone, wrong)).statusCode, 401, `wrong code ${attempt}`)
+  t.same(await failures(), { kept: 4, locked: false }, 'four failures kept, each with its time')
+  // As if those four had been made 15 minutes and a second, 3, 2 and 1 minute ago.
+  await sql`
+    update courier_login_failures set failed_login_times = array[now() - interval '15 minutes 1 second', now() - interval '3 minutes', now() - interval '2 minutes', now() - interval '1 minute']
+    where phone = ${phone}`
+  t.equal((await tryLogin(client, phone, wrong)).statusCode, 401)
+  t.same(await failures(), { kept: 4, locked: false }, 'the oldest failure left the window: four within 15 minutes, no lock')
+  t.equal((await tryLogin(client, phone, wrong)).statusCode, 401)
+  t.same(await failures(), { kept: 0, locked: true }, 'the fifth within 15 minutes locks the phone')
+  t.equal((await tryLogin(client, phone, code)).statusCode, 401, 'even against the right code')
+})
+
 t.test('CSRF on every form, and courier sessions never mix with console sessions', async (t) => {
   const courier = await newCourier('Csrf Rider', '+2348031114444')
   const rider = await loggedIn(t, courier.id, '+2348031114444')

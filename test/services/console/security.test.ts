@@ -92,6 +92,36 @@ t.test('five failed logins lock the account for 15 minutes, even against the rig
   t.equal(refusal.exec(answer.body)?.[1], refusal.exec(right.body)?.[1], 'an unknown e-mail reads exactly as a locked account')
 })
 
+t.test('five failed logins within any 15 minutes lock, across where a window from the first failure would restart; the right password clears them', async (t) => {
+  const user = await consoleUser(db.sql, url, { email: 'sliding@ada.example', role: 'business', businessId: ada.businessId })
+  await new ConsoleClient(app).setPassword(user.link)
+  const tryPassword = async (password: string) => {
+    const client = new ConsoleClient(app)
+    await client.get('/console/login')
+    return (await client.post('/console/login', { email: user.email, password })).statusCode
+  }
+  const failures = async () => {
+    const [row] = await db.sql<{ kept: number; locked: boolean }[]>`
+      select cardinality(failed_login_times) as kept, coalesce(locked_until > now(), false) as locked from console_users where email = ${user.email}`
+    return { ...row }
+  }
+  for (let attempt = 1; attempt <= 4; attempt++) t.equal(await tryPassword('wrong password!!'), 401)
+  t.same(await failures(), { kept: 4, locked: false }, 'four failures kept, each with its time')
+  t.equal(await tryPassword(TEST_PASSWORD), 303, 'the right password still opens the account')
+  t.same(await failures(), { kept: 0, locked: false }, 'and clears them')
+
+  for (let attempt = 1; attempt <= 4; attempt++) t.equal(await tryPassword('wrong password!!'), 401)
+  // As if those four had been made 15 minutes and a second, 3, 2 and 1 minute ago.
+  await db.sql`
+    update console_users set failed_login_times = array[now() - interval '15 minutes 1 second', now() - interval '3 minutes', now() - interval '2 minutes', now() - interval '1 minute']
+    where email = ${user.email}`
+  t.equal(await tryPassword('wrong password!!'), 401)
+  t.same(await failures(), { kept: 4, locked: false }, 'the oldest failure left the window: four within 15 minutes, no lock')
+  t.equal(await tryPassword('wrong password!!'), 401)
+  t.same(await failures(), { kept: 0, locked: true }, 'the fifth within 15 minutes locks')
+  t.equal(await tryPassword(TEST_PASSWORD), 401, 'even against the right password')
+})
+
 t.test('one address gets CONSOLE_LOGIN_LIMIT logins a minute, then 429 before any password is hashed', async (t) => {
   const { app: limited } = await startConsole(t, db.env, { CONSOLE_LOGIN_LIMIT: '3' })
   const client = new ConsoleClient(limited)
