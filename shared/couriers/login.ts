@@ -10,7 +10,7 @@ import { e164Phone } from '../phone.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
 // (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
-// code open a session of their own. Five wrong codes for one phone within 15 minutes lock that
+// code open a session of their own. Five wrong codes for one phone within any 15 minutes lock that
 // phone's logins for 15: the console's rule for an account (LOGIN_RULE). A phone is matched and
 // locked in its stored E.164 form, however the rider writes it.
 
