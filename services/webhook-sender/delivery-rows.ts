@@ -39,7 +39,8 @@ export function createDeliveryRows(sql: Sql, { retryScale }: { retryScale: numbe
     /**
      * Writes an attempt: its log row, the delivery's new state and the endpoint's failure streak.
      * A 410 (`disableReason`, which fails its delivery) disables the endpoint, and so do 10
-     * deliveries failed in a row once the endpoint has been failing for 5 days (both scaled).
+     * deliveries failed in a row once the endpoint has been failing for 5 days (the days scaled
+     * as the retry schedule is).
      */
     async record(record: AttemptRecord, disableReason: string | null): Promise<void> {
       const { status } = record

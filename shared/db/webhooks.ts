@@ -275,6 +275,7 @@ export async function recordFailedAttempt(db: Db, record: FailedAttemptRecord, e
       failing_since = coalesce(failing_since, now()),
       status = case when ${endpoint.disableReason}::text is not null or (${limitReached}) then 'disabled' else status end,
       disabled_reason = case
+        when status = 'disabled' then disabled_reason
         when ${endpoint.disableReason}::text is not null then ${endpoint.disableReason}::text
         when ${limitReached} then ${limit.reason}
         else disabled_reason end

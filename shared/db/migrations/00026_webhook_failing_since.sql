@@ -8,3 +8,7 @@ alter table webhook_endpoints add column failing_since timestamptz;
 -- When a streak already under way began is not kept; it is taken to begin now, so no endpoint is
 -- disabled by the new rule sooner than 5 days after this runs.
 update webhook_endpoints set failing_since = now() where consecutive_failures > 0;
+
+-- During the rollout, a success written by a previous pod resets consecutive_failures but not
+-- failing_since; the next success a new pod writes clears it. Until then such an endpoint's span
+-- may count from an earlier outage (at worst from this migration), never longer than it ran.

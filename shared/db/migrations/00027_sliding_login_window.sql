@@ -16,3 +16,5 @@ where failed_logins > 0 and failures_since is not null;
 -- failed_logins and failures_since stay: this runs before a rollout (deploy/README.md), and the
 -- previous image's pods read and write them until it ends. Nothing reads them from now on; a
 -- later release drops them.
+-- While both run, each image counts the failures it sees in its own columns and only
+-- locked_until is shared: for that window an account may take up to 4 wrong tries on each.

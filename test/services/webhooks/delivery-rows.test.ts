@@ -74,7 +74,7 @@ t.test('delivery rows, read and written in batches', async (t) => {
   })
 
   t.test('ten failed deliveries in a row disable the endpoint only once it has been failing for 5 days; a 410 at once', async (t) => {
-    const { endpointId, deliveries } = await deliveriesTo(t, 12, 0)
+    const { endpointId, deliveries } = await deliveriesTo(t, 13, 0)
     await Promise.all(deliveries.slice(0, 10).map((delivery) => rows.record(attempt(delivery, 'failed'), null)))
     t.match(await endpointRow(endpointId), { status: 'enabled', disabledReason: null, consecutiveFailures: 10 }, 'ten failed at once: still enabled, the endpoint has failed for moments only')
     const young = await streakStart(endpointId)
@@ -95,6 +95,9 @@ t.test('delivery rows, read and written in batches', async (t) => {
     await failingFor(gone.endpointId, '6 days', 20)
     await rows.record(attempt(gone.deliveries[1]!, 'failed'), null)
     t.match(await endpointRow(gone.endpointId), { status: 'disabled', disabledReason: 'the endpoint answered 410 Gone' }, 'a disabled endpoint keeps the reason it was disabled for')
+    // A POST in flight when the endpoint was disabled for its failures comes back 410.
+    await rows.record(attempt(deliveries[12]!, 'failed', 410), 'the endpoint answered 410 Gone')
+    t.match(await endpointRow(endpointId), { status: 'disabled', disabledReason: '10 deliveries in a row failed over 5 days' }, 'a 410 after the endpoint was disabled for its failures keeps that reason')
   })
 
   t.test('a retrying attempt starts the streak, a success ends it, and failures after a success are a new streak', async (t) => {
