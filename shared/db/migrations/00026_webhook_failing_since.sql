@@ -10,5 +10,6 @@ alter table webhook_endpoints add column failing_since timestamptz;
 update webhook_endpoints set failing_since = now() where consecutive_failures > 0;
 
 -- During the rollout, a success written by a previous pod resets consecutive_failures but not
--- failing_since; the next success a new pod writes clears it. Until then such an endpoint's span
--- may count from an earlier outage (at worst from this migration), never longer than it ran.
+-- failing_since; the next success a new pod writes clears it. Until then, if such an endpoint
+-- fails again, its span counts from the outage before (from this migration at the earliest), so
+-- it may be disabled sooner than 5 days into the new one.
