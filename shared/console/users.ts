@@ -107,24 +107,25 @@ export type LoginOutcome = { kind: 'ok'; user: ConsoleUser } | { kind: 'refused'
  * e-mails exist.
  */
 export async function logIn(sql: Sql, email: string, password: string): Promise<LoginOutcome> {
-  const user = await claimLoginTry(sql, email)
-  const matches = await verifyPassword(password, user?.passwordHash ?? null)
-  if (!user || !matches) return { kind: 'refused' }
-  await clearLoginFailures(sql, user.id)
-  return { kind: 'ok', user }
+  const claim = await claimLoginTry(sql, email)
+  const matches = await verifyPassword(password, claim?.user.passwordHash ?? null)
+  if (!claim || !matches) return { kind: 'refused' }
+  await clearLoginFailures(sql, claim.user.id, claim.lockedUntil)
+  return { kind: 'ok', user: claim.user }
 }
 
 /**
- * Counts a login try against the account before its password is looked at (LOGIN_RULE). Null:
- * no such user, disabled, or locked, which the caller answers alike.
+ * Counts a login try against the account before its password is looked at (LOGIN_RULE), with
+ * the lock this try set (the limit-th try locks, and is still checked). Null: no such user,
+ * disabled, or locked, which the caller answers alike.
  */
-export function claimLoginTry(sql: Sql, email: string): Promise<ConsoleUser | null> {
+export function claimLoginTry(sql: Sql, email: string): Promise<{ user: ConsoleUser; lockedUntil: Date | null } | null> {
   return sql.begin(async (tx) => {
     const user = await lockLoginFailuresOf(tx, email.trim())
     const claimed = user && claimTry(user)
     if (!user || !claimed) return null
     await saveLoginFailuresOf(tx, user.id, claimed)
-    return user
+    return { user, lockedUntil: claimed.lockedUntil }
   })
 }
 

@@ -37,18 +37,18 @@ export async function logInCourier(sql: Sql, phoneInput: string, code: string): 
   // The stored form (E.164): `0800 000 0001` and `+234 800 000 0001` are one phone, to match and to lock.
   const phone = e164Phone(phoneInput)
   if (phone === null || !/^\d{6}$/.test(code)) return { kind: 'refused' }
-  const mayTry = await sql.begin(async (tx) => {
-    const claimed = claimTry(await lockLoginFailures(tx, phone))
-    if (claimed) await saveLoginFailures(tx, phone, claimed)
-    return claimed !== null
+  const claimed = await sql.begin(async (tx) => {
+    const claim = claimTry(await lockLoginFailures(tx, phone))
+    if (claim) await saveLoginFailures(tx, phone, claim)
+    return claim
   })
-  if (!mayTry) return { kind: 'refused' }
+  if (!claimed) return { kind: 'refused' }
   const candidates = await findCouriersWithCode(sql, phone)
   // Asked even when no courier has the phone: an unknown phone takes as long as a wrong code.
   const courierId = await takeLoginCode(sql, candidates.map((courier) => codeHash(courier.id, code)))
   const courier = candidates.find((candidate) => candidate.id === courierId)
   if (!courier) return { kind: 'refused' }
-  await clearLoginFailures(sql, phone)
+  await clearLoginFailures(sql, phone, claimed.lockedUntil)
   return { kind: 'ok', courier }
 }
 

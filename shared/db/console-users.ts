@@ -65,8 +65,15 @@ export async function disableConsoleUser(db: Db, id: string, businessId: string 
   return row ?? null
 }
 
-export async function clearLoginFailures(db: Db, userId: string): Promise<void> {
-  await db`update console_users set failed_login_times = '{}', locked_until = null where id = ${userId}`
+/**
+ * After a right password: the failures are forgotten, and the lock its own try set (`ownLock`),
+ * but not one racing guesses set while it was checked: lifted, it would give them more tries in
+ * the same 15 minutes.
+ */
+export async function clearLoginFailures(db: Db, userId: string, ownLock: Date | null): Promise<void> {
+  await db`
+    update console_users set failed_login_times = '{}', locked_until = null
+    where id = ${userId} and (locked_until is null or locked_until <= now() or locked_until = ${ownLock})`
 }
 
 /** A new link for the user; every older unused link of theirs stops working with it. */

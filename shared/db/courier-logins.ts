@@ -47,8 +47,9 @@ export async function saveLoginFailures(tx: Tx, phone: string, failures: LoginFa
     where phone = ${phone}`
 }
 
-export async function clearLoginFailures(db: Db, phone: string): Promise<void> {
-  await db`delete from courier_login_failures where phone = ${phone}`
+/** After a right code: the failures are forgotten, and the lock its own try set (`ownLock`), but not one racing guesses set meanwhile. */
+export async function clearLoginFailures(db: Db, phone: string, ownLock: Date | null): Promise<void> {
+  await db`delete from courier_login_failures where phone = ${phone} and (locked_until is null or locked_until <= now() or locked_until = ${ownLock})`
 }
 
 export interface CourierSessionRow {

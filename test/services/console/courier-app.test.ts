@@ -6,6 +6,7 @@ import t, { type Test } from 'tap'
 import { createCourier, disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
+import { clearLoginFailures } from '../../../shared/db/courier-logins.js'
 import { findOrderById } from '../../../shared/db/orders.js'
 import { insertOffer } from '../../../shared/db/offers.js'
 import { newOfferId } from '../../../shared/ids.js'
@@ -203,6 +204,9 @@ t.test('five wrong codes within any 15 minutes lock the phone, across where a wi
   t.equal((await tryLogin(client, phone, wrong)).statusCode, 401)
   t.same(await failures(), { kept: 0, locked: true }, 'the fifth within 15 minutes locks the phone')
   t.equal((await tryLogin(client, phone, code)).statusCode, 401, 'even against the right code')
+  // A right code whose check ends after racing guesses locked the phone clears the failures, not the lock.
+  await clearLoginFailures(sql, phone, null)
+  t.same(await failures(), { kept: 0, locked: true }, 'a lock taken while a right code was checked stands')
 })
 
 t.test('CSRF on every form, and courier sessions never mix with console sessions', async (t) => {

@@ -5,6 +5,7 @@ import { useTestDb } from '../../helpers/db.js'
 import { startSilentServer } from '../../helpers/processes.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, seedOrder, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
+import { clearLoginFailures } from '../../../shared/db/console-users.js'
 import { findWallet } from '../../../shared/db/wallets.js'
 import { findEndpoint } from '../../../shared/db/webhooks.js'
 import { createEndpoint } from '../../../shared/webhooks/endpoints.js'
@@ -120,6 +121,12 @@ t.test('five failed logins within any 15 minutes lock, across where a window fro
   t.equal(await tryPassword('wrong password!!'), 401)
   t.same(await failures(), { kept: 0, locked: true }, 'the fifth within 15 minutes locks')
   t.equal(await tryPassword(TEST_PASSWORD), 401, 'even against the right password')
+
+  // A right password whose check ends after racing guesses locked the account: logIn then clears
+  // the failures, and must leave the lock, or the guessers would get 5 more tries in 15 minutes.
+  const [{ id }] = await db.sql<{ id: string }[]>`select id from console_users where email = ${user.email}`
+  await clearLoginFailures(db.sql, id, null)
+  t.same(await failures(), { kept: 0, locked: true }, 'a lock taken while a right password was checked stands')
 })
 
 t.test('one address gets CONSOLE_LOGIN_LIMIT logins a minute, then 429 before any password is hashed', async (t) => {
