@@ -11,7 +11,9 @@ import { ISLAND, shipment } from '../../helpers/shipments.js'
 // this folder run the same plugins in-process, which a wiring fault of the launcher would pass.
 const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test'
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
-const OFFER_S = 2
+// Short enough to see an offer expire within a wait, long enough that an accept or a cancel on a
+// busy 2-core machine (dispatcher → Redis → the gateway's stream → HTTP) lands before it does.
+const OFFER_S = 5
 const launched = await startLauncher(t, { databaseUrl, redisUrl, env: { DISPATCH_OFFER_S: String(OFFER_S), DISPATCH_RETRY_S: '1', DISPATCH_RADIUS_KM: '3' } })
 const { baseUrl, business, sql } = launched
 
@@ -75,7 +77,7 @@ t.test('a declined offer goes to the next courier; one left unanswered expires a
   const unanswered = await second.stream.next('offer', orderId)
   t.ok(unanswered, 'declined, it is offered to the next nearest')
   // The default DISPATCH_OFFER_S (30) would miss this wait by far.
-  const withdrawn = await second.stream.next('offer_withdrawn', orderId)
+  const withdrawn = await second.stream.next('offer_withdrawn', orderId, 20_000)
   t.match(withdrawn?.data, { offer_id: unanswered?.data.offer_id, reason: 'expired' }, 'left unanswered, it expires and its courier is told')
   t.ok(await third.stream.next('offer', orderId), 'expired, it is offered to the next')
   // The third offer's own status is left alone: on a busy machine it may expire before the read.
