@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, openSync, readSync } from 'node:fs'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import { RATE_CARD_FILE_MAX_BYTES } from '../../../shared/pricing/rate-card-file.js'
@@ -17,10 +17,10 @@ export const ratecardImport = defineCommand({
   },
   prepare(flags) {
     const path = requiredText(flags, 'file', 4096)
-    // The console's limit: a file of a gigabyte (a wrong path, a log) is refused before it is read.
-    const size = readable(path, () => statSync(path).size)
-    if (size > RATE_CARD_FILE_MAX_BYTES) throw new OperatorInputError(`${path} is ${size} bytes; a rate-card file is at most 2 MiB (${RATE_CARD_FILE_MAX_BYTES} bytes)`)
-    return { path, text: readable(path, () => readFileSync(path, 'utf8')) }
+    // The console's limit: of a file of a gigabyte (a wrong path, a log, a pipe) no more is read.
+    const bytes = readable(path, () => readAtMost(path, RATE_CARD_FILE_MAX_BYTES + 1))
+    if (bytes.length > RATE_CARD_FILE_MAX_BYTES) throw new OperatorInputError(`${path} is over 2 MiB (${RATE_CARD_FILE_MAX_BYTES} bytes), the most a rate-card file may be`)
+    return { path, text: bytes.toString('utf8') }
   },
   async run({ sql, config, announce, actor }, input) {
     let imported
@@ -38,6 +38,19 @@ export const ratecardImport = defineCommand({
     }
   },
 })
+
+/** The file's first `max` bytes, or all of it if shorter: a pipe or `/dev/stdin` as well as a file. */
+function readAtMost(path: string, max: number): Buffer {
+  const buffer = Buffer.alloc(max)
+  const fd = openSync(path, 'r')
+  try {
+    let length = 0
+    for (let read = -1; read !== 0 && length < max; length += read) read = readSync(fd, buffer, length, max - length, null)
+    return buffer.subarray(0, length)
+  } finally {
+    closeSync(fd)
+  }
+}
 
 function readable<T>(path: string, read: () => T): T {
   try {

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { createWriteStream } from 'node:fs'
 import t, { type Test } from 'tap'
 import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
 import { createBusiness } from '../../../shared/db/businesses.js'
@@ -41,8 +43,9 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     'broken.json': '{"name": "Test Card", "zones": [',
     'overlap.json': JSON.stringify(card({ bands: [[0, 5], [4, 10]] })),
     'unknown-zone.json': JSON.stringify(card({ priceTo: 'Gamma' })),
-    // Valid JSON, one byte past the console's upload limit: refused for its size, not read.
-    'huge.json': JSON.stringify({ ...card(), padding: 'x'.repeat(2 * 1024 * 1024) }),
+    // A valid card padded with spaces to the console's upload limit exactly, and one byte past it.
+    'at-limit.json': JSON.stringify({ ...card(), name: 'Padded Card' }).padEnd(2 * 1024 * 1024, ' '),
+    'past-limit.json': JSON.stringify({ ...card(), name: 'Padded Card' }).padEnd(2 * 1024 * 1024 + 1, ' '),
   })
   const cardRows = async () => {
     const [row] = await sql`select (select count(*)::int from rate_cards) as cards, (select count(*)::int from rate_card_versions) as versions,
@@ -100,7 +103,22 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.equal(tooMany[100], `${dir}/too-many.json: and 20 more problems`)
     await refuses(t, ['ratecard:import', '--file', `${dir}/not-json.json`], /not-json\.json:4:3: not valid JSON: expected ',' or '}', found '"zones"'$/, cardRows)
     await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /cannot read .*missing\.json/, cardRows)
-    await refuses(t, ['ratecard:import', '--file', `${dir}/huge.json`], /^.*huge\.json is 2097\d{3} bytes; a rate-card file is at most 2 MiB \(2097152 bytes\)$/, cardRows)
+  })
+
+  t.test('a file is read up to 2 MiB, the console\'s limit: one at the limit imports, one past it or an endless pipe is refused', async (t) => {
+    const atLimit = await runOperatorCli(db, ['ratecard:import', '--file', `${dir}/at-limit.json`])
+    t.equal(atLimit.code, 0, atLimit.stderr)
+    t.match(atLimit.json, { version: 1, options: { length: 3 } }, 'exactly 2 MiB is a card')
+    await refuses(t, ['ratecard:import', '--file', `${dir}/past-limit.json`], /^.*past-limit\.json is over 2 MiB \(2097152 bytes\), the most a rate-card file may be$/, cardRows)
+    // A pipe has no size to look at first (`--file <(…)`, /dev/stdin): its reading stops at the limit.
+    const pipe = `${dir}/pipe`
+    execFileSync('mkfifo', [pipe])
+    const writer = createWriteStream(pipe)
+    writer.on('error', () => {}) // EPIPE once the CLI has read its fill and closed its end
+    const endless = () => { while (writer.write(Buffer.alloc(64 * 1024, 0x20))); writer.once('drain', endless) }
+    writer.once('open', endless)
+    await refuses(t, ['ratecard:import', '--file', pipe], /^.*pipe is over 2 MiB \(2097152 bytes\), the most a rate-card file may be$/, cardRows)
+    writer.destroy()
   })
 
   t.test('enable is idempotent and replaces; disable clears', async (t) => {
