@@ -15,14 +15,17 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 
 /**
  * The Debian `chromium` the browser tests drive: installed with apt-get when missing (through
- * sudo unless root; `apt-get update` only when the first install fails). Its output goes to
+ * sudo unless root; `apt-get update` only when the first install fails; .ci/run installs it first). Its output goes to
  * stderr, never into the TAP stream on stdout.
  */
 export function ensureChromium(): string {
   if (existsSync(CHROMIUM)) return CHROMIUM
   const root = process.getuid?.() === 0
+  // Two browser test files run at once on a fresh machine: the second apt-get waits for the first's
+  // dpkg lock (then finds chromium installed) instead of failing at once.
   const run = (args: string[]) => {
-    const [command, ...rest] = root ? ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args] : ['sudo', 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', ...args]
+    const apt = ['apt-get', '-o', 'DPkg::Lock::Timeout=600', ...args]
+    const [command, ...rest] = root ? ['env', 'DEBIAN_FRONTEND=noninteractive', ...apt] : ['sudo', 'env', 'DEBIAN_FRONTEND=noninteractive', ...apt]
     execFileSync(command, rest, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
   }
   const install = ['install', '-y', '--no-install-recommends', 'chromium']
