@@ -54,8 +54,24 @@ export async function openBrowser(t: Test): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(screenshotDir, { recursive: true })
   const file = path.join(screenshotDir, `${name}.png`)
-  await page.screenshot({ path: file, fullPage: true })
+  await capture(page, file, { fullPage: true })
   return file
+}
+
+/**
+ * A picture of the page (or one part of it) at `file`, for the docs, not a check: Chromium on a
+ * loaded machine now and then answers "Unable to capture screenshot" (a CI run of 2026-11-27),
+ * so a capture is tried up to three times.
+ */
+export async function capture(target: Page | Locator, file: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await target.screenshot({ path: file, ...options })
+      return
+    } catch (err) {
+      if (attempt === 3) throw err
+    }
+  }
 }
 
 /**

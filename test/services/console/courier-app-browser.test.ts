@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import type { Locator, Page } from 'playwright-core'
 import t from 'tap'
-import { openBrowser, submit } from '../../helpers/browser.js'
+import { capture, openBrowser, submit } from '../../helpers/browser.js'
 import { TEST_PASSWORD } from '../../helpers/console.js'
 import { startLauncher } from '../../helpers/launcher.js'
 import { pngPhoto } from '../../helpers/png.js'
@@ -53,7 +53,7 @@ t.test('a rider delivers an order in the courier app; the recipient and the busi
   const business = await owner.newPage()
   mkdirSync(shots, { recursive: true })
   // Phone-sized: the viewport, or the whole page where a form runs below it.
-  const shot = (page: Page | Locator, name: string, fullPage = false) => page.screenshot({ path: path.join(shots, `${name}.png`), ...(fullPage ? { fullPage } : {}) })
+  const shot = (page: Page | Locator, name: string, fullPage = false) => capture(page, path.join(shots, `${name}.png`), fullPage ? { fullPage } : {})
 
   const button = (page: Page, name: string) => page.getByRole('button', { name, exact: true })
   const flash = (page: Page) => page.locator('main p.flash').textContent()
