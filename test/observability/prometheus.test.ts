@@ -143,7 +143,7 @@ async function renderDashboards(t: Test, base: string): Promise<void> {
     return Number(result.data?.result[0]?.value[1] ?? 0)
   }
   t.ok((await waitForValue(samples, (count) => count >= 170, 200_000, 2000)).held, 'three minutes of samples to draw')
-  const { openBrowser } = await import('../helpers/browser.js')
+  const { capture, openBrowser } = await import('../helpers/browser.js')
   const browser = await openBrowser(t)
   const page = await browser.newPage({ viewport: { width: 1500, height: 900 } })
   const outDir = path.join(projectRoot, 'docs/observability')
@@ -155,7 +155,7 @@ async function renderDashboards(t: Test, base: string): Promise<void> {
     t.ok(drawn, `${file}: every panel drawn`)
     t.equal(await page.locator('.prom_graph_error').count(), 0, `${file}: no panel without data`)
     const png = path.join(outDir, file.replace(/\.json$/, '.png'))
-    await page.screenshot({ path: png, fullPage: true })
+    await capture(page, png, { fullPage: true })
     t.comment(`rendered ${path.relative(projectRoot, png)}`)
   }
 }
