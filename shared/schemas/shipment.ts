@@ -58,12 +58,13 @@ const LIST_RULES = { min: 1, max: MAX_SHIPMENTS, message: `body must be an array
 /** The placement body: its length is checked before any shipment is validated. */
 export const placementRequestSchema = listBody(shipmentSchema, LIST_RULES)
 
+const { sandbox_scenario: _testKeysOnly, ...liveShipmentFields } = shipmentFields
+
 /**
- * A live key's placement body (DESIGN 11): `sandbox_scenario` is for test keys only, ignored and
- * not kept in live mode like any unknown field, so its value is not checked either; the route
- * drops it.
+ * A live key's placement body (DESIGN 11): `sandbox_scenario` is for test keys only, so in live
+ * mode it is an unknown field like any other: dropped unchecked, never stored, not in the hash.
  */
 export const livePlacementRequestSchema = listBody(
-  z.object({ ...shipmentFields, sandbox_scenario: z.unknown().optional() }, { error: 'must be a JSON object' }).superRefine(checkPricingFields, evenWithFieldErrors),
+  z.object(liveShipmentFields, { error: 'must be a JSON object' }).superRefine(checkPricingFields, evenWithFieldErrors),
   LIST_RULES,
 )

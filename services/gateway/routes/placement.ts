@@ -36,9 +36,7 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
   app.post('/business/order', async (request, reply) => {
     const idempotencyKey = readIdempotencyKey(request)
     // A live key's `sandbox_scenario` is ignored like an unknown field: not checked, not stored, not part of the request's hash.
-    const shipments = request.caller.livemode
-      ? parseBody(livePlacementRequestSchema, request.body).map(({ sandbox_scenario: _ignored, ...shipment }) => shipment)
-      : parseBody(placementRequestSchema, request.body)
+    const shipments = parseBody(request.caller.livemode ? livePlacementRequestSchema : placementRequestSchema, request.body)
     const businessId = request.caller.businessId
     // The parsed body is the request: unknown fields were dropped, so they cannot make a replay differ.
     const shipmentsJson = JSON.stringify(shipments)
