@@ -14,6 +14,11 @@ export const MONEY_RATES: ReadonlySet<string> = new Set<keyof PlatformRates>(['b
 /** No fare, per-km or per-kg rate is above this (naira): far over any real price, far inside the bigint columns and the price arithmetic. */
 export const MAX_FARE_MAJOR = 1_000_000
 
+// The bounds every amount of the fare shares.
+const AMOUNT = { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` }
+// An ETA's speed, for every vehicle: a rider in Lagos traffic averages well under 25 km/h, a clear road rarely 120.
+const ETA_SPEED = { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' }
+
 /**
  * What an operator may set each rate to, from the CLI or the console. Distance pricing is
  * `max(min_fare, base_fare + per_km × km + per_kg × kg)` with km = straight line × road factor:
@@ -22,19 +27,18 @@ export const MAX_FARE_MAJOR = 1_000_000
  * most a day, and a fee at most the whole price.
  */
 export const PLATFORM_RATE_LIMITS: Record<keyof PlatformRates, { min: number; max: number; rule: string }> = {
-  baseFare: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
-  perKm: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
-  perKg: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
-  minFare: { min: 0, max: MAX_FARE_MAJOR, rule: `a non-negative amount up to ${MAX_FARE_MAJOR} with at most 2 decimals` },
+  baseFare: AMOUNT,
+  perKm: AMOUNT,
+  perKg: AMOUNT,
+  minFare: AMOUNT,
   roadFactor: { min: 1, max: 3, rule: 'a number from 1 to 3' },
   maxDistanceKm: { min: 1, max: 2000, rule: 'a number of km from 1 to 2000' },
   cancelFreeWindowS: { min: 0, max: 86_400, rule: 'a whole number of seconds from 0 to 86400' },
   cancellationFeePercent: { min: 0, max: 100, rule: 'a number from 0 to 100 with at most 2 decimals' },
-  // An ETA's speed: a rider in Lagos traffic averages well under 25 km/h, a clear road rarely 120.
-  bikeSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
-  carSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
-  busVanSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
-  truckSpeedKmh: { min: 5, max: 120, rule: 'a speed from 5 to 120 km/h' },
+  bikeSpeedKmh: ETA_SPEED,
+  carSpeedKmh: ETA_SPEED,
+  busVanSpeedKmh: ETA_SPEED,
+  truckSpeedKmh: ETA_SPEED,
 }
 
 const isRate = (name: string): name is keyof PlatformRates => Object.hasOwn(PLATFORM_RATE_LIMITS, name)
