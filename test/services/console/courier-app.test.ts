@@ -61,6 +61,13 @@ async function tryLogin(client: ConsoleClient, phone: string, code: string) {
   return client.post('/courier/login', { phone, code })
 }
 
+/** A new courier with a fresh code, a browser to log in from, and a code that is not theirs: what the lock tests guess with. */
+async function guessing(name: string, phone: string) {
+  const courier = await newCourier(name, phone)
+  const { code } = await issueLoginCode(sql, courier.id, 15)
+  return { client: new ConsoleClient(app), code, wrong: code === '111111' ? '222222' : '111111' }
+}
+
 /** Posts the delivery form as a phone's browser does: multipart, the CSRF token in the action's query string. */
 async function deliver(client: ConsoleClient, orderId: string, fields: { pin?: string; photo?: { bytes: Buffer; name: string; type: string } }) {
   const boundary = `----courier-test-${Math.random().toString(36).slice(2)}`
@@ -161,10 +168,7 @@ t.test('a phone is one phone however it is written: stored E.164, logged in from
 
 t.test('five wrong codes lock the phone for 15 minutes; the client address is limited too', async (t) => {
   const phone = '+2348031113333'
-  const courier = await newCourier('Locked Rider', phone)
-  const client = new ConsoleClient(app)
-  const { code } = await issueLoginCode(sql, courier.id, 15)
-  const wrong = code === '111111' ? '222222' : '111111'
+  const { client, code, wrong } = await guessing('Locked Rider', phone)
   for (let attempt = 1; attempt <= 5; attempt++) t.equal((await tryLogin(client, phone, wrong)).statusCode, 401, `wrong code ${attempt}`)
   const locked = await tryLogin(client, phone, code)
   t.equal(locked.statusCode, 401, 'the right code is refused while the phone is locked')
@@ -184,10 +188,7 @@ t.test('five wrong codes lock the phone for 15 minutes; the client address is li
 
 t.test('five wrong codes within any 15 minutes lock the phone, across where a window from the first would restart', async (t) => {
   const phone = '+2348031119999'
-  const courier = await newCourier('Sliding Rider', phone)
-  const client = new ConsoleClient(app)
-  const { code } = await issueLoginCode(sql, courier.id, 15)
-  const wrong = code === '111111' ? '222222' : '111111'
+  const { client, code, wrong } = await guessing('Sliding Rider', phone)
   const failures = async () => {
     const [row] = await sql<{ kept: number; locked: boolean }[]>`
       select cardinality(failed_login_times) as kept, coalesce(locked_until > now(), false) as locked from courier_login_failures where phone = ${phone}`
