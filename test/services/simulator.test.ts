@@ -57,7 +57,7 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   const done = await waitForValue(
     async () => (await launched.sql<{ status: string; count: number }[]>`select status, count(*)::int as count from orders where id = any(${orderIds}) group by status`),
     (rows) => rows.length === 1 && rows[0]!.status === 'delivered', DEADLINE_MS, 500)
-  t.same(done.value, [{ status: 'delivered', count: ORDERS }], 'every order delivered by the simulated riders')
+  t.same(done.value, [{ status: 'delivered', count: ORDERS }], 'every order delivered by the simulated riders', lastWords(launched, lines))
 
   // Orders that ask for proof: a PIN (the recipient reads it off the tracking page, and the rider
   // delivers with it), a photo (the rider takes one at the door), or both. Each is delivered.
@@ -68,7 +68,7 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   const settled = await waitForValue(async () => Promise.all(proofOrders.map(async (orderId) => (await business('GET', `orders/${orderId}`)).json())),
     (orders) => orders.every((order) => order.status === 'delivered' || order.status === 'returned'), 40_000, 250)
   t.same(settled.value.map((order) => order.status), proofs.map(() => 'delivered'), 'every order asking for proof delivered',
-    { log: lines.filter((line) => proofOrders.some((id) => line.includes(id))) })
+    { ...lastWords(launched, lines), log: lines.filter((line) => proofOrders.some((id) => line.includes(id))) })
   settled.value.forEach((order, i) => t.match(order.proof_of_delivery, {
     pin_required: proofs[i]!.pin === true, pin_verified: proofs[i]!.pin === true, photo_required: proofs[i]!.photo === true,
     photo_url: proofs[i]!.photo ? /\/proof\/photo$/ : null,
@@ -222,4 +222,12 @@ function simulatorPids(queuePrefix: string): number[] {
       return false
     }
   })
+}
+
+/**
+ * What the launcher's services and the simulator said last, for a failure's diagnostics: a run
+ * stuck on a machine under load shows which service exited, was restarted or refused what.
+ */
+function lastWords(launched: { output: () => string }, simulator: string[]) {
+  return { launcher: launched.output().split('\n').slice(-40), simulator: simulator.slice(-20) }
 }
