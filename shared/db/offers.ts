@@ -95,8 +95,14 @@ export async function lastAcceptedBy(db: Db, orderId: string): Promise<string | 
   return row?.courierId ?? null
 }
 
-/** An order's offers made since `since` (when it last became `created`), oldest first: whom each asked, and in which round. */
-export async function offersOfOrderSince(db: Db, orderId: string, since: Date): Promise<Pick<Offer, 'courierId' | 'createdAt' | 'roundStartedAt'>[]> {
-  return db<Pick<Offer, 'courierId' | 'createdAt' | 'roundStartedAt'>[]>`
-    select courier_id, created_at, round_started_at from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`
+/** An order's offers made since `since` (when it last became `created`), oldest first: whom each asked, whether it is still pending, and in which round. */
+export async function offersOfOrderSince(db: Db, orderId: string, since: Date): Promise<Pick<Offer, 'courierId' | 'status' | 'createdAt' | 'roundStartedAt'>[]> {
+  return db<Pick<Offer, 'courierId' | 'status' | 'createdAt' | 'roundStartedAt'>[]>`
+    select courier_id, status, created_at, round_started_at from dispatch_offers where order_id = ${orderId} and created_at >= ${since} order by created_at`
+}
+
+/** Whether the order has a pending offer. Asked under the order's lock, which every offer's insert takes, it stays true or false until the lock goes. */
+export async function hasPendingOffer(tx: Tx, orderId: string): Promise<boolean> {
+  const [row] = await tx<{ pending: boolean }[]>`select exists (select 1 from dispatch_offers where order_id = ${orderId} and status = 'pending') as pending`
+  return row?.pending ?? false
 }

@@ -1,7 +1,7 @@
 import { COURIER_VEHICLE_TYPES, type CourierVehicleType } from '../courier.js'
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
-import { dropOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
+import { dropOffer, hasPendingOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
@@ -47,8 +47,9 @@ export function vehiclesFor(order: Pick<Order, 'pricingModel' | 'vehicleType'>):
  * orders, and not offered this order yet in this round (which began at `round`, or when the order
  * last became `created`), nor, in the round that follows a hand-back, to the courier who handed it
  * back. The offer is inserted under the order's lock, so a cancel in between
- * cannot leave it pending; the database's unique indexes turn away a second pending offer for the
- * order or the courier, and the next candidate is tried.
+ * cannot leave it pending, and a look that finds the order offered meanwhile (seen before the
+ * lock or under it) stops there; the database's unique indexes turn away a second pending offer
+ * for the courier, and the next candidate is tried.
  */
 export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, settings: DispatchSettings, orderId: string, round: Date | null): Promise<DispatchStep> {
   const order = await findOrderById(sql, orderId)
@@ -58,7 +59,11 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   if (order.pickupLat === null || order.pickupLng === null) return { kind: 'not_needed', why: 'not_located' }
 
   const becameCreated = new Date(order.history.at(-1)?.at ?? order.createdAt)
-  const { since, offered } = currentRound(await offersOfOrderSince(sql, order.id, becameCreated), round, becameCreated)
+  const offers = await offersOfOrderSince(sql, order.id, becameCreated)
+  // Asked again while its offer is out (a courier's wake or the sweep read the order just before
+  // the offer committed): that offer's accept, decline or expiry moves it on.
+  if (offers.some((offer) => offer.status === 'pending')) return { kind: 'not_needed', why: 'offer_pending' }
+  const { since, offered } = currentRound(offers, round, becameCreated)
   if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
   const pickup = { lat: order.pickupLat, lng: order.pickupLng }
   // The nearest few first, in the sets of the vehicles that may take it; when none of them can
@@ -111,8 +116,11 @@ async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Ord
     const courier = candidates.get(courierId)
     if (!courier || courier.offerPending || courier.activeOrders >= settings.capacity || !canCarry(courier, order)) continue
     const offer = await sql.begin(async (tx) => {
-      const locked = await lockOrder(tx, order.id, null)
+      // Both in one round trip; the second runs once the first holds the lock.
+      const [locked, pending] = await Promise.all([lockOrder(tx, order.id, null), hasPendingOffer(tx, order.id)])
       if (!locked || locked.status !== 'created') return 'gone' as const
+      // Offered meanwhile by another look: every insert would meet the order's unique index.
+      if (pending) return 'pending' as const
       const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent(), roundStartedAt: round })
       // The load read above may be stale: the courier may have accepted another order since. The
       // insert waited for any accept of their pending offer to commit, so counting now is exact.
@@ -123,7 +131,8 @@ async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Ord
       return made
     })
     if (offer === 'gone') return { kind: 'not_needed', why: 'not_created' }
-    // Null: the order got an offer from another dispatcher, or the courier one for another order or a full load.
+    if (offer === 'pending') return { kind: 'not_needed', why: 'offer_pending' }
+    // Null: the courier got an offer for another order meanwhile, or a full load.
     if (offer) return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
   }
   return null

@@ -150,3 +150,26 @@ t.test('an accept racing a cancel: the order ends cancelled, assigned at most on
   t.ok([...outcomes.keys()].every((key) => key === 'accept 200, cancel 200' || key === 'accept 409, cancel 200'), 'and no other answers')
   await assertLedgersOf(t, db.sql, [account.businessId])
 })
+
+t.test('one order looked at twice at once (a wake read it just before its offer committed): one offer, and the other look stops', async (t) => {
+  const riders = await Promise.all(['First', 'Second', 'Third'].map((name, i) => onShift(gateway, db.sql, `${name} rider`, kmNorth(ISLAND, 0.5 + i))))
+  const ids = await orders(ROUNDS)
+  const seen: Record<string, number> = {}
+  for (const [round, orderId] of ids.entries()) {
+    const steps = await Promise.all([dispatchStep(orderId), dispatchStep(orderId)])
+    for (const step of steps) {
+      const kind = step.kind === 'not_needed' ? `not_needed ${step.why}` : step.kind
+      seen[kind] = (seen[kind] ?? 0) + 1
+    }
+    // Asked again later, while the offer is out: left to that offer's accept, decline or expiry.
+    const again = await dispatchStep(orderId)
+    if (again.kind !== 'not_needed' || again.why !== 'offer_pending') t.fail(`round ${round}: asked again, ${JSON.stringify(again)}`)
+    await cancel(orderId)
+  }
+  // Before, the other look went down the couriers, one transaction each, every insert turned away by
+  // the order's own pending offer, and ended `nobody`: the order then waited a retry it did not need.
+  t.same(seen, { offered: ROUNDS, 'not_needed offer_pending': ROUNDS }, 'each order offered once; the other look of each pair saw the offer and stopped')
+  const [offers] = await db.sql`select count(*)::int as count from dispatch_offers where order_id = any(${ids})`
+  t.equal(offers!.count, ROUNDS, 'one offer an order')
+  for (const rider of riders) await offDuty(rider)
+})
