@@ -111,7 +111,7 @@ export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerI
   await desk.dispatch.offerSettled(offer.id)
   const metrics = instruments()
   metrics.dispatchOffers.add(1, { outcome: 'accepted' })
-  const order = await heldOrder(desk, offer.orderId)
+  const order = outcome.row
   const since = order.history.filter((entry) => entry.status === 'created').at(-1)?.at
   if (since) metrics.timeToAssign.record((Date.now() - Date.parse(since)) / 1000)
   return order
@@ -163,7 +163,7 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
   // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
   if (move.to === 'created') await desk.dispatch.offer([orderId])
   if (move.to === 'created' || move.to === 'delivered' || move.to === 'returned') await desk.dispatch.courierFree(courier.id)
-  return heldOrder(desk, orderId)
+  return outcome.row
 }
 
 async function storePhoto(desk: CourierDesk, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
@@ -197,12 +197,6 @@ export function ordersHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string):
 export async function orderHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: string, orderId: string): Promise<Order> {
   const order = isOrderId(orderId) ? await findOrderById(desk.sql, orderId) : null
   if (!order || order.courierId !== courierId || !HELD_STATUSES.includes(order.status)) throw orderNotFound(orderId)
-  return order
-}
-
-async function heldOrder(desk: CourierDesk, orderId: string): Promise<Order> {
-  const order = await findOrderById(desk.sql, orderId)
-  if (!order) throw orderNotFound(orderId)
   return order
 }
 

@@ -42,7 +42,8 @@ const courierNotice = z.object({ courierId: z.string(), event: z.enum(['offer', 
 
 export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // `notices`: what couriers must hear once this has committed (an offer withdrawn, an order cancelled).
-  z.object({ kind: z.literal('changed'), order: resource, notices: z.array(courierNotice) }),
+  // `row`: the order as this change wrote it, for a courier's answer, which shows what the row holds.
+  z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice) }),
   // A cancelled order cancelled again: the same answer, no money moved.
   z.object({ kind: z.literal('unchanged'), order: resource }),
   z.object({ kind: z.literal('not_found'), orderId: z.string() }),
@@ -82,15 +83,17 @@ export const PIN_TRIES = 5
 export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
   return inSpan('order.change', attributes, (span) => sql.begin(async (tx) => {
-    const [order, rates, now] = await Promise.all([
+    const accepting = change.kind === 'advance' ? change.offer ?? null : null
+    // One round trip, run in this order: the order's lock first, then the accepted offer's (the lock order).
+    const [order, rates, now, offer] = await Promise.all([
       sqlSpan('lock order', () => lockOrder(tx, target.orderId, target.scope)),
       sqlSpan('load platform rates', () => getPlatformRates(tx)),
       transactionNow(tx),
+      accepting && sqlSpan('lock offer', () => lockOffer(tx, accepting.id, accepting.courierId)),
     ])
     if (!order) return { kind: 'not_found', orderId: target.orderId } satisfies OrderChangeOutcome
-    const offer = change.kind === 'advance' && change.offer ? await lockOffer(tx, change.offer.id, change.offer.courierId) : null
     const by = moverOf(target.scope, change, audit)
-    const decision = change.kind === 'advance' && change.offer ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now, by) : decide(order, change, rates, now, by)
+    const decision = accepting ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now, by) : decide(order, change, rates, now, by)
     span.setAttribute('courier.outcome', decision.kind)
     if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
     // The try is counted and kept, though nothing else changes.
@@ -121,7 +124,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     // Leaving `created` otherwise than by this offer: whatever offer is pending is taken back.
     const withdrawn = order.status === 'created' && !offer ? await sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : []
     countChange(move, next, refund)
-    return { kind: 'changed', order: shown, notices: noticesOf(order, next, withdrawn) } satisfies OrderChangeOutcome
+    return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn) } satisfies OrderChangeOutcome
   }))
 }
 
