@@ -119,8 +119,14 @@ t.test('a real Prometheus scraping the launched stack: every dashboard query and
     t.notOk(missing, `${check.what}: ${check.expr.replace(/\s+/g, ' ').trim()} returns data${missing ? ` (got ${JSON.stringify(missing.result).slice(0, 300)})` : ''}`)
   }
 
-  const targets = await (await fetch(`${base}/api/v1/targets`)).json() as { data: { activeTargets: { labels: { job: string }; health: string }[] } }
-  t.same(targets.data.activeTargets.map((target) => [target.labels.job, target.health]).sort(), Object.keys(OPS_PORT_ENV).sort().map((job) => [job, 'up']), 'every service scraped and up')
+  // Each target's health is its last scrape's: one scrape past its 1 s timeout on a busy machine
+  // reads `down` until the next, a second later. Up together, within a deadline.
+  type Target = { labels: { job: string }; health: string; lastError: string }
+  const allUp = Object.keys(OPS_PORT_ENV).sort().map((job) => [job, 'up'])
+  const targets = await waitForValue(async () => ((await (await fetch(`${base}/api/v1/targets`)).json()) as { data: { activeTargets: Target[] } }).data.activeTargets,
+    (active) => JSON.stringify(active.map((target) => [target.labels.job, target.health]).sort()) === JSON.stringify(allUp), 30_000, 500)
+  t.same(targets.value.map((target) => [target.labels.job, target.health]).sort(), allUp, 'every service scraped and up',
+    { errors: targets.value.filter((target) => target.health !== 'up').map((target) => `${target.labels.job}: ${target.lastError}`) })
   const rules = await (await fetch(`${base}/api/v1/rules`)).json() as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } }
   const evaluated = rules.data.groups.flatMap((group) => group.rules)
   t.equal(evaluated.length, ruleGroups().flatMap((group) => group.rules).length, 'Prometheus loaded every rule')
