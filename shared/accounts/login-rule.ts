@@ -9,9 +9,11 @@ export const LOGIN_RULE = { limit: 5, windowS: 15 * 60, lockS: 15 * 60 }
  * what to save, which counts this try as failed until the secret proves right. The window slides:
  * a try counts the failures of the 15 minutes before it, wherever they fall. The limit-th try
  * within it is still checked, and locks for the next ones. The caller holds the row locked from
- * its read to its save, so however many tries race, at most `limit` are checked.
+ * its read to its save, so however many tries race, at most `limit` are checked. `now` is the
+ * database's clock once the row is locked (`transactionNow`), the one clock every pod shares, so
+ * the window is 15 minutes whichever pod counts a try.
  */
-export function claimTry(current: LoginFailures, now = Date.now()): LoginFailures | null {
+export function claimTry(current: LoginFailures, now: number): LoginFailures | null {
   if (current.lockedUntil !== null && current.lockedUntil.getTime() > now) return null
   const windowStart = now - LOGIN_RULE.windowS * 1000
   const failedLoginTimes = [...current.failedLoginTimes.filter((at) => at.getTime() > windowStart), new Date(now)]

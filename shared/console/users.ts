@@ -8,7 +8,7 @@ import {
   lockLoginFailuresOf, saveLoginFailuresOf, type ConsoleRole, type ConsoleUser,
 } from '../db/console-users.js'
 import { claimTry } from '../accounts/login-rule.js'
-import type { Db, Sql } from '../db/sql.js'
+import { transactionNow, type Db, type Sql } from '../db/sql.js'
 import { newUuid } from '../ids.js'
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js'
 
@@ -122,7 +122,7 @@ export async function logIn(sql: Sql, email: string, password: string): Promise<
 export function claimLoginTry(sql: Sql, email: string): Promise<{ user: ConsoleUser; lockedUntil: Date | null } | null> {
   return sql.begin(async (tx) => {
     const user = await lockLoginFailuresOf(tx, email.trim())
-    const claimed = user && claimTry(user)
+    const claimed = user && claimTry(user, (await transactionNow(tx)).getTime())
     if (!user || !claimed) return null
     await saveLoginFailuresOf(tx, user.id, claimed)
     return { user, lockedUntil: claimed.lockedUntil }

@@ -5,7 +5,7 @@ import {
   clearLoginFailures, deleteCourierSession, findCourierSession, findCouriersWithCode, insertCourierSession, lockLoginFailures, saveLoginFailures, takeLoginCode,
   updateCourierSession, upsertLoginCode, type CourierSessionRow,
 } from '../db/courier-logins.js'
-import type { Db, Sql } from '../db/sql.js'
+import { transactionNow, type Db, type Sql } from '../db/sql.js'
 import { e164Phone } from '../phone.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
@@ -38,7 +38,8 @@ export async function logInCourier(sql: Sql, phoneInput: string, code: string): 
   const phone = e164Phone(phoneInput)
   if (phone === null || !/^\d{6}$/.test(code)) return { kind: 'refused' }
   const claimed = await sql.begin(async (tx) => {
-    const claim = claimTry(await lockLoginFailures(tx, phone))
+    const current = await lockLoginFailures(tx, phone)
+    const claim = claimTry(current, (await transactionNow(tx)).getTime())
     if (claim) await saveLoginFailures(tx, phone, claim)
     return claim
   })

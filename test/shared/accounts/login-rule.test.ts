@@ -111,3 +111,17 @@ t.test('migration 00027 carries the failures counted so far over as times, each 
   t.not(await claimLoginTry(sql, 'three@example.com'), null, 'and the fifth')
   t.equal(await claimLoginTry(sql, 'three@example.com'), null, 'which locked the account, counting the three from before the migration')
 })
+
+t.test('pods whose clocks disagree count on one clock: four failures on a pod 20 minutes slow and a fifth on time lock', async (t) => {
+  const { sql, migrateRest } = await schemaAt(t, null)
+  await migrateRest()
+  await sql`insert into console_users (id, email, role) values ('00000000-0000-4000-8000-000000000003', 'skew@example.com', 'operator')`
+  const realNow = Date.now
+  Date.now = () => realNow() - 20 * MINUTE
+  t.teardown(() => { Date.now = realNow })
+  for (let i = 0; i < 4; i++) t.not(await claimLoginTry(sql, 'skew@example.com'), null, `failure ${i + 1}, counted by the slow pod`)
+  Date.now = realNow
+  const fifth = await claimLoginTry(sql, 'skew@example.com')
+  t.ok(fifth && fifth.lockedUntil !== null, 'the fifth, on a pod on time, is checked and locks: the four are within its 15 minutes')
+  t.equal(await claimLoginTry(sql, 'skew@example.com'), null, 'and the next is refused')
+})
