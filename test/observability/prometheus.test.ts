@@ -123,9 +123,10 @@ t.test('a real Prometheus scraping the launched stack: every dashboard query and
   // reads `down` until the next, a second later. Up together, within a deadline.
   type Target = { labels: { job: string }; health: string; lastError: string }
   const allUp = Object.keys(OPS_PORT_ENV).sort().map((job) => [job, 'up'])
+  const health = (active: Target[]) => active.map((target) => [target.labels.job, target.health]).sort()
   const targets = await waitForValue(async () => ((await (await fetch(`${base}/api/v1/targets`)).json()) as { data: { activeTargets: Target[] } }).data.activeTargets,
-    (active) => JSON.stringify(active.map((target) => [target.labels.job, target.health]).sort()) === JSON.stringify(allUp), 30_000, 500)
-  t.same(targets.value.map((target) => [target.labels.job, target.health]).sort(), allUp, 'every service scraped and up',
+    (active) => JSON.stringify(health(active)) === JSON.stringify(allUp), 30_000, 500)
+  t.same(health(targets.value), allUp, 'every service scraped and up',
     { errors: targets.value.filter((target) => target.health !== 'up').map((target) => `${target.labels.job}: ${target.lastError}`) })
   const rules = await (await fetch(`${base}/api/v1/rules`)).json() as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } }
   const evaluated = rules.data.groups.flatMap((group) => group.rules)
