@@ -3,6 +3,7 @@ import { insertOrders, type Order, type OrderBatch, type StoredShipment } from '
 import { newDeliveryPin, newEventId, newOrderId, newTrackingToken } from '../../shared/ids.js'
 import { orderAsShown } from '../../shared/orders/resource.js'
 import { findPlacementWork, openPlacement, settlePlacement, type PlacementWork } from '../../shared/db/placements.js'
+import { pipelined } from '../../shared/db/pipelined.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { debitWalletIfCovered } from '../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../shared/errors/wallet-not-covered-error.js'
@@ -98,7 +99,7 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
   const { placementId, shipments } = work
   const businessId = work.business.id
 
-  return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => sql.begin(async (tx): Promise<Settled | null> => {
+  return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => pipelined<Settled | null>(sql, async (tx, commit) => {
     // One statement locks the placement and reads the card version, the rates, the balance and
     // the clock. The balance is read without the wallet's lock; the debit re-checks it under it.
     const caller = { businessId, livemode: work.livemode }
@@ -110,15 +111,13 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
     const { quotes, errors } = priceShipments(located, { card, rates, currency: deps.currency, caller, held, now })
     if (errors.length > 0) {
       const outcome: PlacementOutcome = { kind: 'unpriceable', errors }
-      await sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))
-      return { outcome, orders: [] }
+      return commit([sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))], () => ({ outcome, orders: [] }))
     }
 
     const total = quotes.reduce((sum, quote) => sum + quote.price, 0)
     if (walletBalance === null || walletBalance < total) {
       const outcome: PlacementOutcome = { kind: 'insufficient_balance', currency: deps.currency, required: total, available: walletBalance ?? 0 }
-      await sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))
-      return { outcome, orders: [] }
+      return commit([sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'failed', outcome))], () => ({ outcome, orders: [] }))
     }
 
     // What the orders share is written once: the batch, beside each order's own line.
@@ -135,17 +134,16 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
       id: newEventId(), type: 'order.created' as const, orderId: order.id, orderVersion: 1, createdAt: now,
       data: { order: orderAsShown(order, rates, now) },
     }))
-    // One round trip in the lock order (placement, event counter, wallet), the wallet last:
-    // its row lock, which every placement of the business waits for, is taken by the last
-    // statement and held only until the commit that follows.
-    await Promise.all([
+    // One round trip with the COMMIT, in the lock order (placement, event counter, wallet): the
+    // counter's and the wallet's row locks, which every placement of the business waits for,
+    // are held only while Postgres runs the statements.
+    return commit([
       sqlSpan('insert orders', () => insertOrders(tx, batch, orders)),
       sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'succeeded', outcome)),
       sqlSpan('append events', () => appendEvents(tx, caller, events, activeTraceparent())),
-      // Throws when another debit got in since the read: everything rolls back, settle() reruns.
+      // Fails when another debit got in since the read: everything rolls back, settle() reruns.
       sqlSpan('debit wallet', () => debitWalletIfCovered(tx, businessId, total, placementId, work.livemode)),
-    ])
-    return { outcome, orders }
+    ], () => ({ outcome, orders }))
   }))
 }
 

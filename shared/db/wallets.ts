@@ -1,5 +1,6 @@
 import { WalletNotCoveredError } from '../errors/wallet-not-covered-error.js'
-import type { Db, Tx } from './sql.js'
+import postgres from 'postgres'
+import { PG, type Db, type Tx } from './sql.js'
 
 /** A business wallet of one mode (live, or the sandbox's test wallet), balance in kobo. */
 export interface Wallet {
@@ -65,25 +66,31 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
 }
 
 /**
- * Debits a placement's total with its ledger entry if the balance covers it, in one statement:
- * the conditional update takes the wallet's row lock, then the ledger entry is numbered and
- * given its balance_after. Meant as the transaction's last statement, so the lock, which every
- * placement of the business waits for, is held for the commit only. When the balance no longer
- * covers the amount it throws `WalletNotCoveredError`. The ledger's unique index (23505)
- * refuses a second debit for one placement, and `balance >= 0` (23514) stands behind it all.
+ * Debits a placement's total with its ledger entry, in one statement: the update takes the
+ * wallet's row lock, then the ledger entry is numbered and given its balance_after. Meant as the
+ * transaction's last statement, so the lock, which every placement of the business waits for, is
+ * held for the commit only; sent with the COMMIT (shared/db/pipelined.ts), so every refusal is
+ * Postgres's own and aborts the transaction it is in: a balance that no longer covers the amount
+ * breaks `balance >= 0` (23514, thrown as `WalletNotCoveredError`), a missing wallet leaves the
+ * entry's `balance_after` null (23502), and the ledger's unique index (23505) refuses a second
+ * debit for one placement.
  */
 export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: number, placementId: string, livemode: boolean): Promise<void> {
   // The ledger refuses zero amounts, and a free placement moves no money anyway.
   if (amount === 0) return
-  const rows = await tx`
-    with wallet as (
-      update wallets set balance = balance - ${amount}, updated_at = now()
-      where business_id = ${businessId} and livemode = ${livemode} and balance >= ${amount}
-      returning balance)
-    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
-    select ${businessId}, ${livemode}, 'debit', ${amount}, ${placementId}, wallet.balance from wallet
-    returning id`
-  if (rows.length === 0) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
+  try {
+    await tx`
+      with wallet as (
+        update wallets set balance = balance - ${amount}, updated_at = now()
+        where business_id = ${businessId} and livemode = ${livemode}
+        returning balance)
+      insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
+      select ${businessId}, ${livemode}, 'debit', ${amount}, ${placementId}, wallet.balance
+      from (values (1)) as one left join wallet on true`
+  } catch (err) {
+    if (err instanceof postgres.PostgresError && err.code === PG.checkViolation) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
+    throw err
+  }
 }
 
 /**

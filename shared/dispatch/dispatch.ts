@@ -3,6 +3,7 @@ import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
 import { dropOffer, hasPendingOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
+import { pipelined } from '../db/pipelined.js'
 import type { Sql } from '../db/sql.js'
 import { nearbyCouriers } from '../couriers/positions.js'
 import type { RedisClient } from '../redis.js'
@@ -115,19 +116,20 @@ async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Ord
   for (const { courierId, km } of near) {
     const courier = candidates.get(courierId)
     if (!courier || courier.offerPending || courier.activeOrders >= settings.capacity || !canCarry(courier, order)) continue
-    const offer = await sql.begin(async (tx) => {
+    const offer = await pipelined(sql, async (tx, commit) => {
       // Both in one round trip; the second runs once the first holds the lock.
       const [locked, pending] = await Promise.all([lockOrder(tx, order.id, null), hasPendingOffer(tx, order.id)])
       if (!locked || locked.status !== 'created') return 'gone' as const
       // Offered meanwhile by another look: every insert would meet the order's unique index.
       if (pending) return 'pending' as const
-      const made = await insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent(), roundStartedAt: round })
       // The load read above may be stale: the courier may have accepted another order since. The
-      // insert waited for any accept of their pending offer to commit, so counting now is exact.
-      if (made && ((await countActiveOrders(tx, [courierId])).get(courierId) ?? 0) >= settings.capacity) {
-        await dropOffer(tx, made.id)
-        return null
-      }
+      // count runs after the insert, which waited for any accept of their pending offer to
+      // commit, so it is exact.
+      const [made, active] = await Promise.all([
+        insertOffer(tx, { id: newOfferId(), orderId: order.id, courierId, offerS: settings.offerS, traceparent: activeTraceparent(), roundStartedAt: round }),
+        countActiveOrders(tx, [courierId]),
+      ])
+      if (made && (active.get(courierId) ?? 0) >= settings.capacity) return commit([dropOffer(tx, made.id)], () => null)
       return made
     })
     if (offer === 'gone') return { kind: 'not_needed', why: 'not_created' }

@@ -7,6 +7,7 @@ import { appendEvents } from '../db/events.js'
 import { closeOffer, lockOffer, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
 import { lockOrder, recordWrongPin, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
+import { pipelined } from '../db/pipelined.js'
 import { transactionNow, type Sql } from '../db/sql.js'
 import { refundWallet } from '../db/wallets.js'
 import { newEventId } from '../ids.js'
@@ -82,7 +83,7 @@ export const PIN_TRIES = 5
  */
 export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
-  return inSpan('order.change', attributes, (span) => sql.begin(async (tx) => {
+  return inSpan('order.change', attributes, (span) => pipelined(sql, async (tx, commit) => {
     const accepting = change.kind === 'advance' ? change.offer ?? null : null
     // One round trip, run in this order: the order's lock first, then the accepted offer's (the lock order).
     const [order, rates, now, offer] = await Promise.all([
@@ -98,10 +99,9 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
     // The try is counted and kept, though nothing else changes.
     if (decision.kind === 'wrong_pin') {
-      const tries = await sqlSpan('count wrong pin', () => recordWrongPin(tx, order.id))
-      return tries >= PIN_TRIES
-        ? { kind: 'refused', message: tooManyPins(order.id) } satisfies OrderChangeOutcome
-        : { kind: 'invalid', message: `Wrong PIN for ${order.id}`, field: 'pin' } satisfies OrderChangeOutcome
+      return commit([sqlSpan('count wrong pin', () => recordWrongPin(tx, order.id))], ([tries]): OrderChangeOutcome => tries >= PIN_TRIES
+        ? { kind: 'refused', message: tooManyPins(order.id) }
+        : { kind: 'invalid', message: `Wrong PIN for ${order.id}`, field: 'pin' })
     }
     if (decision.kind !== 'move') return decision
 
@@ -109,8 +109,10 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     const shown = orderAsShown(next, rates, now, change.kind === 'advance' ? change.location ?? null : null)
     const scope = { businessId: next.businessId, livemode: next.livemode }
     const event = { id: newEventId(), type: move.event, orderId: next.id, orderVersion: next.version, data: { order: shown }, createdAt: now }
-    // One round trip, in the lock order: the order (held), the event counter, the wallet.
-    await Promise.all([
+    // One round trip with the COMMIT, in the lock order: the order (held), the event counter, the
+    // wallet; the last write takes back whatever offer is pending when the order leaves `created`
+    // otherwise than by this offer.
+    return commit([
       sqlSpan('update order', () => updateOrder(tx, next)),
       sqlSpan('append event', () => appendEvents(tx, scope, [event], activeTraceparent())),
       sqlSpan('refund wallet', () => refundWallet(tx, next.businessId, refund, next.id, next.livemode)),
@@ -120,11 +122,11 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
         before: { status: order.status }, after: { status: next.status, refund: toMajor(refund) },
       }),
       offer && sqlSpan('accept offer', () => closeOffer(tx, offer.id, 'accepted', null)),
-    ])
-    // Leaving `created` otherwise than by this offer: whatever offer is pending is taken back.
-    const withdrawn = order.status === 'created' && !offer ? await sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : []
-    countChange(move, next, refund)
-    return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn) } satisfies OrderChangeOutcome
+      order.status === 'created' && !offer ? sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : [],
+    ], ([, , , , , withdrawn]): OrderChangeOutcome => {
+      countChange(move, next, refund)
+      return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn) }
+    })
   }))
 }
 

@@ -24,6 +24,9 @@ t.test('wallet repository keeps balance = credits − debits + refunds, with an 
   await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 120_050, placementId, true)), { code: '23505' }, 'one debit per placement')
   await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, business.id, 400_000, randomUUID(), true)), WalletNotCoveredError, 'never below zero, and the ledger entry rolls back')
   await t.rejects(sql`update wallets set balance = balance - 400000 where business_id = ${business.id}`, { code: '23514' }, 'the check constraint stands behind it')
+  // Sent with the COMMIT (shared/db/pipelined.ts): only an error in Postgres can roll it back.
+  const walletless = await createBusiness(sql, newUuid(), { name: 'No wallet', phone: '2', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  await t.rejects(sql.begin((tx) => debitWalletIfCovered(tx, walletless.id, 100, randomUUID(), true)), { code: '23502' }, 'a wallet that is not there fails in Postgres')
   await sql.begin((tx) => debitWalletIfCovered(tx, business.id, 0, randomUUID(), true))
   t.equal((await findWallet(sql, business.id))!.balance, 379_950, 'a free placement moves nothing')
 

@@ -1,0 +1,35 @@
+import type { Sql, Tx } from './sql.js'
+
+/** A transaction's last writes, sent with its COMMIT, and what to make of their results once it is over. */
+export class Committing<T> {
+  constructor(readonly written: Promise<unknown>, readonly settle: () => Promise<T>) {}
+}
+
+/** Hands the transaction's last writes to go out with its COMMIT; `then` gets their results after it. */
+export type Commit = <W extends readonly unknown[], T>(writes: [...W], then: (results: { [K in keyof W]: Awaited<W[K]> }) => T) => Committing<T>
+
+const commit: Commit = (writes, then) => {
+  // postgres.js sends a tagged query once something awaits it: taken up here, before the
+  // COMMIT that sql.begin sends when the work returns.
+  const written = Promise.all(writes)
+  // Read after the commit; until then a failure is only held.
+  written.catch(() => {})
+  return new Committing(written, async () => then(await written))
+}
+
+/**
+ * A transaction whose last writes go out with its COMMIT, in one round trip, so the row locks they
+ * take (a business's event counter, its wallet) are held only while Postgres runs them, not for
+ * the round trip it would take this process to read their answers and send the COMMIT after them.
+ * `work` returns `commit(writes, then)`, or a value (then what it did commits, as with sql.begin).
+ *
+ * A write that fails aborts the transaction, so Postgres answers the COMMIT with a rollback; the
+ * write's error is then thrown here, and `then` never runs. Each write must have sent its
+ * statement, or be a tagged query not yet awaited, when handed over (every repository function
+ * sends its one statement when called).
+ */
+export async function pipelined<T>(sql: Sql, work: (tx: Tx, commit: Commit) => Promise<T | Committing<T>>): Promise<T> {
+  // Not awaited inside: the transaction's callback must return for sql.begin to send the COMMIT.
+  const { ended } = await sql.begin(async (tx) => ({ ended: await work(tx, commit) }))
+  return ended instanceof Committing ? ended.settle() : ended
+}
