@@ -2,7 +2,7 @@ import type { Sql, Tx } from './sql.js'
 
 /** A transaction's last writes, sent with its COMMIT, and what to make of their results once it is over. */
 export class Committing<T> {
-  constructor(readonly written: Promise<unknown>, readonly settle: () => Promise<T>) {}
+  constructor(readonly settle: () => Promise<T>) {}
 }
 
 /** Hands the transaction's last writes to go out with its COMMIT; `then` gets their results after it. */
@@ -14,7 +14,7 @@ const commit: Commit = (writes, then) => {
   const written = Promise.all(writes)
   // Read after the commit; until then a failure is only held.
   written.catch(() => {})
-  return new Committing(written, async () => then(await written))
+  return new Committing(async () => then(await written))
 }
 
 /**
@@ -29,7 +29,7 @@ const commit: Commit = (writes, then) => {
  * sends its one statement when called).
  */
 export async function pipelined<T>(sql: Sql, work: (tx: Tx, commit: Commit) => Promise<T | Committing<T>>): Promise<T> {
-  // Not awaited inside: the transaction's callback must return for sql.begin to send the COMMIT.
+  // The writes are not awaited in the callback: it returns, and sql.begin sends the COMMIT behind them.
   const { ended } = await sql.begin(async (tx) => ({ ended: await work(tx, commit) }))
   return ended instanceof Committing ? ended.settle() : ended
 }

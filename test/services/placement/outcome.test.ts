@@ -4,6 +4,7 @@ import t from 'tap'
 import { placementOutcomeSchema } from '../../../shared/placement/outcome.js'
 import { PLACEMENT_QUEUE } from '../../../shared/placement-queue.js'
 import { seedAccount } from '../../helpers/accounts.js'
+import { holdLock, lockWaiters } from '../../helpers/db.js'
 import { waitFor } from '../../helpers/processes.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -68,6 +69,24 @@ t.test('placement outcomes: stored typed, answered the same by the first answer,
     const got = await read(account.apiKey, body.placement_id)
     t.equal(got.statusCode, 400)
     t.same(stable(got.json()), stable(body))
+  })
+
+  t.test('a balance spent while a placement ran: its debit fails in Postgres, nothing of it stays, and it answers insufficient_balance', async (t) => {
+    const price = (await place((await seedAccount(sql, { balance: 100000 })).apiKey, [shipment()], 'price-of-one')).json().charged_total
+    const account = await seedAccount(sql, { balance: price * 1.5 })
+    // Both read a balance that covers them, then queue for the wallet (the second behind the
+    // first, on the business's event counter), so the second's debit finds it spent.
+    const held = await holdLock(sql, (tx) => tx`select balance from wallets where business_id = ${account.businessId} for update`)
+    const answers = Promise.all([place(account.apiKey, [shipment()], 'race-1'), place(account.apiKey, [shipment()], 'race-2')])
+    t.ok(await waitFor(async () => (await lockWaiters(sql, held.pid)).length === 2, 10000), 'both placements wait for the wallet')
+    await held.release()
+    const bodies = (await answers).map((answer) => answer.json())
+    t.same(bodies.map((body) => body.charged_total ?? body.message).sort(), [price, 'Insufficient wallet balance'].sort())
+    t.same(bodies.filter((body) => body.available !== undefined).map((body) => body.available), [price * 0.5], 'the balance after the first')
+    const [{ orders, debits }] = await sql`
+      select (select count(*)::int from orders where business_id = ${account.businessId}) as orders,
+        (select count(*)::int from ledger_entries where business_id = ${account.businessId} and kind = 'debit') as debits`
+    t.same({ orders, debits }, { orders: 1, debits: 1 }, 'the refused placement left no order and no debit')
   })
 
   t.test('the job in Redis holds ids only, and a completed job leaves Redis', async (t) => {
