@@ -136,7 +136,7 @@ async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[
     }))
     // One round trip with the COMMIT, in the lock order (placement, event counter, wallet): the
     // counter's and the wallet's row locks, which every placement of the business waits for,
-    // are held only while Postgres runs the statements.
+    // are not held while this process reads the answers.
     return commit([
       sqlSpan('insert orders', () => insertOrders(tx, batch, orders)),
       sqlSpan('settle placement', () => settlePlacement(tx, placementId, 'succeeded', outcome)),

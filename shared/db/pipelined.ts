@@ -18,10 +18,12 @@ const commit: Commit = (writes, then) => {
 }
 
 /**
- * A transaction whose last writes go out with its COMMIT, in one round trip, so the row locks they
- * take (a business's event counter, its wallet) are held only while Postgres runs them, not for
- * the round trip it would take this process to read their answers and send the COMMIT after them.
- * `work` returns `commit(writes, then)`, or a value (then what it did commits, as with sql.begin).
+ * A transaction whose last writes go out with its COMMIT, in one round trip: the COMMIT is sent
+ * behind them in the same event-loop turn (postgres.js sends a message of 1 KB or more at once and
+ * a smaller one at that turn's end), so the row locks they take (a business's event counter, its
+ * wallet) are not held for the round trip it would take this process to read their answers and
+ * then send the COMMIT. `work` returns `commit(writes, then)`, or a value (then what it did
+ * commits, as with sql.begin).
  *
  * A write that fails aborts the transaction, so Postgres answers the COMMIT with a rollback; the
  * write's error is then thrown here, and `then` never runs. Each write must have sent its
