@@ -65,7 +65,8 @@ t.test('a rate-card order goes to its vehicle type only: a truck order passes ov
 t.test('a truck order finds its truck past more bikes than a search takes (each vehicle has its own dispatch set)', async (t) => {
   // More bikes nearer the pickup than the widest search (10 000) would see: with one set for every
   // vehicle the truck lay beyond every look and the order waited for nobody. They exist only on
-  // the map (no rows), placed as a courier's fix and shift are, and leave it when the case ends.
+  // the map (no rows), placed as a courier's fix and shift are, and leave it, fixes and all, when
+  // the case ends.
   const prefix = db.config.QUEUE_PREFIX!
   const bikes = Array.from({ length: 10_050 }, (_, i) => ({ id: randomUUID(), vehicleType: 'bike' as const, at: kmNorth(ISLAND, 0.1 + i / 100_000) }))
   const fixAt = new Date().toISOString()
@@ -76,7 +77,12 @@ t.test('a truck order finds its truck past more bikes than a search takes (each 
     await setShift(connection, prefix, bike, 'available')
     await recordFix(connection, prefix, bike, { latitude: bike.at.lat, longitude: bike.at.lng, at: fixAt })
   })
-  t.teardown(() => eachBike((bike) => setShift(connection, prefix, bike, 'offline')))
+  t.teardown(async () => {
+    await eachBike((bike) => setShift(connection, prefix, bike, 'offline'))
+    // Their fixes too (a courier's live for a day), so runs of the suite do not pile them up.
+    await eachBike((bike) => connection.unlink(`${prefix}:courier:${bike.id}:fix`))
+    await connection.zrem(`${prefix}:couriers:seen`, ...bikes.map((bike) => bike.id))
+  })
   const truck = await onShift(gateway, db.sql, 'Truck past the bikes', kmNorth(ISLAND, 1), { vehicleType: 'truck' })
   const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100 }, truck, [])
   await finish([orderId], [truck])
