@@ -92,12 +92,34 @@ export async function pingOverHttp(baseUrl: string, courier: HttpCourier, at: { 
   return sent.value
 }
 
-/** The courier's pending offer, from the database; null if none came within `timeoutMs`. */
-export async function pendingOfferOf(sql: Sql, courierId: string, timeoutMs: number): Promise<{ id: string; orderId: string } | null> {
+/**
+ * The courier's pending offer whose time is not up, from the database, other than those in
+ * `passed`; null if none came within `timeoutMs`.
+ */
+export async function pendingOfferOf(sql: Sql, courierId: string, timeoutMs: number, passed: ReadonlySet<string> = new Set()): Promise<{ id: string; orderId: string } | null> {
   const seen = await waitForValue(
-    () => sql<{ id: string; orderId: string }[]>`select id, order_id from dispatch_offers where courier_id = ${courierId} and status = 'pending' order by created_at limit 1`,
-    (rows) => rows.length > 0, timeoutMs, 100)
-  return seen.value[0] ?? null
+    () => sql<{ id: string; orderId: string }[]>`
+      select id, order_id from dispatch_offers where courier_id = ${courierId} and status = 'pending' and expires_at > now() order by created_at`,
+    (rows) => rows.some((row) => !passed.has(row.id)), timeoutMs, 100)
+  return seen.value.find((row) => !passed.has(row.id)) ?? null
+}
+
+/**
+ * Accepts the courier's pending offer over HTTP; one refused (409: its time ran out before a
+ * dispatcher's expiry job closed it) is followed by the next. The last answer, or status 0 if no
+ * offer came within `timeoutMs`.
+ */
+export async function acceptAnOffer(sql: Sql, baseUrl: string, courier: HttpCourier, timeoutMs: number): Promise<{ status: number; body: string }> {
+  const deadline = Date.now() + timeoutMs
+  const refused = new Set<string>()
+  let last = { status: 0, body: 'no offer came' }
+  for (let offer = await pendingOfferOf(sql, courier.id, timeoutMs); offer; offer = await pendingOfferOf(sql, courier.id, deadline - Date.now(), refused)) {
+    const response = await courierPost(baseUrl, courier, `offers/${offer.id}/accept`)
+    last = { status: response.status, body: await response.text() }
+    if (response.status !== 409) break
+    refused.add(offer.id)
+  }
+  return last
 }
 
 /** A courier's POST to `route` under `…/v2/courier/` (`offers/off_…/decline`, `orders/ORD-…/pickup`). */

@@ -1,12 +1,11 @@
 import { createServer } from 'node:net'
 import t from 'tap'
-import type { Sql } from '../../shared/db/sql.js'
 import { seedAccount, type SeededAccount } from '../helpers/accounts.js'
 import { kmNorth } from '../helpers/couriers.js'
 import { TEST_DATABASE_URL } from '../helpers/db.js'
-import { courierOnShift, courierPost, doubleAssignments, type HttpCourier } from '../helpers/http-couriers.js'
+import { acceptAnOffer, courierOnShift, doubleAssignments } from '../helpers/http-couriers.js'
 import { FAST_RECOVERY_ENV, startLauncher, type ServiceName } from '../helpers/launcher.js'
-import { waitFor, waitForValue } from '../helpers/processes.js'
+import { waitFor } from '../helpers/processes.js'
 import { assertChargedOnce, assertEveryEventDelivered } from '../helpers/scale-checks.js'
 import { ISLAND, shipment } from '../helpers/shipments.js'
 import { startSwarm } from '../helpers/swarm.js'
@@ -101,7 +100,9 @@ t.test('replicas killed and restarted under load: nothing charged, assigned or l
   t.ok(restarted, 'the launcher starts every killed replica again')
   t.ok(await waitFor(async () => (await Promise.all(gateways.map(ready))).every(Boolean), WAIT_MS), 'both gateways serve again')
 
-  // Couriers take offers while the swarms finish.
+  // Couriers take offers while the swarms finish. An offer made before the kills lives 10 s
+  // (`DISPATCH_OFFER_S`), which the restarts can outlast on a busy machine: its accept is refused
+  // and the courier takes the next.
   for (const [i, courier] of couriers.entries()) {
     const accepted = await acceptAnOffer(sql, gateways[(i + 1) % gateways.length]!, courier, WAIT_MS)
     t.equal(accepted.status, 200, `courier ${i + 1} accepts an offer`, { answer: accepted.body })
@@ -122,26 +123,3 @@ t.test('replicas killed and restarted under load: nothing charged, assigned or l
   await assertEveryEventDelivered(t, sql, receiver, businessIds, WAIT_MS)
 })
 
-/**
- * Accepts the courier's pending offer; one that runs out first is followed by the next. An offer
- * made before the kills lives 10 s (`DISPATCH_OFFER_S`), which the restarts can outlast on a busy
- * machine, and it stays `pending` until a dispatcher's expiry job gets to it, so the accept of such
- * an offer is refused (409) and the order is offered again.
- */
-async function acceptAnOffer(sql: Sql, baseUrl: string, courier: HttpCourier, timeoutMs: number): Promise<{ status: number; body: string }> {
-  const deadline = Date.now() + timeoutMs
-  const refused = new Set<string>()
-  let last = { status: 0, body: 'no offer came' }
-  while (Date.now() < deadline) {
-    const { value } = await waitForValue(
-      () => sql<{ id: string }[]>`select id from dispatch_offers where courier_id = ${courier.id} and status = 'pending' and expires_at > now()`,
-      (rows) => rows.some((row) => !refused.has(row.id)), deadline - Date.now(), 100)
-    const offer = value.find((row) => !refused.has(row.id))
-    if (!offer) break
-    const response = await courierPost(baseUrl, courier, `offers/${offer.id}/accept`)
-    last = { status: response.status, body: await response.text() }
-    if (response.status !== 409) break
-    refused.add(offer.id)
-  }
-  return last
-}
