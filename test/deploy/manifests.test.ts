@@ -229,6 +229,15 @@ t.test('Dockerfile', async (t) => {
   const depsStage = /^FROM \S+ AS deps$([\s\S]*?)(?=^FROM )/m.exec(dockerfile)?.[1] ?? ''
   t.match(depsStage, /npm install --omit=dev --ignore-scripts/, 'a deps stage installs production dependencies only, scripts skipped')
   const buildStage = /^FROM \S+ AS build$([\s\S]*?)(?=^FROM )/m.exec(dockerfile)?.[1] ?? ''
+  // The patches npm install applies (the postinstall), applied in the build stage, which skips
+  // scripts; the deps stage takes each patched package from there: the image runs the same
+  // patched driver as the tests.
+  t.match(read('package.json'), /"postinstall": "patch-package --patch-dir deploy\/patches --error-on-fail && /, 'npm install applies deploy/patches')
+  t.match(buildStage, /^COPY deploy\/patches \.\/deploy\/patches$[\s\S]*npx patch-package --patch-dir deploy\/patches --error-on-fail/m, 'the build stage applies deploy/patches')
+  for (const patch of readdirSync(path.join(projectRoot, 'deploy/patches'))) {
+    const name = /^(.+)\+[^+]+\.patch$/.exec(patch)?.[1]?.replace('+', '/')
+    t.ok(name && depsStage.includes(`COPY --from=build /app/node_modules/${name} ./node_modules/${name}\n`), `the deps stage takes ${name}, patched, from the build stage`)
+  }
   const buildConfig = /"build": "tsc -p (\S+)"/.exec(read('package.json'))?.[1]
   t.ok(buildStage.split('\n').some((line) => line.startsWith('COPY ') && line.split(/\s+/).includes(buildConfig ?? '')), `the build stage copies ${buildConfig}, which npm run build compiles with`)
 
