@@ -12,11 +12,16 @@ export interface ServiceSpec {
   healthUrl?: string
 }
 
-/** How often each child's `/healthz` is asked, and how many unanswered asks in a row mean it is frozen. */
+/**
+ * How often each child's `/healthz` is asked, and how many unanswered asks in a row mean it is
+ * frozen; `earlyExitMs`: an exit this soon after starting counts as a failed start even from a
+ * child that answered (EARLY_EXIT_MS unless given).
+ */
 export interface LivenessOptions {
   intervalMs: number
   timeoutMs: number
   misses: number
+  earlyExitMs?: number
 }
 
 // A live service answers `/healthz` from its event loop within milliseconds; three misses of
@@ -27,8 +32,9 @@ const FIRST_DELAY_MS = 1000
 const MAX_DELAY_MS = 30_000
 // A child that stayed up this long was healthy: its next crash starts the backoff afresh.
 const HEALTHY_AFTER_MS = 60_000
-// A child that dies this soon, this many times in a row, cannot start (a port in use, bad
-// config): restarting it would only loop, so the launcher gives up and says why.
+// A child that dies this soon, or before it ever answered its `/healthz` (however long its start
+// took on a busy machine), this many times in a row, cannot start (a port in use, bad config):
+// restarting it would only loop, so the launcher gives up and says why.
 const EARLY_EXIT_MS = 5000
 const EARLY_EXITS_TO_GIVE_UP = 3
 
@@ -49,6 +55,7 @@ interface Supervised {
  */
 export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void, liveness: LivenessOptions = LIVENESS) {
   let stopping = false
+  const earlyExitMs = liveness.earlyExitMs ?? EARLY_EXIT_MS
   const services: Supervised[] = specs.map((spec) => ({ spec, child: null, startedAt: 0, delayMs: FIRST_DELAY_MS, earlyExits: 0, restart: null, missed: 0 }))
 
   function start(service: Supervised) {
@@ -64,17 +71,18 @@ export function supervise(specs: ServiceSpec[], onGiveUp: (name: string) => void
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => console.log(`[${service.spec.name}] ${line}`))
     }
-    child.on('exit', (code, signal) => onExit(service, signal ?? String(code)))
+    child.on('exit', (code, signal) => onExit(service, child, signal ?? String(code)))
   }
 
-  function onExit(service: Supervised, how: string) {
+  function onExit(service: Supervised, child: ChildProcess, how: string) {
     service.child = null
     if (stopping) return
     const upMs = Date.now() - service.startedAt
     if (upMs >= HEALTHY_AFTER_MS) service.delayMs = FIRST_DELAY_MS
-    service.earlyExits = upMs < EARLY_EXIT_MS ? service.earlyExits + 1 : 0
+    const neverServed = service.spec.healthUrl !== undefined && !answered.has(child) && upMs < HEALTHY_AFTER_MS
+    service.earlyExits = upMs < earlyExitMs || neverServed ? service.earlyExits + 1 : 0
     if (service.earlyExits >= EARLY_EXITS_TO_GIVE_UP) {
-      console.error(`launcher: ${service.spec.name} exited (${how}) ${service.earlyExits} times within ${EARLY_EXIT_MS / 1000} s of starting; giving up`)
+      console.error(`launcher: ${service.spec.name} exited (${how}) ${service.earlyExits} times in a row before it served, or within ${earlyExitMs / 1000} s of starting; giving up`)
       onGiveUp(service.spec.name)
       return
     }

@@ -50,3 +50,40 @@ t.test('a child that stops answering /healthz is killed and started again; the l
   t.match(said.join('\n'), `launcher: stand-in did not answer ${healthUrl} 3 times in a row; killing it (pid ${first.value}) to restart it`)
   t.same(gaveUp, [], 'a frozen child is restarted, not given up on')
 })
+
+// A service that cannot start (its port taken) may take longer than the early-exit window to
+// fail on a busy machine: it still never served, so the launcher gives up on it instead of
+// restarting it for ever (a launcher test hung that way under CI's load).
+t.test('a child that dies before it ever answered /healthz, however slowly, counts as a failed start', async (t) => {
+  const port = await freePort()
+  const said: string[] = []
+  const gaveUp: string[] = []
+  const error = console.error
+  console.error = (...args: unknown[]) => said.push(args.join(' '))
+  // Dies 300 ms after it starts, never listening: slower than this test's 100 ms window.
+  const services = supervise([{ name: 'slow-failer', args: ['-e', 'setTimeout(() => process.exit(3), 300)'], healthUrl: `http://127.0.0.1:${port}/healthz` }], (name) => gaveUp.push(name), { intervalMs: 100, timeoutMs: 100, misses: 3, earlyExitMs: 100 })
+  t.teardown(async () => {
+    console.error = error
+    await services.stop()
+  })
+  t.ok(await waitFor(() => gaveUp.length > 0, 20_000), 'the launcher gives up')
+  t.same(gaveUp, ['slow-failer'])
+  t.match(said.join('\n'), 'launcher: slow-failer exited (3) 3 times in a row before it served, or within 0.1 s of starting; giving up')
+})
+
+t.test('a child that served and then died is restarted, however soon after its start', async (t) => {
+  const port = await freePort()
+  const gaveUp: string[] = []
+  const said: string[] = []
+  const error = console.error
+  console.error = (...args: unknown[]) => said.push(args.join(' '))
+  // Listens, and exits once the watch has had its answer.
+  const service = `require('node:http').createServer((request, response) => { response.end('ok'); setTimeout(() => process.exit(4), 50) }).listen(Number(process.env.PORT), '127.0.0.1')`
+  const services = supervise([{ name: 'served', args: ['-e', service], env: { PORT: String(port) }, healthUrl: `http://127.0.0.1:${port}/healthz` }], (name) => gaveUp.push(name), { intervalMs: 100, timeoutMs: 500, misses: 3, earlyExitMs: 0 })
+  t.teardown(async () => {
+    console.error = error
+    await services.stop()
+  })
+  t.ok(await waitFor(() => said.filter((line) => line.includes('restarting in')).length >= 3, 20_000), 'three restarts')
+  t.same(gaveUp, [], 'never given up on: each run served first')
+})
