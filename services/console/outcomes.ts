@@ -34,6 +34,6 @@ export function orderChangeFlash(outcome: OrderChangeOutcome, what: 'cancel' | '
  */
 export async function changeOrderAndTell(deps: Pick<ConsoleDeps, 'sql' | 'redis' | 'config'>, log: FastifyBaseLogger, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const outcome = await changeOrder(deps.sql, target, change, audit)
-  if (outcome.kind === 'changed') await tellCouriers(deps.redis, deps.config.QUEUE_PREFIX, outcome.notices, (err) => log.warn({ err }, 'courier notice lost'))
+  if (outcome.kind === 'changed') await tellCouriers(deps.redis, deps.config.QUEUE_PREFIX, outcome, (err) => log.warn({ err }, 'courier notice lost'))
   return outcome
 }

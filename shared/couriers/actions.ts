@@ -16,7 +16,7 @@ import type { RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
 import { instruments } from '../telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../telemetry/tracing.js'
-import { lastFix, recordPing, setShift, type CourierOnMap } from './positions.js'
+import { lastFix, recordPing, restTrail, setShift, type CourierOnMap } from './positions.js'
 import { tellCouriers } from './stream.js'
 
 // What a courier does (DESIGN 14), one function per step, shared by the courier API
@@ -69,7 +69,8 @@ export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shif
 export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
   const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
   if (ping.kind === 'too_soon') return 'too_soon'
-  if (ping.trailDue) await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS)
+  // A point due, and nothing to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
+  if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id)
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
   if (ping.joined) await desk.dispatch.courierFree(courier.id)
   instruments().locationUpdates.add(1)
@@ -108,6 +109,7 @@ export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerI
     if (now.status === 'accepted') return acceptedBefore(desk, courier.id, now)
     throw refusal(outcome, offer.orderId)
   }
+  await tellCouriers(desk.redis, desk.prefix, outcome, (err) => desk.warn(err, 'courier notice lost'))
   await desk.dispatch.offerSettled(offer.id)
   const metrics = instruments()
   metrics.dispatchOffers.add(1, { outcome: 'accepted' })
@@ -159,7 +161,7 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
     if (photo) await desk.photos.remove(photo.key).catch((err: unknown) => desk.warn(err, 'refused delivery photo left in the store'))
     throw refusal(outcome, orderId)
   }
-  await tellCouriers(desk.redis, desk.prefix, outcome.notices, (err) => desk.warn(err, 'courier notice lost'))
+  await tellCouriers(desk.redis, desk.prefix, outcome, (err) => desk.warn(err, 'courier notice lost'))
   // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
   if (move.to === 'created') await desk.dispatch.offer([orderId])
   if (move.to === 'created' || move.to === 'delivered' || move.to === 'returned') await desk.dispatch.courierFree(courier.id)

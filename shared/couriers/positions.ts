@@ -46,6 +46,13 @@ function keys(prefix: string): ReturnType<typeof keysOf> {
 /** One trail point per courier per this many seconds (DESIGN 14). */
 export const TRAIL_EVERY_S = 30
 
+/**
+ * A courier found holding no order when a trail point fell due is not looked up again for this
+ * long (a Postgres statement per idle courier per 5 minutes, not per 30 s), unless they take an
+ * order first: `resumeTrail` then makes their next fix the order's first point.
+ */
+export const TRAIL_IDLE_S = 300
+
 // A ping in one round trip: the one-a-second gate, the fix, when it was heard, its place in the
 // dispatch set while on shift, and whether a trail point is due. -1: refused by the gate; else
 // 1 if a trail point is due, plus 2 if the courier has just entered the dispatch set.
@@ -73,6 +80,20 @@ export async function recordPing(redis: RedisClient, prefix: string, courier: Co
     [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available(courier.vehicleType), k.trail(courierId)],
     [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S]))
   return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
+}
+
+/**
+ * The courier held no order when their trail point fell due: the next look is in TRAIL_IDLE_S.
+ * Only over the window that ping opened (`XX`): if `resumeTrail` has cleared it since (an order
+ * taken meanwhile), it stays cleared.
+ */
+export async function restTrail(redis: RedisClient, prefix: string, courierId: string): Promise<void> {
+  await redis.set(keys(prefix).trail(courierId), '1', 'EX', TRAIL_IDLE_S, 'XX')
+}
+
+/** The courier has just taken an order: their next fix is its trail's first point. */
+export async function resumeTrail(redis: RedisClient, prefix: string, courierId: string): Promise<void> {
+  await redis.del(keys(prefix).trail(courierId))
 }
 
 /** Records a fix without the gate or the trail: a courier placed by an operator or a test. */

@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import { parseJsonAs } from '../parse-json.js'
+import type { Order } from '../db/orders.js'
 import type { RedisClient } from '../redis.js'
+import { resumeTrail } from './positions.js'
 
 /** What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled. */
 const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled'] as const
@@ -32,7 +34,22 @@ export function readCourierNotice(message: string): CourierNoticeMessage | null 
   return parseJsonAs(noticeMessageSchema, message)
 }
 
-/** Tells each courier what a change means for them; a Redis hiccup costs a notice, never the change. */
-export async function tellCouriers(redis: RedisClient, prefix: string, notices: CourierNotice[], onError: (err: unknown) => void): Promise<void> {
-  await Promise.all(notices.map((notice) => tellCourier(redis, prefix, notice).catch(onError)))
+/**
+ * After an order change commits, what it means for couriers: each hears their notices, and a
+ * courier it gave the order starts its trail at their next fix. A Redis hiccup costs a notice (or
+ * the trail's first TRAIL_IDLE_S), never the change.
+ */
+export async function tellCouriers(redis: RedisClient, prefix: string, change: CourierChange, onError: (err: unknown) => void): Promise<void> {
+  const given = courierGiven(change)
+  const trail = given === null ? [] : [resumeTrail(redis, prefix, given).catch(onError)]
+  await Promise.all([...trail, ...change.notices.map((notice) => tellCourier(redis, prefix, notice).catch(onError))])
 }
+
+/** What `tellCouriers` reads of a committed change. */
+type CourierChange = { notices: CourierNotice[]; row: Pick<Order, 'status' | 'courierId'> }
+
+/** The registered courier the change gave the order to, if it did. */
+const courierGiven = ({ row }: CourierChange): string | null => (row.status === 'assigned' ? row.courierId : null)
+
+/** Whether `tellCouriers` has anything to do for the change (a caller may then skip connecting to Redis). */
+export const concernsCouriers = (change: CourierChange): boolean => change.notices.length > 0 || courierGiven(change) !== null

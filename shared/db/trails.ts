@@ -10,15 +10,17 @@ export interface TrailPoint {
 
 /**
  * Adds the fix to the trail of every order the courier holds (`assigned` or `picked_up`), each
- * trail kept to `maxPoints`; a point already there for that moment is kept as it was.
+ * trail kept to `maxPoints`; a point already there for that moment is kept as it was. Returns
+ * how many points were added: none when the courier holds no order.
  */
-export async function appendTrailPoint(db: Db, courierId: string, fix: CourierFix, maxPoints: number): Promise<void> {
-  await db`
+export async function appendTrailPoint(db: Db, courierId: string, fix: CourierFix, maxPoints: number): Promise<number> {
+  const { count } = await db`
     insert into order_trail_points (order_id, at, latitude, longitude)
     select o.id, ${fix.at}, ${fix.latitude}, ${fix.longitude} from orders o
     where o.courier_id = ${courierId} and o.status in ('assigned', 'picked_up')
       and (select count(*) from order_trail_points p where p.order_id = o.id) < ${maxPoints}
     on conflict do nothing`
+  return count
 }
 
 export async function findTrail(db: Db, orderId: string): Promise<TrailPoint[]> {

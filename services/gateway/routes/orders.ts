@@ -75,7 +75,7 @@ export default async function orderRoutes(app: FastifyInstance, { sql, reads, re
     const body = request.body === undefined ? {} : parseBody(cancelRequestSchema, request.body)
     if (!isOrderId(orderId)) throw orderNotFound(orderId)
     const outcome = await changeOrder(sql, { orderId, scope: request.caller }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
-    if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome.notices, (err) => request.log.warn({ err }, 'courier notice lost'))
+    if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome, (err) => request.log.warn({ err }, 'courier notice lost'))
     return sendOrderChange(reply, outcome)
   })
 }

@@ -1,12 +1,14 @@
 import t from 'tap'
+import { restTrail, resumeTrail, TRAIL_EVERY_S, TRAIL_IDLE_S } from '../../../shared/couriers/positions.js'
 import { findCourier } from '../../../shared/db/couriers.js'
 import { eraseOrders } from '../../../shared/db/personal-data.js'
 import { findTrail } from '../../../shared/db/trails.js'
+import { offerNext } from '../../../shared/dispatch/dispatch.js'
 import { courierOnOrder } from '../../../shared/dispatch/views.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { onShift, ping } from '../../helpers/couriers.js'
+import { onShift, ping, placeOrders } from '../../helpers/couriers.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -51,6 +53,46 @@ t.test('one point per 30 s while the order is held, none otherwise, erased with 
 
   await db.sql.begin((tx) => eraseOrders(tx, { orderIds: [orderId] }, ['recipient_name']))
   t.same(await findTrail(db.sql, orderId), [], 'erasure removes the trail')
+})
+
+t.test('an idle courier is looked up once per TRAIL_IDLE_S, and an order taken starts its trail at the next fix', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Idle Rider', ISLAND)
+  const client = createRedis(db.config)
+  t.teardown(() => client.disconnect())
+  const trailKey = `${prefix}:courier:${rider.id}:trail`
+  const ping = async (lat: number, lng: number) => {
+    await client.del(`${prefix}:courier:${rider.id}:ping`)
+    const response = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: lat, longitude: lng } })
+    t.equal(response.statusCode, 204, response.body)
+  }
+
+  await client.del(trailKey)
+  await ping(6.451, 3.401)
+  const rest = await client.ttl(trailKey)
+  t.ok(rest > TRAIL_EVERY_S && rest <= TRAIL_IDLE_S, `holding nothing when a point fell due: the next look in ${TRAIL_IDLE_S} s, not ${TRAIL_EVERY_S} (TTL ${rest} s)`)
+
+  // The offer as the dispatcher makes it, accepted through the API as a rider's app does.
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const step = await offerNext(db.sql, client, prefix, { radiusKm: 10, offerS: 600, maxOffers: 5, retryS: 1, capacity: 1, staleS: 600 }, orderId!, null)
+  t.equal(step.kind === 'offered' && step.courierId, rider.id, 'offered to the rider')
+  const offerId = step.kind === 'offered' ? step.offer.id : ''
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offerId}/accept`, headers: rider.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  t.equal(await client.exists(trailKey), 0, 'the accept ends the rest')
+  await ping(6.452, 3.402)
+  t.same((await findTrail(db.sql, orderId!)).map((point) => [point.latitude, point.longitude]), [[6.452, 3.402]], 'the first fix after the accept is the trail\'s first point')
+  t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'then one point per 30 s again')
+})
+
+t.test('a rest begun by a ping that raced an accept does not outlast the accept', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Racing Rider', ISLAND)
+  const client = createRedis(db.config)
+  t.teardown(() => client.disconnect())
+  const trailKey = `${prefix}:courier:${rider.id}:trail`
+  // The ping found no order, then the accept cleared the window before the ping's rest was written.
+  await resumeTrail(client, prefix, rider.id)
+  await restTrail(client, prefix, rider.id)
+  t.equal(await client.exists(trailKey), 0, 'no rest over a window the accept cleared: the next fix is looked at')
 })
 
 t.test('a fix dated later than its arrival (a phone clock ahead) is taken as arrived now', async (t) => {
