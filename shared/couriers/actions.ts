@@ -69,7 +69,7 @@ export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shif
 export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
   const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
   if (ping.kind === 'too_soon') return 'too_soon'
-  // A point due, and nothing to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
+  // A point due, and no order held to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
   if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id)
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
   if (ping.joined) await desk.dispatch.courierFree(courier.id)

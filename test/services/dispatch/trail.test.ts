@@ -82,6 +82,14 @@ t.test('an idle courier is looked up once per TRAIL_IDLE_S, and an order taken s
   await ping(6.452, 3.402)
   t.same((await findTrail(db.sql, orderId!)).map((point) => [point.latitude, point.longitude]), [[6.452, 3.402]], 'the first fix after the accept is the trail\'s first point')
   t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'then one point per 30 s again')
+
+  // A fix resent with the moment of a point already kept adds nothing, but the order is still held.
+  const [first] = await findTrail(db.sql, orderId!)
+  await client.del(trailKey, `${prefix}:courier:${rider.id}:ping`)
+  const resent = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 6.452, longitude: 3.402, at: first!.at.toISOString() } })
+  t.equal(resent.statusCode, 204, resent.body)
+  t.equal((await findTrail(db.sql, orderId!)).length, 1, 'the repeated moment is kept once')
+  t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'and the courier holding an order is not rested')
 })
 
 t.test('a rest begun by a ping that raced an accept does not outlast the accept', async (t) => {
