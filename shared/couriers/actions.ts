@@ -70,7 +70,7 @@ export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, f
   const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
   if (ping.kind === 'too_soon') return 'too_soon'
   // A point due, and no order held to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
-  if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id)
+  if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id, fix)
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
   if (ping.joined) await desk.dispatch.courierFree(courier.id)
   instruments().locationUpdates.add(1)

@@ -55,14 +55,15 @@ export const TRAIL_IDLE_S = 300
 
 // A ping in one round trip: the one-a-second gate, the fix, when it was heard, its place in the
 // dispatch set while on shift, and whether a trail point is due. -1: refused by the gate; else
-// 1 if a trail point is due, plus 2 if the courier has just entered the dispatch set.
+// 1 if a trail point is due, plus 2 if the courier has just entered the dispatch set. The trail
+// window holds the time of the fix that opened it, so `restTrail` can tell it is still that one.
 const PING = luaScript(`
 if not redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then return -1 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
 local answer = 0
 if redis.call('GET', KEYS[4]) == 'available' and redis.call('GEOADD', KEYS[5], ARGV[6], ARGV[7], ARGV[5]) == 1 then answer = 2 end
-if redis.call('SET', KEYS[6], '1', 'EX', ARGV[8], 'NX') then answer = answer + 1 end
+if redis.call('SET', KEYS[6], ARGV[4], 'EX', ARGV[8], 'NX') then answer = answer + 1 end
 return answer`)
 
 /** `joined`: the courier, on shift, has just entered the dispatch set (their first fix of the shift). */
@@ -82,13 +83,18 @@ export async function recordPing(redis: RedisClient, prefix: string, courier: Co
   return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
 }
 
+// Lengthens the trail window KEYS[1] only while it is still the one the fix ARGV[1] opened.
+const REST = luaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
+
 /**
- * The courier held no order when their trail point fell due: the next look is in TRAIL_IDLE_S.
- * Only over the window that ping opened (`XX`): if `resumeTrail` has cleared it since (an order
- * taken meanwhile), it stays cleared.
+ * The courier held no order when the trail point of `fix` fell due: the next look is in
+ * TRAIL_IDLE_S. Only the window that fix opened is lengthened: one cleared since by
+ * `resumeTrail` (an order taken meanwhile), or opened again by a later ping, is left as it is.
  */
-export async function restTrail(redis: RedisClient, prefix: string, courierId: string): Promise<void> {
-  await redis.set(keys(prefix).trail(courierId), '1', 'EX', TRAIL_IDLE_S, 'XX')
+export async function restTrail(redis: RedisClient, prefix: string, courierId: string, fix: CourierFix): Promise<void> {
+  await REST(redis, [keys(prefix).trail(courierId)], [Date.parse(fix.at), TRAIL_IDLE_S])
 }
 
 /** The courier has just taken an order: their next fix is its trail's first point. */

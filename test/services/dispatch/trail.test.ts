@@ -1,5 +1,5 @@
 import t from 'tap'
-import { restTrail, resumeTrail, TRAIL_EVERY_S, TRAIL_IDLE_S } from '../../../shared/couriers/positions.js'
+import { recordPing, restTrail, resumeTrail, TRAIL_EVERY_S, TRAIL_IDLE_S } from '../../../shared/couriers/positions.js'
 import { findCourier } from '../../../shared/db/couriers.js'
 import { eraseOrders } from '../../../shared/db/personal-data.js'
 import { findTrail } from '../../../shared/db/trails.js'
@@ -92,15 +92,39 @@ t.test('an idle courier is looked up once per TRAIL_IDLE_S, and an order taken s
   t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'and the courier holding an order is not rested')
 })
 
-t.test('a rest begun by a ping that raced an accept does not outlast the accept', async (t) => {
+t.test('a rest lengthens only the window its own fix opened', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Racing Rider', ISLAND)
   const client = createRedis(db.config)
   t.teardown(() => client.disconnect())
   const trailKey = `${prefix}:courier:${rider.id}:trail`
-  // The ping found no order, then the accept cleared the window before the ping's rest was written.
+  const courier = { id: rider.id, vehicleType: 'bike' as const }
+  let second = 0
+  // A ping as the gateway records it, a second after the last (past the one-a-second gate).
+  const recorded = async () => {
+    await client.del(`${prefix}:courier:${rider.id}:ping`)
+    const fix = { latitude: 6.45, longitude: 3.4, at: new Date(Date.parse('2026-11-27T10:00:00Z') + ++second * 1000).toISOString() }
+    return { fix, ping: await recordPing(client, prefix, courier, fix) }
+  }
+  const ttl = () => client.ttl(trailKey)
+
+  await client.del(trailKey)
+  const a = await recorded()
+  t.match(a.ping, { kind: 'recorded', trailDue: true })
+  await restTrail(client, prefix, rider.id, a.fix)
+  t.ok(await ttl() > TRAIL_EVERY_S, 'its own window rests')
+
+  await client.del(trailKey)
+  const b = await recorded()
   await resumeTrail(client, prefix, rider.id)
-  await restTrail(client, prefix, rider.id)
-  t.equal(await client.exists(trailKey), 0, 'no rest over a window the accept cleared: the next fix is looked at')
+  await restTrail(client, prefix, rider.id, b.fix)
+  t.equal(await client.exists(trailKey), 0, 'a window an accept cleared meanwhile stays cleared: the next fix is looked at')
+
+  const c = await recorded()
+  await resumeTrail(client, prefix, rider.id)
+  const d = await recorded()
+  t.match(d.ping, { kind: 'recorded', trailDue: true }, 'after the accept, the next ping opens a window of its own')
+  await restTrail(client, prefix, rider.id, c.fix)
+  t.ok(await ttl() <= TRAIL_EVERY_S, 'a rest that comes late leaves the later window as it is')
 })
 
 t.test('a fix dated later than its arrival (a phone clock ahead) is taken as arrived now', async (t) => {
