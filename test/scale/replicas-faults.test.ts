@@ -122,4 +122,3 @@ t.test('replicas killed and restarted under load: nothing charged, assigned or l
 
   await assertEveryEventDelivered(t, sql, receiver, businessIds, WAIT_MS)
 })
-

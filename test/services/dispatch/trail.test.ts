@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { recordPing, restTrail, resumeTrail, TRAIL_EVERY_S, TRAIL_IDLE_S } from '../../../shared/couriers/positions.js'
 import { findCourier } from '../../../shared/db/couriers.js'
 import { eraseOrders } from '../../../shared/db/personal-data.js'
@@ -8,7 +8,7 @@ import { courierOnOrder } from '../../../shared/dispatch/views.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { onShift, ping, placeOrders } from '../../helpers/couriers.js'
+import { onShift, ping, placeOrders, type TestCourier } from '../../helpers/couriers.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -20,18 +20,23 @@ import { bearer, startStack } from '../../helpers/stack.js'
 const { gateway, db } = await startStack(t)
 const prefix = db.env.QUEUE_PREFIX!
 const account = await seedAccount(db.sql, { balance: 100000 })
+const client = createRedis(db.config)
+t.teardown(() => client.disconnect())
+const trailKey = (rider: TestCourier) => `${prefix}:courier:${rider.id}:trail`
+const gateKey = (rider: TestCourier) => `${prefix}:courier:${rider.id}:ping`
+
+/** A ping past the one-a-second gate (and, with `newWindow`, in a trail window of its own), answered 204. */
+async function pingNow(t: Test, rider: TestCourier, fix: { latitude: number; longitude: number; at?: string }, { newWindow }: { newWindow: boolean }): Promise<void> {
+  await client.del(gateKey(rider), ...(newWindow ? [trailKey(rider)] : []))
+  const response = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: fix })
+  t.equal(response.statusCode, 204, response.body)
+}
 
 t.test('one point per 30 s while the order is held, none otherwise, erased with the order', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Trail Rider', ISLAND)
   const placed = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(account.apiKey), payload: [shipment()] })
   const orderId: string = placed.json().orders[0].order_id
-  const client = createRedis(db.config)
-  t.teardown(() => client.disconnect())
-  const ping = async (lat: number, lng: number, { newWindow }: { newWindow: boolean }) => {
-    await client.del(`${prefix}:courier:${rider.id}:ping`, ...(newWindow ? [`${prefix}:courier:${rider.id}:trail`] : []))
-    const response = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: lat, longitude: lng } })
-    t.equal(response.statusCode, 204, response.body)
-  }
+  const ping = (latitude: number, longitude: number, window: { newWindow: boolean }) => pingNow(t, rider, { latitude, longitude }, window)
 
   await ping(6.451, 3.401, { newWindow: true })
   t.same(await findTrail(db.sql, orderId), [], 'no point while the courier holds no order')
@@ -57,18 +62,10 @@ t.test('one point per 30 s while the order is held, none otherwise, erased with 
 
 t.test('an idle courier is looked up once per TRAIL_IDLE_S, and an order taken starts its trail at the next fix', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Idle Rider', ISLAND)
-  const client = createRedis(db.config)
-  t.teardown(() => client.disconnect())
-  const trailKey = `${prefix}:courier:${rider.id}:trail`
-  const ping = async (lat: number, lng: number) => {
-    await client.del(`${prefix}:courier:${rider.id}:ping`)
-    const response = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: lat, longitude: lng } })
-    t.equal(response.statusCode, 204, response.body)
-  }
+  const window = trailKey(rider)
 
-  await client.del(trailKey)
-  await ping(6.451, 3.401)
-  const rest = await client.ttl(trailKey)
+  await pingNow(t, rider, { latitude: 6.451, longitude: 3.401 }, { newWindow: true })
+  const rest = await client.ttl(window)
   t.ok(rest > TRAIL_EVERY_S && rest <= TRAIL_IDLE_S, `holding nothing when a point fell due: the next look in ${TRAIL_IDLE_S} s, not ${TRAIL_EVERY_S} (TTL ${rest} s)`)
 
   // The offer as the dispatcher makes it, accepted through the API as a rider's app does.
@@ -78,46 +75,42 @@ t.test('an idle courier is looked up once per TRAIL_IDLE_S, and an order taken s
   const offerId = step.kind === 'offered' ? step.offer.id : ''
   const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offerId}/accept`, headers: rider.auth })
   t.equal(accepted.statusCode, 200, accepted.body)
-  t.equal(await client.exists(trailKey), 0, 'the accept ends the rest')
-  await ping(6.452, 3.402)
+  t.equal(await client.exists(window), 0, 'the accept ends the rest')
+  await pingNow(t, rider, { latitude: 6.452, longitude: 3.402 }, { newWindow: false })
   t.same((await findTrail(db.sql, orderId!)).map((point) => [point.latitude, point.longitude]), [[6.452, 3.402]], 'the first fix after the accept is the trail\'s first point')
-  t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'then one point per 30 s again')
+  t.ok(await client.ttl(window) <= TRAIL_EVERY_S, 'then one point per 30 s again')
 
   // A fix resent with the moment of a point already kept adds nothing, but the order is still held.
   const [first] = await findTrail(db.sql, orderId!)
-  await client.del(trailKey, `${prefix}:courier:${rider.id}:ping`)
-  const resent = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 6.452, longitude: 3.402, at: first!.at.toISOString() } })
-  t.equal(resent.statusCode, 204, resent.body)
+  await pingNow(t, rider, { latitude: 6.452, longitude: 3.402, at: first!.at.toISOString() }, { newWindow: true })
   t.equal((await findTrail(db.sql, orderId!)).length, 1, 'the repeated moment is kept once')
-  t.ok(await client.ttl(trailKey) <= TRAIL_EVERY_S, 'and the courier holding an order is not rested')
+  t.ok(await client.ttl(window) <= TRAIL_EVERY_S, 'and the courier holding an order is not rested')
 })
 
 t.test('a rest lengthens only the window its own fix opened', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Racing Rider', ISLAND)
-  const client = createRedis(db.config)
-  t.teardown(() => client.disconnect())
-  const trailKey = `${prefix}:courier:${rider.id}:trail`
+  const window = trailKey(rider)
   const courier = { id: rider.id, vehicleType: 'bike' as const }
   let second = 0
   // A ping as the gateway records it, a second after the last (past the one-a-second gate).
   const recorded = async () => {
-    await client.del(`${prefix}:courier:${rider.id}:ping`)
+    await client.del(gateKey(rider))
     const fix = { latitude: 6.45, longitude: 3.4, at: new Date(Date.parse('2026-11-27T10:00:00Z') + ++second * 1000).toISOString() }
     return { fix, ping: await recordPing(client, prefix, courier, fix) }
   }
-  const ttl = () => client.ttl(trailKey)
+  const ttl = () => client.ttl(window)
 
-  await client.del(trailKey)
+  await client.del(window)
   const a = await recorded()
   t.match(a.ping, { kind: 'recorded', trailDue: true })
   await restTrail(client, prefix, rider.id, a.fix)
   t.ok(await ttl() > TRAIL_EVERY_S, 'its own window rests')
 
-  await client.del(trailKey)
+  await client.del(window)
   const b = await recorded()
   await resumeTrail(client, prefix, rider.id)
   await restTrail(client, prefix, rider.id, b.fix)
-  t.equal(await client.exists(trailKey), 0, 'a window an accept cleared meanwhile stays cleared: the next fix is looked at')
+  t.equal(await client.exists(window), 0, 'a window an accept cleared meanwhile stays cleared: the next fix is looked at')
 
   const c = await recorded()
   await resumeTrail(client, prefix, rider.id)
