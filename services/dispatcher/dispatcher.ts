@@ -16,6 +16,7 @@ import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { inSpan } from '../../shared/telemetry/tracing.js'
 
@@ -27,10 +28,16 @@ const SWEEP_GRACE_S = 2
 const WAKE_LOOKS_AT = 50
 /** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
 const SILENT_PER_SWEEP = 1000
+/**
+ * The orders of one `offers` job looked at together. Few: one placement's orders mostly share a
+ * pickup, so they would reach for the same nearest couriers and each but one lose the race.
+ */
+const OFFERS_AT_ONCE = 4
 
 /**
  * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
- * queue. An `offer` job offers one order to its next courier; an `expire` job closes an offer
+ * queue. An `offer` job offers one order to its next courier, an `offers` job each order of a
+ * placement; an `expire` job closes an offer
  * whose time is up and moves on to the next. Rows are the truth: a lost job is found by the sweep.
  */
 async function dispatcher(app: FastifyInstance, { config }: { config: DispatcherConfig }) {
@@ -79,6 +86,28 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     return { retryAt, rounds: step.roundOver || pending !== null ? { ...kept, next_round: new Date(retryAt).toISOString() } : kept }
   }
 
+  /**
+   * One placement's orders, each offered as its own `offer` job would be. An order nobody can take
+   * now gets its own `offer` job, delayed to its retry; one whose look failed gets one at once, to
+   * be retried as any; one whose job cannot be queued is left to the sweep. The job itself never
+   * fails for one order, so a retry never looks at the others again.
+   */
+  async function offerEach(orderIds: string[]): Promise<void> {
+    const waiting = [...orderIds]
+    const lookAtNext = async (): Promise<void> => {
+      for (let orderId = waiting.shift(); orderId !== undefined; orderId = waiting.shift()) {
+        const retry = await offer(orderId, {}).catch((err: unknown) => {
+          app.log.warn({ orderId, err: errorMessage(err) }, 'dispatch look failed; the order gets a job of its own')
+          return { retryAt: Date.now(), rounds: {} }
+        })
+        if (!retry) continue
+        await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
+          .catch((err: unknown) => app.log.warn({ orderId, err: errorMessage(err) }, 'dispatch left to the sweep'))
+      }
+    }
+    await Promise.all(Array.from({ length: OFFERS_AT_ONCE }, lookAtNext))
+  }
+
   /** An offer closed `expired` (by its job or by the sweep): counted, and its courier told. */
   async function announceExpired(expired: Offer): Promise<void> {
     metrics.dispatchOffers.add(1, { outcome: 'expired' })
@@ -118,6 +147,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const data = job.data
     if (data.kind === 'expire') return expire(data.offer_id, data.order_id)
     if (data.kind === 'free') return wake(data.courier_id)
+    if (data.kind === 'offers') return offerEach(data.order_ids)
     const retry = await offer(data.order_id, data)
     if (!retry || !token) return
     // The same job waits and runs again: its id stays taken, so the sweep cannot queue a twin.

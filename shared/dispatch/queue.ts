@@ -9,13 +9,16 @@ export const DISPATCH_QUEUE = 'dispatch'
 
 /**
  * A dispatcher's job: ids only. `offer` looks for the order's next courier (the round started
- * at `round` when set, else when the order last became `created`); `expire` closes an offer
+ * at `round` when set, else when the order last became `created`); `offers` does that for each
+ * order of one placement in one job, and gives its own `offer` job only to an order that must
+ * wait (nobody free) or whose look failed; `expire` closes an offer
  * whose time is up and moves the order on; `free` says a courier can take an order now (a
  * delivery done, an order handed back, an offer declined, a shift begun), so the orders waiting
  * near them are looked at again at once instead of at their next retry.
  */
 export type DispatchJob =
   | ({ kind: 'offer'; order_id: string } & Rounds)
+  | { kind: 'offers'; order_ids: string[] }
   | { kind: 'expire'; offer_id: string; order_id: string }
   | { kind: 'free'; courier_id: string }
 
@@ -42,6 +45,14 @@ export const offerJobId = (orderId: string) => `offer-${orderId}`
  */
 export function offerJob(orderId: string, delayMs = 0, rounds: Rounds = {}): JobSpec {
   return { name: 'offer', data: { kind: 'offer', order_id: orderId, ...rounds }, opts: { ...base, jobId: offerJobId(orderId), delay: Math.max(0, Math.round(delayMs)), removeOnFail: true } }
+}
+
+/**
+ * A placement's new orders, offered in one job: the placement worker queues one job however many
+ * orders it placed (a hundred `offer` jobs were a fifth of its CPU on 100-order placements).
+ */
+export function offersJob(orderIds: string[]): JobSpec {
+  return { name: 'offers', data: { kind: 'offers', order_ids: orderIds }, opts: base }
 }
 
 /** The id of an offer's `expire` job. */
@@ -81,10 +92,11 @@ export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RE
   queue.on('error', (err) => log.debug({ err: err.message }, 'dispatch queue error'))
   return {
     queue,
-    /** Asks for offers of these live orders; a failure is logged, the sweep covers it. */
+    /** Asks for offers of these live orders (one order's `offer` job, or one `offers` job for several); a failure is logged, the sweep covers it. */
     async offer(orderIds: string[]): Promise<void> {
       if (orderIds.length === 0) return
-      await queue.addBulk(orderIds.map((orderId) => offerJob(orderId))).catch((err) => log.warn({ err: errorMessage(err) }, 'dispatch left to the sweep'))
+      const job = orderIds.length === 1 ? offerJob(orderIds[0]) : offersJob(orderIds)
+      await queue.add(...spread(job)).catch((err) => log.warn({ err: errorMessage(err) }, 'dispatch left to the sweep'))
     },
     /** An offer accepted or declined needs no expiry: its delayed job goes, so no dispatcher spends a run on it. */
     async offerSettled(offerId: string): Promise<void> {

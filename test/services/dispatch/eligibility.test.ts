@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { countAvailable, recordFix, setShift } from '../../../shared/couriers/positions.js'
 import { insertOffer } from '../../../shared/db/offers.js'
-import { DISPATCH_QUEUE, offerJob, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, offerJob, offerJobId, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { newOfferId } from '../../../shared/ids.js'
 import { publishInvalidation } from '../../../shared/invalidation.js'
 import { createRedis } from '../../../shared/redis.js'
@@ -53,6 +53,22 @@ t.test('the nearest of several couriers is offered the order', async (t) => {
   const near = await onShift(gateway, db.sql, 'Near', kmNorth(ISLAND, 0.4))
   const orderId = await offeredTo(t, {}, near, [middle, far])
   await finish([orderId], [near, middle, far])
+})
+
+t.test('a placement of several orders is offered in one job: the nearest couriers first, and an order nobody can take yet waits in a job of its own', async (t) => {
+  const near = await onShift(gateway, db.sql, 'Batch near', kmNorth(ISLAND, 0.3))
+  const farther = await onShift(gateway, db.sql, 'Batch farther', kmNorth(ISLAND, 1.2))
+  // Three orders, two couriers who each take one offer at a time: one order must wait.
+  const orderIds = await placeOrders(gateway, account.apiKey, [shipment(), shipment(), shipment()])
+  const firstTwo = await waitForValue(async () => (await Promise.all(orderIds.map((orderId) => offersOf(db.sql, orderId)))).flat(), (offers) => offers.length >= 2, WAIT_MS, 50)
+  t.same(firstTwo.value.map((offer) => offer.courierId).sort(), [near.id, farther.id].sort(), 'both couriers are offered an order, one each')
+  t.equal(new Set(firstTwo.value.map((offer) => offer.orderId)).size, 2, 'two different orders')
+  const third = orderIds.find((orderId) => !firstTwo.value.some((offer) => offer.orderId === orderId))!
+  const own = await waitForValue(() => queue.getJob(offerJobId(third)), (job) => job !== undefined, WAIT_MS, 50)
+  t.ok(own.held, 'the third waits in an offer job of its own')
+  // Offers last 2 s here: once one expires, a courier is free, and the third's own job finds them.
+  t.ok(await firstOffer(db.sql, third), 'and is offered once a courier is free')
+  await finish(orderIds, [near, farther])
 })
 
 t.test('a rate-card order goes to its vehicle type only: a truck order passes over a nearer bike', async (t) => {

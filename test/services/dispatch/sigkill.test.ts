@@ -3,6 +3,7 @@ import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import tap, { type Test } from 'tap'
 import { DISPATCH_QUEUE, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { holdLock, lockWaiters } from '../../helpers/db.js'
 import { kmNorth, offersOf, onShift, type OfferRow, type TestCourier } from '../../helpers/couriers.js'
@@ -30,6 +31,13 @@ async function kill(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGKILL')
   await exited
+}
+
+/** The dispatch jobs waiting, delayed or running that name any of these orders: their own `offer` jobs, or their placement's `offers` job. */
+async function dispatchJobsFor(queue: Queue<DispatchJob>, orderIds: string[]): Promise<string[]> {
+  const jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'])
+  const names = (data: DispatchJob) => data.kind === 'offer' ? [data.order_id] : data.kind === 'offers' ? data.order_ids : []
+  return jobs.filter((job) => names(job.data).some((orderId) => orderIds.includes(orderId))).map((job) => job.id ?? job.name)
 }
 
 async function orderIdsOf(stack: Stack, placementId: string): Promise<string[]> {
@@ -64,6 +72,14 @@ tap.test('a dispatcher killed in the middle of offering loses no order', async (
   const placed = await stack.gateway.inject({ method: 'POST', url: '/v2/business/order', headers: { ...bearer(account.apiKey), 'idempotency-key': 'kill-dispatcher' }, payload: [shipment(), shipment(), shipment()] })
   t.equal(placed.statusCode, 201, placed.body)
   const orderIds = await orderIdsOf(stack, placed.json().placement_id)
+  const connection = createRedis(stack.db.config, { maxRetriesPerRequest: null })
+  const queue = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix: stack.db.config.QUEUE_PREFIX })
+  t.teardown(async () => {
+    await queue.close()
+    connection.disconnect()
+  })
+  const queued = await waitForValue(() => queue.getJobs(['waiting']), (jobs) => jobs.length > 0, WAIT_MS, 50)
+  t.same(queued.value.map((job) => job.data), [{ kind: 'offers', order_ids: orderIds }], 'the placement queued one dispatch job for its three orders, ids only')
 
   // One order's row is held, so the dispatcher is caught inside its offer transaction for it.
   const held = await holdLock(stack.db.sql, (tx) => tx`select id from orders where id = ${orderIds[0]!} for update`)
@@ -118,8 +134,7 @@ tap.test('a placement worker killed after placing, before it queued dispatch: th
   await kill(worker)
   await admin.call('CLIENT', 'UNPAUSE')
   const orderIds = await orderIdsOf(stack, committed.value[0]!.placementId)
-  const jobs = await Promise.all(orderIds.map((orderId) => queue.getJob(`offer-${orderId}`)))
-  t.same(jobs.map((job) => job?.id ?? null), [null, null, null], 'no dispatch job was queued for them')
+  t.same(await dispatchJobsFor(queue, orderIds), [], 'no dispatch job was queued for them')
   // Its worker died: the gateway answers once PLACEMENT_TIMEOUT_MS is up; the rows are what counts.
   t.comment(`the placement request was answered ${(await placing).statusCode}`)
 
