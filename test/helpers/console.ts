@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import consoleApp from '../../services/console/app.js'
@@ -10,6 +9,7 @@ import { insertOrders } from '../../shared/db/orders.js'
 import { createPendingPlacement } from '../../shared/db/placements.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { newOrderId, newUuid } from '../../shared/ids.js'
+import { freePort } from './processes.js'
 import { shipment } from './shipments.js'
 
 export const TEST_SESSION_SECRET = 'test-console-session-secret-0123456789abcdef'
@@ -33,14 +33,6 @@ export async function startConsole(t: Test, env: Record<string, string>, extra: 
   await app.listen({ port, host: '127.0.0.1' })
   t.teardown(() => app.close())
   return { app, url: `http://localhost:${port}` }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return typeof address === 'object' && address ? address.port : 0
 }
 
 /** One `created` order of the business in a settled placement, written directly: enough to open, cancel or hang events on. */

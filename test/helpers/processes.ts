@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -10,16 +10,45 @@ import type { Test } from 'tap'
 const helpers = path.dirname(fileURLToPath(import.meta.url))
 export const projectRoot = path.basename(path.resolve(helpers, '../..')) === 'dist' ? path.resolve(helpers, '../../..') : path.resolve(helpers, '../..')
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The kernel's ephemeral range (`ip_local_port_range`): the ports it hands to `listen(0)` and to
+ * every outgoing connection's local end. A port taken from it and closed again can be given to a
+ * pool's new connection to Postgres or Redis (of this file or of the one running beside it)
+ * before the service the test starts binds it: a launcher test once failed on `port … is already
+ * in use` so. Test ports come from below that range, where nothing is handed out by itself.
+ */
+function ephemeralStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    return Number.isInteger(start) && start > 2048 ? start : 32768
+  } catch {
+    return 32768
+  }
+}
+const PORTS_FROM = 10_000
+const PORTS_BELOW = Math.max(PORTS_FROM + 1000, ephemeralStart())
+const handedOut = new Set<number>()
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
   })
+}
+
+/**
+ * A port nobody listens on right now, below the ephemeral range and not handed out before by this
+ * process: picked at random, so two test files running at once rarely try the same one, and
+ * checked by binding it.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_BELOW - PORTS_FROM))
+    if (handedOut.has(port)) continue
+    handedOut.add(port)
+    if (await bindable(port)) return port
+  }
 }
 
 /**
