@@ -37,8 +37,8 @@ const OFFERS_AT_ONCE = 4
 /**
  * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
  * queue. An `offer` job offers one order to its next courier, an `offers` job each order of a
- * placement; an `expire` job closes an offer
- * whose time is up and moves on to the next. Rows are the truth: a lost job is found by the sweep.
+ * placement; an `expire` job closes an offer whose time is up and moves on to the next. Rows are
+ * the truth: a lost job is found by the sweep.
  */
 async function dispatcher(app: FastifyInstance, { config }: { config: DispatcherConfig }) {
   await app.register(requestMetrics)

@@ -11,10 +11,10 @@ export const DISPATCH_QUEUE = 'dispatch'
  * A dispatcher's job: ids only. `offer` looks for the order's next courier (the round started
  * at `round` when set, else when the order last became `created`); `offers` does that for each
  * order of one placement in one job, and gives its own `offer` job only to an order that must
- * wait (nobody free) or whose look failed; `expire` closes an offer
- * whose time is up and moves the order on; `free` says a courier can take an order now (a
- * delivery done, an order handed back, an offer declined, a shift begun), so the orders waiting
- * near them are looked at again at once instead of at their next retry.
+ * wait (nobody free) or whose look failed; `expire` closes an offer whose time is up and moves the
+ * order on; `free` says a courier can take an order now (a delivery done, an order handed back,
+ * an offer declined, a shift begun), so the orders waiting near them are looked at again at once
+ * instead of at their next retry.
  */
 export type DispatchJob =
   | ({ kind: 'offer'; order_id: string } & Rounds)

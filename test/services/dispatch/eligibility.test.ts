@@ -55,7 +55,7 @@ t.test('the nearest of several couriers is offered the order', async (t) => {
   await finish([orderId], [near, middle, far])
 })
 
-t.test('a placement of several orders is offered in one job: the nearest couriers first, and an order nobody can take yet waits in a job of its own', async (t) => {
+t.test('a placement of several orders is offered in one job: each free courier one order, and an order nobody can take yet waits in a job of its own', async (t) => {
   const near = await onShift(gateway, db.sql, 'Batch near', kmNorth(ISLAND, 0.3))
   const farther = await onShift(gateway, db.sql, 'Batch farther', kmNorth(ISLAND, 1.2))
   // Three orders, two couriers who each take one offer at a time: one order must wait.
