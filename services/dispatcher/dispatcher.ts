@@ -34,6 +34,12 @@ const SILENT_PER_SWEEP = 1000
  */
 const OFFERS_AT_ONCE = 4
 
+/** When an order nobody can take now is looked at again, and the dispatch rounds it keeps. */
+interface Retry {
+  retryAt: number
+  rounds: Rounds
+}
+
 /**
  * The dispatcher (DESIGN 14) as a plugin of its health server: a BullMQ worker on the `dispatch`
  * queue. An `offer` job offers one order to its next courier, an `offers` job each order of a
@@ -62,7 +68,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
    * the rounds to keep. A round over starts afresh at `next_round`; an order woken before then (a
    * courier came free) goes on with its round, so whoever was asked in it stays asked.
    */
-  async function offer(orderId: string, rounds: Rounds): Promise<{ retryAt: number; rounds: Rounds } | null> {
+  async function offer(orderId: string, rounds: Rounds): Promise<Retry | null> {
     const now = Date.now()
     const next = rounds.next_round === undefined ? null : Date.parse(rounds.next_round)
     const round = next !== null && next <= now ? rounds.next_round : rounds.round
@@ -86,6 +92,11 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     return { retryAt, rounds: step.roundOver || pending !== null ? { ...kept, next_round: new Date(retryAt).toISOString() } : kept }
   }
 
+  /** An order nobody could take, looked at outside its own `offer` job: that job, delayed to the retry, with the rounds to keep. */
+  function waitForRetry(orderId: string, retry: Retry) {
+    return queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
+  }
+
   /**
    * One placement's orders, each offered as its own `offer` job would be. An order nobody can take
    * now gets its own `offer` job, delayed to its retry; one whose look failed gets one at once, to
@@ -100,9 +111,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
           app.log.warn({ orderId, err: errorMessage(err) }, 'dispatch look failed; the order gets a job of its own')
           return { retryAt: Date.now(), rounds: {} }
         })
-        if (!retry) continue
-        await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
-          .catch((err: unknown) => app.log.warn({ orderId, err: errorMessage(err) }, 'dispatch left to the sweep'))
+        if (retry) await waitForRetry(orderId, retry).catch((err: unknown) => app.log.warn({ orderId, err: errorMessage(err) }, 'dispatch left to the sweep'))
       }
     }
     await Promise.all(Array.from({ length: OFFERS_AT_ONCE }, lookAtNext))
@@ -120,7 +129,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (!expired) return
     await announceExpired(expired)
     const retry = await offer(orderId, {})
-    if (retry) await queue.add(...spread(offerJob(orderId, retry.retryAt - Date.now(), retry.rounds)))
+    if (retry) await waitForRetry(orderId, retry)
   }
 
   /**
