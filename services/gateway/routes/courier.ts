@@ -33,8 +33,6 @@ const HEARTBEAT_MS = 15_000
 export default async function courierRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix, dispatch, streams, photos, publicBaseUrl }: CourierRouteOptions) {
   const desk: CourierDesk = { sql, redis, prefix, dispatch, photos, publicBaseUrl, warn: (err, message) => app.log.warn({ err }, message) }
   const profile = (courier: CourierRow) => ({ courier_id: courier.id, name: courier.name, phone: courier.phone, vehicle_type: courier.vehicleType, vehicle_plate: courier.vehiclePlate, max_weight_kg: courier.maxWeightKg })
-  // `/deliver` also takes multipart/form-data (a PIN and a photo); read only by that route.
-  await app.register(multipart, { limits: { fileSize: PHOTO_MAX_BYTES, files: 1, fields: 4, fieldSize: 1024, parts: 5 } })
 
   app.get('/me', async (request) => {
     const [shift, fix, active] = await Promise.all([shiftOf(redis, prefix, request.courier.id), lastFix(redis, prefix, request.courier.id), findActiveOrderIdsOfCourier(sql, request.courier.id)])
@@ -123,15 +121,21 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     raw.write(': connected\n\n')
   })
 
-  const move = (path: string, read: (request: FastifyRequest) => Promise<CourierMove>) => {
-    app.post<{ Params: { order_id: string } }>(`/orders/:order_id/${path}`, async (request, reply) => {
+  const move = (path: string, read: (request: FastifyRequest) => Promise<CourierMove>, on: FastifyInstance = app) => {
+    on.post<{ Params: { order_id: string } }>(`/orders/:order_id/${path}`, async (request, reply) => {
       const order = await moveOrder(desk, request.courier, request.params.order_id, await read(request))
       return reply.code(200).send(courierOrderView(order))
     })
   }
   const reason = async (request: FastifyRequest) => parseBody(reasonRequestSchema, request.body ?? {}).reason
   move('pickup', async () => ({ to: 'picked_up' }))
-  move('deliver', readDelivery)
+  // `/deliver` also takes multipart/form-data (a PIN and a photo): the parser and its two hooks
+  // live in that route's own context, so no other courier request (a location ping above all) runs
+  // them, and a multipart body anywhere else is a 415 like any body that is not JSON.
+  await app.register(async (delivery) => {
+    await delivery.register(multipart, { limits: { fileSize: PHOTO_MAX_BYTES, files: 1, fields: 4, fieldSize: 1024, parts: 5 } })
+    move('deliver', readDelivery, delivery)
+  })
   move('fail', async (request) => ({ to: 'failed', reason: await reason(request) }))
   move('unassign', async (request) => ({ to: 'created', reason: await reason(request) }))
   move('return', async () => ({ to: 'returned' }))

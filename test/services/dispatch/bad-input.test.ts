@@ -45,6 +45,7 @@ const offer = (offerId: string, decision: string) => `/v2/courier/offers/${offer
 const UNKNOWN_OFFER = 'off_0000000000000000'
 const UNKNOWN_ORDER = 'ORD-0000000000'
 const long = 'x'.repeat(256)
+const MULTIPART_FIX = '--fix\r\nContent-Disposition: form-data; name="latitude"\r\n\r\n6.45\r\n--fix--\r\n'
 
 const cases: Case[] = [
   ['shift: empty object', 'POST', '/v2/courier/shift', { payload: {} }, 400, /^status is required: available or offline$/],
@@ -80,6 +81,9 @@ const cases: Case[] = [
   ['accept: malformed JSON', 'POST', offer(mine.offerId, 'accept'), { body: '{', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
   ['accept: not JSON', 'POST', offer(mine.offerId, 'accept'), { body: 'yes', contentType: 'text/plain' }, 415, /^Content-Type must be application\/json$/],
   ['unassign: not JSON', 'POST', order(mine.orderId, 'unassign'), { body: 'reason=flat', contentType: 'application/x-www-form-urlencoded' }, 415, /^Content-Type must be application\/json$/],
+  // Only `/deliver` reads multipart/form-data (a photo): anywhere else it is a body that is not JSON.
+  ['location: multipart', 'POST', '/v2/courier/location', { body: MULTIPART_FIX, contentType: 'multipart/form-data; boundary=fix' }, 415, /^Content-Type must be application\/json$/],
+  ['fail: multipart', 'POST', order(mine.orderId, 'fail'), { body: MULTIPART_FIX, contentType: 'multipart/form-data; boundary=fix' }, 415, /^Content-Type must be application\/json$/],
   ['location: too large', 'POST', '/v2/courier/location', { body: JSON.stringify({ latitude: 6, longitude: 3, pad: 'x'.repeat(1_100_000) }), contentType: 'application/json' }, 413, /^Request body is larger than \d+ bytes$/],
   ['decline: a number reason', 'POST', offer(mine.offerId, 'decline'), { payload: { reason: 5 } }, 400, /^reason must be a string$/],
   ['decline: a long reason', 'POST', offer(mine.offerId, 'decline'), { payload: { reason: long } }, 400, /^reason must be shorter than or equal to 255 characters$/],
