@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto'
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Queue, QueueEvents, Worker } from 'bullmq'
 import createFastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
 import postgres from 'postgres'
 import { Agent, Pool, request } from 'undici'
 import { placementJobOptions } from '../../shared/placement-queue.js'
@@ -28,7 +29,14 @@ import { placementJobOptions } from '../../shared/placement-queue.js'
  *   (c) webhooks:  BullMQ job carrying an event's body ──worker──▶ HMAC-SHA256 in the Standard
  *                  Webhooks form, POST with undici to the bench's receiver
  *   (d) location:  fastify that authenticates nothing: one Redis GEOADD of the body's position
- *                  per request, the Authorization header as the member (DESIGN 14's bench case)
+ *                  per request, the Authorization header as the member (DESIGN 14's bench case).
+ *                  `/location-same` does what DESIGN 6, 14 and 15 ask of any implementation of a
+ *                  ping, the least way: the courier found by their token's SHA-256 (held in memory,
+ *                  read from Postgres once), the body's numbers checked, one Lua script for the
+ *                  one-a-second gate, the last fix, the last-seen score, the GEO set of the
+ *                  courier's vehicle while on shift and the 30-second trail window (when it falls
+ *                  due, one indexed read of whether the courier holds an order), an x-request-id on
+ *                  the answer, a count of pings and a latency histogram.
  *
  * Run as `node dist/test/bench/baselines.js <role>`, one process per role, as the project runs
  * one process per service.
@@ -71,6 +79,8 @@ export async function prepareBaselineSchema(databaseUrl: string, schema: string,
     await sql`create table ${sql(schema)}.events (
       id text primary key, wallet_id uuid not null, sequence bigint not null, order_id text not null, data jsonb not null,
       created_at timestamptz not null default now(), unique (wallet_id, sequence))`
+    // Baseline (d)'s same-work side: a courier found by their token's hash, and whether they hold an order.
+    await sql`create table ${sql(schema)}.couriers (token_hash text primary key, id text not null unique, vehicle_type text not null, active_order_id text)`
     const walletIds = Array.from({ length: wallets }, () => randomUUID())
     await sql`insert into ${sql(schema)}.wallets ${sql(walletIds.map((id) => ({ id, balance: balanceMinor })))}`
     return walletIds
@@ -277,11 +287,61 @@ async function location() {
   // The gateway's Redis options (services/gateway/app.ts), auto-pipelining included, as there.
   const redis = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true })
   await new Promise((resolve) => redis.once('ready', resolve))
-  const key = `${env('QUEUE_PREFIX')}:couriers:available`
+  const prefix = env('QUEUE_PREFIX')
+  const key = `${prefix}:couriers:available`
   app.post('/location', async (request, reply) => {
     const body = request.body as { latitude: number; longitude: number }
     await redis.geoadd(key, body.longitude, body.latitude, request.headers.authorization ?? 'anonymous')
     return reply.code(204).send()
+  })
+
+  // The same work as the project's ping (the header comment says what), and no more.
+  const sql = postgres(env('DATABASE_URL'), { max: 4, onnotice: () => {}, connection: { search_path: env('BASELINE_SCHEMA') } })
+  const couriers = new LRUCache<string, { id: string; vehicleType: string }>({ max: 50_000, ttl: 300_000 })
+  const ping = `
+if not redis.call('SET', KEYS[1], '1', 'PX', 1000, 'NX') then return -1 end
+redis.call('SET', KEYS[2], ARGV[1], 'EX', 86400)
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+if redis.call('GET', KEYS[4]) == 'available' then redis.call('GEOADD', KEYS[5], ARGV[4], ARGV[5], ARGV[3]) end
+if redis.call('SET', KEYS[6], '1', 'EX', 30, 'NX') then return 1 end
+return 0`
+  redis.defineCommand('courierPing', { numberOfKeys: 6, lua: ping })
+  const pings = { count: 0, buckets: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000].map((le) => ({ le, count: 0 })) }
+  // In a context of its own: the bare route above keeps fastify's defaults and no hook.
+  await app.register(async (same) => {
+    same.addHook('onResponse', (_request, reply, done) => {
+      const ms = reply.elapsedTime
+      for (const bucket of pings.buckets) if (ms <= bucket.le) bucket.count++
+      done()
+    })
+    const answer = (reply: FastifyReply, status: number, body?: { status: number; message: string }) => reply.code(status).header('x-request-id', randomUUID()).send(body)
+    same.post('/location-same', async (request, reply) => {
+      const header = request.headers.authorization
+      const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : ''
+      const hash = createHash('sha256').update(token).digest('hex')
+      let courier = couriers.get(hash)
+      if (!courier) {
+        const [row] = await sql<{ id: string; vehicle_type: string }[]>`select id, vehicle_type from couriers where token_hash = ${hash}`
+        if (!row) return answer(reply, 401, { status: 401, message: 'Invalid courier token' })
+        couriers.set(hash, (courier = { id: row.id, vehicleType: row.vehicle_type }))
+      }
+      const { latitude, longitude } = request.body as { latitude?: unknown; longitude?: unknown }
+      if (typeof latitude !== 'number' || typeof longitude !== 'number' || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+        return answer(reply, 400, { status: 400, message: 'latitude and longitude are required numbers' })
+      }
+      const now = Date.now()
+      const id = courier.id
+      const outcome = await (redis as Redis & { courierPing(...args: (string | number)[]): Promise<number> }).courierPing(
+        `${prefix}:courier:${id}:ping`, `${prefix}:courier:${id}:fix`, `${prefix}:couriers:seen`, `${prefix}:courier:${id}:shift`, `${key}:${courier.vehicleType}`, `${prefix}:courier:${id}:trail`,
+        `{"latitude":${latitude},"longitude":${longitude},"at":${now}}`, now, id, longitude, latitude)
+      if (outcome === -1) return answer(reply.header('retry-after', '1'), 429, { status: 429, message: 'Too many location updates' })
+      if (outcome === 1) {
+        const [held] = await sql<{ active_order_id: string | null }[]>`select active_order_id from couriers where id = ${id}`
+        if (!held?.active_order_id) await redis.expire(`${prefix}:courier:${id}:trail`, 300)
+      }
+      pings.count++
+      return answer(reply, 204)
+    })
   })
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }

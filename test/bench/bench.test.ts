@@ -45,6 +45,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.match(stdout, /^\| place-1\s+\| 32\s+\| project\s+\| \d+ orders\/s/m, 'prints the placement row')
   t.match(stdout, /^\| webhooks\s+\| 128\s+\| project\s+\| \d+ deliveries\/s/m, "prints the webhooks row, conns the sender's concurrency")
   t.match(stdout, /^\| quote\s+\| 50\s+\| bare\s+\| \d+ quotes\/s/m, 'prints the bare stack\'s row beside the same-work baseline\'s')
+  t.match(stdout, /^\| courier-location\s+\| 50\s+\| same-work\s+\| \d+ pings\/s/m, "prints the location case's same-work row")
   t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
 
   const files = readdirSync(resultsDir).filter((name) => name.endsWith('.json'))
@@ -54,7 +55,7 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'courier-location', 'dispatch', 'place-1', 'place-1-ten', 'webhooks'])
   for (const entry of report.cases) {
     // Both columns: a same-work baseline where one is built, the bare stack for all but dispatch, whose target is absolute.
-    t.equal(entry.baseline !== undefined, ['quote', 'place-1', 'place-1-ten'].includes(entry.name), `${entry.name} has a same-work baseline where one is built`)
+    t.equal(entry.baseline !== undefined, ['quote', 'courier-location', 'place-1', 'place-1-ten'].includes(entry.name), `${entry.name} has a same-work baseline where one is built`)
     t.equal(entry.bare === undefined, entry.name === 'dispatch', `${entry.name} has a bare-stack side unless it is dispatch`)
     for (const side of [entry.baseline, entry.bare, entry.project].filter(Boolean)) {
       for (const field of ['requestsPerSecond', 'unitsPerSecond', 'p50Ms', 'p99Ms', 'non2xx']) t.type(side.best[field], 'number', `${entry.name} ${field} is a number`)

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import { Queue } from 'bullmq'
+import { Redis } from 'ioredis'
 import { Pool, type Dispatcher } from 'undici'
 import type { CommonConfig } from '../../shared/config.js'
 import { createCourier } from '../../shared/couriers/accounts.js'
@@ -14,9 +16,9 @@ import { errorMessage } from '../../shared/errors/error-message.js'
  *
  * courier-location: `POST /v2/courier/location` through the gateway, every request carrying the
  * next of many couriers' tokens, so no courier pings twice within a second and the per-courier
- * limit (one a second, 429 beyond) is never what is measured; against baseline (d), a bare
- * fastify that authenticates nothing and does one GEOADD per request (baselines.ts, role
- * `location`). The couriers are on shift far from every dispatch pickup (Kano), so the project
+ * limit (one a second, 429 beyond) is never what is measured; against baseline (d) (baselines.ts,
+ * role `location`): bare, a fastify that authenticates nothing and does one GEOADD per request;
+ * same-work, the contract's ping done the least way. The couriers are on shift far from every dispatch pickup (Kano), so the project
  * moves them in its GEO set as the baseline does, and dispatch never finds them.
  *
  * dispatch: couriers on shift near the pickups, each on its own `GET /v2/courier/stream`; orders
@@ -91,30 +93,55 @@ function within(range: number[]): number {
   return range[0]! + Math.random() * (range[1]! - range[0]!)
 }
 
-/** The location case: both sides driven by autocannon, each request with the next courier's token. */
+/** Where baseline (d)'s same-work side finds its couriers: its schema's table and its Redis prefix. */
+export interface LocationBaselineStore { sql: Sql; schema: string; redisUrl: string; prefix: string }
+
+/**
+ * The location case: every side driven by autocannon, each request with the next courier's token
+ * (the bare side's token is only the GEO member). The same-work side knows the project's couriers
+ * by their tokens' hashes and has them on shift in its own prefix, as the project has them.
+ */
 export async function locationCase(options: {
-  sql: Sql; gatewayUrl: string; baselineUrl: string; couriers: number; connections: number
+  sql: Sql; gatewayUrl: string; baselineUrl: string; couriers: number; connections: number; store: LocationBaselineStore
   processes: { project: Record<string, number>; baseline: Record<string, number> }; watchPid: number
 }) {
   const couriers = await seedCouriers(options.sql, options.couriers, 'Location courier')
+  await shareWithBaseline(couriers, options.store)
   // On shift through the API, as a courier goes on shift; the first fix puts them in the GEO set.
   const pool = new Pool(options.gatewayUrl, { connections: 32 })
+  const baselinePool = new Pool(options.baselineUrl, { connections: 32 })
   try {
     await inTurn(couriers, 32, (courier) => expectOk('shift', call(pool, courier.token, 'POST', '/v2/courier/shift', { status: 'available' })))
     // Each courier's first fix joins the dispatch set and starts a trail window (one trail write
-    // per courier per TRAIL_EVERY_S): done here, so the rounds measure the steady ping.
+    // per courier per TRAIL_EVERY_S): done here on both sides, so the rounds measure the steady ping.
     await inTurn(couriers, 32, (courier) => expectOk('first fix', call(pool, courier.token, 'POST', '/v2/courier/location', KANO)))
+    await inTurn(couriers, 32, (courier) => expectOk('same-work first fix', call(baselinePool, courier.token, 'POST', '/location-same', KANO)))
   } finally {
-    await pool.close()
+    await Promise.all([pool.close(), baselinePool.close()])
   }
   const body = JSON.stringify({ latitude: KANO.latitude, longitude: KANO.longitude })
   const tokens = couriers.map((courier) => ({ authorization: `Bearer ${courier.token}` }))
   // Each side goes round its couriers from where its last run stopped, whichever side ran between.
-  const [bareTurns, projectTurns] = [new RoundRobin(tokens), new RoundRobin(tokens)]
+  const [sameTurns, bareTurns, projectTurns] = [new RoundRobin(tokens), new RoundRobin(tokens), new RoundRobin(tokens)]
   const common = { connections: options.connections, unitsPerRequest: 1 }
   return {
-    baseline: (seconds: number) => drive({ url: `${options.baselineUrl}/location`, headers: {}, body, rotate: bareTurns }, { ...common, seconds, processes: options.processes.baseline }),
+    baseline: (seconds: number) => drive({ url: `${options.baselineUrl}/location-same`, headers: {}, body, rotate: sameTurns }, { ...common, seconds, processes: options.processes.baseline }),
+    bare: (seconds: number) => drive({ url: `${options.baselineUrl}/location`, headers: {}, body, rotate: bareTurns }, { ...common, seconds, processes: options.processes.baseline }),
     project: (seconds: number) => drive({ url: `${options.gatewayUrl}/v2/courier/location`, headers: {}, body, rotate: projectTurns }, { ...common, seconds, watchPid: options.watchPid, processes: options.processes.project }),
+  }
+}
+
+/** The couriers as baseline (d)'s same-work side knows them: by their token's hash, bikes, on shift. */
+async function shareWithBaseline(couriers: BenchCourier[], store: LocationBaselineStore): Promise<void> {
+  const rows = couriers.map((courier) => ({ token_hash: createHash('sha256').update(courier.token).digest('hex'), id: courier.id, vehicle_type: 'bike' }))
+  for (let at = 0; at < rows.length; at += 1000) await store.sql`insert into ${store.sql(store.schema)}.couriers ${store.sql(rows.slice(at, at + 1000))}`
+  const redis = new Redis(store.redisUrl, { maxRetriesPerRequest: 1 })
+  try {
+    const batch = redis.pipeline()
+    for (const courier of couriers) batch.set(`${store.prefix}:courier:${courier.id}:shift`, 'available')
+    await batch.exec()
+  } finally {
+    redis.disconnect()
   }
 }
 

@@ -346,10 +346,11 @@ async function main() {
     const connections = 50
     const sides = await locationCase({
       sql, gatewayUrl, baselineUrl: `http://127.0.0.1:${locationBaseline}`, couriers: LOCATION_COURIERS, connections,
+      store: { sql, schema: BASELINE_SCHEMA, redisUrl: REDIS_URL, prefix: BASELINE_PREFIX },
       processes: { project: projectPids, baseline: baselinePids }, watchPid: gateway.process.pid!,
     }).finally(() => sql.end())
-    // Baseline (d) is the bare stack DESIGN 14 names.
-    return { connections, unit: 'pings/s', seconds: SECONDS, bare: sides.baseline, project: sides.project }
+    // Baseline (d): bare is the stack DESIGN 14 names; same-work, the contract's ping at its least.
+    return { connections, unit: 'pings/s', seconds: SECONDS, ...sides }
   }
   // The dispatcher, started as the launcher starts it, for this case only (couriers.ts says why).
   const dispatch = async (): Promise<CaseSides> => {
