@@ -18,8 +18,9 @@ import { errorMessage } from '../../shared/errors/error-message.js'
  * next of many couriers' tokens, so no courier pings twice within a second and the per-courier
  * limit (one a second, 429 beyond) is never what is measured; against baseline (d) (baselines.ts,
  * role `location`): bare, a fastify that authenticates nothing and does one GEOADD per request;
- * same-work, the contract's ping done the least way. The couriers are on shift far from every dispatch pickup (Kano), so the project
- * moves them in its GEO set as the baseline does, and dispatch never finds them.
+ * same-work, the contract's ping done the least way. The couriers are on shift far from every
+ * dispatch pickup (Kano), so the project moves them in its GEO set as the baseline does, and
+ * dispatch never finds them.
  *
  * dispatch: couriers on shift near the pickups, each on its own `GET /v2/courier/stream`; orders
  * placed through the gateway at a steady rate with the worker and the dispatcher running; each
