@@ -46,12 +46,16 @@ t.test('the bench runs for two seconds and reports', async (t) => {
   t.match(stdout, /^\| webhooks\s+\| 128\s+\| project\s+\| \d+ deliveries\/s/m, "prints the webhooks row, conns the sender's concurrency")
   t.match(stdout, /^\| quote\s+\| 50\s+\| bare\s+\| \d+ quotes\/s/m, 'prints the bare stack\'s row beside the same-work baseline\'s')
   t.match(stdout, /^\| courier-location\s+\| 50\s+\| same-work\s+\| \d+ pings\/s/m, "prints the location case's same-work row")
-  t.match(stdout, /gateway peak RSS: \d+ MB/, 'prints the gateway peak memory')
+  t.match(stdout, /gateway peak RSS: \d+ MB \(target <= 120 MB: (yes|NO)\), \d+ MB at rest/, 'prints the gateway peak memory and its memory at rest')
+  t.match(stdout, /baseline fronts' RSS at rest \/ peak .*: quote-front \d+ \/ \d+ MB, place-front \d+ \/ \d+ MB, location \d+ \/ \d+ MB/, "prints the baseline fronts' memory beside it")
 
   const files = readdirSync(resultsDir).filter((name) => name.endsWith('.json'))
   t.equal(files.length, 1, 'writes one JSON file')
   const report = JSON.parse(readFileSync(path.join(resultsDir, files[0]), 'utf8'))
   t.type(report.gatewayPeakRssMb, 'number')
+  for (const resident of [report.memory.gateway, ...Object.values<{ restMb: number; peakMb: number }>(report.memory.fronts)]) {
+    t.ok(resident.restMb > 0 && resident.peakMb >= resident.restMb, `memory at rest ${resident.restMb} MB, at peak ${resident.peakMb} MB`)
+  }
   t.same(report.cases.map((entry: { name: string }) => entry.name), ['quote', 'courier-location', 'dispatch', 'place-1', 'place-1-ten', 'webhooks'])
   for (const entry of report.cases) {
     // Both columns: a same-work baseline where one is built, the bare stack for all but dispatch, whose target is absolute.

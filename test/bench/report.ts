@@ -43,6 +43,15 @@ export const TARGETS: Record<string, Target | undefined> = {
 }
 export const RSS_TARGET_MB = 120
 
+/** A process's resident memory in MB: before the first case, and its peak (VmHWM) at the end. */
+export interface Resident { restMb: number; peakMb: number }
+
+/**
+ * The gateway's memory and, beside it, the baseline fronts' (the same libraries, each serving
+ * its same-work and bare routes under the same load), so the absolute target has a reference.
+ */
+export interface Memory { gateway: Resident; fronts: Record<string, Resident> }
+
 export interface Verdict {
   target: string
   value: number
@@ -93,16 +102,17 @@ function judged(result: CaseResult): Verdict[] {
   return list
 }
 
-export function verdicts(results: CaseResult[], gatewayPeakRssMb: number): Verdict[] {
+export function verdicts(results: CaseResult[], memory: Memory): Verdict[] {
   const list = results.flatMap(judged)
-  list.push({ target: `gateway peak RSS <= ${RSS_TARGET_MB} MB`, value: gatewayPeakRssMb, met: gatewayPeakRssMb <= RSS_TARGET_MB })
+  const peak = memory.gateway.peakMb
+  list.push({ target: `gateway peak RSS <= ${RSS_TARGET_MB} MB`, value: peak, met: peak <= RSS_TARGET_MB })
   return list
 }
 
 const COLUMNS = ['case', 'conns', 'side', 'per second', 'p50 ms', 'p99 ms', 'ratio', 'p99 ratio', 'bare ratio', 'non-2xx', 'target', 'met']
 
 /** One row per side and case; the project row carries both ratios and the verdict. */
-export function formatTable(results: CaseResult[], gatewayPeakRssMb: number): string {
+export function formatTable(results: CaseResult[], memory: Memory): string {
   const rows: string[][] = []
   for (const result of results) {
     const target = TARGETS[result.name]
@@ -134,7 +144,10 @@ export function formatTable(results: CaseResult[], gatewayPeakRssMb: number): st
   const line = (cells: string[]) => `| ${cells.map((cell, index) => cell.padEnd(widths[index])).join(' | ')} |`
   const out = [line(COLUMNS), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)]
   out.push('')
-  out.push(`gateway peak RSS: ${gatewayPeakRssMb.toFixed(0)} MB (target <= ${RSS_TARGET_MB} MB: ${gatewayPeakRssMb <= RSS_TARGET_MB ? 'yes' : 'NO'})`)
+  const { restMb, peakMb } = memory.gateway
+  out.push(`gateway peak RSS: ${peakMb.toFixed(0)} MB (target <= ${RSS_TARGET_MB} MB: ${peakMb <= RSS_TARGET_MB ? 'yes' : 'NO'}), ${restMb.toFixed(0)} MB at rest`)
+  const fronts = Object.entries(memory.fronts).map(([name, front]) => `${name} ${front.restMb.toFixed(0)} / ${front.peakMb.toFixed(0)} MB`)
+  out.push(`baseline fronts' RSS at rest / peak (the same libraries; each serves its same-work and bare routes): ${fronts.join(', ')}`)
   out.push('per second = 2xx answers per second, the median of each side\'s measured runs (orders/s = placements/s x shipments); p50/p99 likewise medians; non-2xx counts every measured run, errors and timeouts included')
   out.push('ratio and p99 ratio: project / same-work baseline (the contract\'s work on the bare stack); bare ratio: project / the bare stack (docs/performance.md, Method)')
   if (results.some((result) => result.name === 'webhooks')) {

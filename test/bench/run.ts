@@ -18,7 +18,7 @@ import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
 import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
 import { dispatchCase, drainDispatchQueue, locationCase } from './couriers.js'
-import { formatTable, verdicts, type CaseResult } from './report.js'
+import { formatTable, verdicts, type CaseResult, type Memory } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -182,7 +182,7 @@ async function main() {
     ? [...listed.slice(0, firstPlacing), 'dispatch', ...listed.slice(firstPlacing).filter((name) => name !== 'dispatch')]
     : listed
   if (caseNames !== listed) log('bench: dispatch moved before the placement cases, whose orders would wait for its dispatcher first')
-  log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs`)
+  log(`bench: ${caseNames.join(', ')}; ${ROUNDS} rounds of ${SECONDS} s per side after ${WARMUP} s warm-up; ${os.cpus().length} CPUs, Node ${process.version}`)
 
 
   // A clean slate: the bench's own schemas and Redis keys, never the dev stack's.
@@ -284,6 +284,11 @@ async function main() {
     waitReady(`http://127.0.0.1:${senderPort}/readyz`),
     ...[quoteBack, quoteFront, placeFront, placeWorker, webhookWorker, locationBaseline].map((port) => waitReady(`http://127.0.0.1:${port}/healthz`)),
   ])
+
+  // Memory before the first case, the gateway's and the baseline fronts' (report.ts, Memory).
+  const fronts = baselineProcesses.filter((child) => ['baseline-quote-front', 'baseline-place-front', 'baseline-location'].includes(child.name))
+  const atRest = new Map([gateway, ...fronts].map((child) => [child, rssMb(child.process.pid!)]))
+  const resident = (child: Child) => ({ restMb: atRest.get(child)!, peakMb: peakRssMb(child.process.pid!) })
 
   const auth = { authorization: `Bearer ${account.apiKey}` }
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
@@ -418,16 +423,17 @@ async function main() {
   }
   await receiver.close()
 
-  const gatewayPeakRssMb = peakRssMb(gateway.process.pid!)
-  console.log(formatTable(results, gatewayPeakRssMb))
+  const memory: Memory = { gateway: resident(gateway), fronts: Object.fromEntries(fronts.map((child) => [child.name.replace('baseline-', ''), resident(child)])) }
+  console.log(formatTable(results, memory))
   writeReport(started, {
     settings: {
       seconds: SECONDS, rounds: ROUNDS, warmup: WARMUP, cases: caseNames, webhookEvents: WEBHOOK_EVENTS, locationCouriers: LOCATION_COURIERS,
       dispatchCouriers: DISPATCH_COURIERS, dispatchRate: DISPATCH_RATE, dispatchBusinesses: DISPATCH_BUSINESSES, dispatchDeadlineS: DISPATCH_DEADLINE_S,
     },
-    gatewayPeakRssMb,
+    gatewayPeakRssMb: memory.gateway.peakMb,
+    memory,
     cases: results,
-    verdicts: verdicts(results, gatewayPeakRssMb),
+    verdicts: verdicts(results, memory),
     ...(history && { history }),
   })
 }
