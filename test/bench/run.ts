@@ -18,7 +18,7 @@ import { drive, type Run, type Target } from './load.js'
 import { projectRoot } from '../helpers/processes.js'
 import { freePort, peakRssMb, rssMb, startNode, stop, stopAll, waitReady, type Child } from './processes.js'
 import { dispatchCase, drainDispatchQueue, locationCase } from './couriers.js'
-import { formatTable, verdicts, type CaseResult, type Memory } from './report.js'
+import { formatTable, verdicts, type CaseResult, type Memory, type Resident } from './report.js'
 import { startReceiver, webhookCase } from './webhooks.js'
 import { formatHistory, historyCase } from './history.js'
 import { newUuid, newWebhookSecret } from '../../shared/ids.js'
@@ -286,9 +286,10 @@ async function main() {
   ])
 
   // Memory before the first case, the gateway's and the baseline fronts' (report.ts, Memory).
-  const fronts = baselineProcesses.filter((child) => ['baseline-quote-front', 'baseline-place-front', 'baseline-location'].includes(child.name))
-  const atRest = new Map([gateway, ...fronts].map((child) => [child, rssMb(child.process.pid!)]))
-  const resident = (child: Child) => ({ restMb: atRest.get(child)!, peakMb: peakRssMb(child.process.pid!) })
+  const atRest = (child: Child) => ({ name: child.name.replace('baseline-', ''), pid: child.process.pid!, restMb: rssMb(child.process.pid!) })
+  const gatewayAtRest = atRest(gateway)
+  const frontsAtRest = baselineProcesses.filter((child) => ['baseline-quote-front', 'baseline-place-front', 'baseline-location'].includes(child.name)).map(atRest)
+  const resident = ({ pid, restMb }: ReturnType<typeof atRest>): Resident => ({ restMb, peakMb: peakRssMb(pid) })
 
   const auth = { authorization: `Bearer ${account.apiKey}` }
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
@@ -423,7 +424,7 @@ async function main() {
   }
   await receiver.close()
 
-  const memory: Memory = { gateway: resident(gateway), fronts: Object.fromEntries(fronts.map((child) => [child.name.replace('baseline-', ''), resident(child)])) }
+  const memory: Memory = { gateway: resident(gatewayAtRest), fronts: Object.fromEntries(frontsAtRest.map((front) => [front.name, resident(front)])) }
   console.log(formatTable(results, memory))
   writeReport(started, {
     settings: {
