@@ -281,6 +281,11 @@ async function webhookWorker() {
   await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' })
 }
 
+/** How baseline (d)'s same-work side keys a courier: their token's SHA-256, as the bench seeds it. */
+export function courierTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
 /** A courier's location ping at its barest: no token check, no rate gate, no last fix, one GEOADD. */
 async function location() {
   const app = bareApp()
@@ -319,7 +324,7 @@ return 0`
     same.post('/location-same', async (request, reply) => {
       const header = request.headers.authorization
       const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : ''
-      const hash = createHash('sha256').update(token).digest('hex')
+      const hash = courierTokenHash(token)
       let courier = couriers.get(hash)
       if (!courier) {
         const [row] = await sql<{ id: string; vehicle_type: string }[]>`select id, vehicle_type from couriers where token_hash = ${hash}`

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Pool, type Dispatcher } from 'undici'
@@ -10,6 +9,7 @@ import type { Sql } from '../../shared/db/sql.js'
 import { shipment } from '../helpers/shipments.js'
 import { cpuShares, drive, readCpu, RoundRobin, type Run } from './load.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
+import { courierTokenHash } from './baselines.js'
 
 /*
  * The courier cases (DESIGN 14, "Metrics and limits").
@@ -134,7 +134,7 @@ export async function locationCase(options: {
 
 /** The couriers as baseline (d)'s same-work side knows them: by their token's hash, bikes, on shift. */
 async function shareWithBaseline(couriers: BenchCourier[], store: LocationBaselineStore): Promise<void> {
-  const rows = couriers.map((courier) => ({ token_hash: createHash('sha256').update(courier.token).digest('hex'), id: courier.id, vehicle_type: 'bike' }))
+  const rows = couriers.map((courier) => ({ token_hash: courierTokenHash(courier.token), id: courier.id, vehicle_type: 'bike' }))
   for (let at = 0; at < rows.length; at += 1000) await store.sql`insert into ${store.sql(store.schema)}.couriers ${store.sql(rows.slice(at, at + 1000))}`
   const redis = new Redis(store.redisUrl, { maxRetriesPerRequest: 1 })
   try {
