@@ -46,7 +46,7 @@ const REDIS_READY_WAIT_MS = 2000
  * sessions in Postgres, a CSRF token on every form. It calls no other service.
  */
 async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleConfig }) {
-  if (tracingActive()) await app.register(fastifyOtel.plugin())
+  if (tracingActive()) await app.register((await fastifyOtel()).plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })

@@ -46,7 +46,7 @@ export interface GatewayOptions {
  * `main` only listens and a test builds exactly what production runs.
  */
 async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
-  if (tracingActive()) await app.register(fastifyOtel.plugin())
+  if (tracingActive()) await app.register((await fastifyOtel()).plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })

@@ -15,7 +15,7 @@ import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { listenForInvalidations } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
-import { createDistanceProvider } from '../../shared/pricing/distance.js'
+import { createDistanceProvider } from '../../shared/pricing/routing.js'
 import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createQuoter } from '../../shared/pricing/quoter.js'
 import catalogRoutes from './routes/catalog.js'
@@ -30,7 +30,7 @@ export interface PricingAppOptions {
  * only caller, relays their `message` and `errors` under its own public path.
  */
 async function pricingApp(app: FastifyInstance, { config }: PricingAppOptions) {
-  if (tracingActive()) await app.register(fastifyOtel.plugin())
+  if (tracingActive()) await app.register((await fastifyOtel()).plugin())
   await app.register(requestMetrics)
   await app.register(requestLog, { slowMs: config.SLOW_REQUEST_MS })
   await app.register(handlerDeadline, { timeoutMs: config.REQUEST_TIMEOUT_MS })

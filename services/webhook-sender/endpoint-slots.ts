@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { luaScript, type RedisClient } from '../../shared/redis.js'
+import { luaScript } from '../../shared/lua-script.js'
+import type { RedisClient } from '../../shared/redis.js'
 
 // Drops leases past their expiry, then takes one while fewer than the cap are held. One round
 // trip, atomic across every sender replica.

@@ -1,5 +1,6 @@
 import { COURIER_VEHICLE_TYPES, type CourierFix, type CourierShift, type CourierVehicleType, type Point } from '../courier.js'
-import { luaScript, type RedisClient } from '../redis.js'
+import { luaScript } from '../lua-script.js'
+import type { RedisClient } from '../redis.js'
 
 // Where couriers are, in Redis only (DESIGN 14): a location ping is a few Redis commands, never a
 // Postgres write. Every key carries the deployment's prefix (its hash tag), so a Redis Cluster

@@ -1,7 +1,7 @@
 import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js'
 import fp from 'fastify-plugin'
-import { requestDurations } from '../telemetry/metrics.js'
+import { requestDurations } from '../telemetry/metrics-endpoint.js'
 import { activeTraceId } from '../telemetry/tracing.js'
 import { REDACTED_LOG_PATHS, redactUrl } from './redact.js'
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, type ServingConfig } from '../config.js'
-import { startMetrics } from '../telemetry/metrics.js'
+import { startMetrics } from '../telemetry/metrics-endpoint.js'
 import { stopTelemetry } from '../telemetry/sdk.js'
 import { errorMessage } from '../errors/error-message.js'
 

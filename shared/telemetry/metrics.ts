@@ -1,21 +1,8 @@
 import { metrics, type Counter, type Histogram, type Meter } from '@opentelemetry/api'
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { MeterProvider } from '@opentelemetry/sdk-metrics'
-import { RequestDurations } from './request-durations.js'
-import { observeRuntime } from './runtime.js'
 
-/**
- * Serves the OpenTelemetry metrics of this process for Prometheus at `/metrics` on the ops
- * port, never on the public one.
- */
-export function startMetrics(port: number, host: string, serviceName = 'courier'): { close: () => Promise<void> } {
-  const exporter = new PrometheusExporter({ port, host, endpoint: '/metrics', metricProducers: [requestDurations] })
-  const provider = new MeterProvider({ readers: [exporter], resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }) })
-  metrics.setGlobalMeterProvider(provider)
-  const runtime = observeRuntime(metrics.getMeter('courier'))
-  return { close: async () => { runtime.stop(); await provider.shutdown() } }
-}
+// The instruments only, on the API alone: the SDK and the Prometheus exporter that serve them are
+// in metrics-endpoint.ts, loaded by a service's start, so a CLI command that records a change
+// (order:advance) does not load them.
 
 export interface Instruments {
   meter: Meter
@@ -36,18 +23,15 @@ export interface Instruments {
 
 // The SDK's default buckets suit milliseconds; these suit requests measured in seconds. 0.3 and 2
 // are the quote and placement latency SLOs (DESIGN 15): an SLO's threshold must be a bucket's bound.
-const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 1, 2, 2.5, 5, 10, 30]
+export const SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.3, 0.5, 1, 2, 2.5, 5, 10, 30]
 // Time to assign is minutes, not milliseconds; 120 s is its SLO (p90 under two minutes).
 const ASSIGN_BUCKETS = [1, 2.5, 5, 10, 15, 30, 60, 120, 180, 300, 600, 1800]
-
-/** Request count and latency per route, method and status, in every service; kept outside the SDK (request-durations.ts). */
-export const requestDurations = new RequestDurations('http_server_request_duration_seconds', 'HTTP requests by route, method and status', SECONDS_BUCKETS)
 
 let created: Instruments | null = null
 
 /**
  * The project's instruments, made on first use: the metrics API has no proxy, so instruments
- * made before `startMetrics` would stay no-ops for good.
+ * made before `startMetrics` (metrics-endpoint.ts) would stay no-ops for good.
  */
 export function instruments(): Instruments {
   if (created) return created

@@ -13,7 +13,7 @@ export async function startTelemetry(): Promise<void> {
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
   const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http')
   const { IORedisInstrumentation } = await import('@opentelemetry/instrumentation-ioredis')
-  const { fastifyOtel } = await import('./fastify.js')
+  const fastifyOtel = await (await import('./fastify.js')).fastifyOtel()
   const { redactSpanUrls } = await import('./redact-span.js')
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? serviceFromEntry(),

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
-import { startMetrics } from '../../shared/telemetry/metrics.js'
+import { startMetrics } from '../../shared/telemetry/metrics-endpoint.js'
 import { useTestDb } from '../helpers/db.js'
 import { freePort, waitForValue } from '../helpers/processes.js'
 

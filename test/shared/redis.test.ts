@@ -1,7 +1,8 @@
 import { Cluster, Redis } from 'ioredis'
 import t from 'tap'
 import { commonEnv, loadConfig } from '../../shared/config.js'
-import { createRedis, luaScript } from '../../shared/redis.js'
+import { luaScript } from '../../shared/lua-script.js'
+import { createRedis } from '../../shared/redis.js'
 import { startOwnRedis } from '../helpers/processes.js'
 
 // Hot-path scripts run by their SHA-1 and load themselves again when Redis has forgotten them
