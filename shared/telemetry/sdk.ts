@@ -4,7 +4,7 @@ let shutdown: (() => Promise<void>) | null = null
 
 /**
  * Starts the OpenTelemetry SDK with the OTLP trace exporter. Metrics are not exported here:
- * each service serves them for Prometheus on its ops port (metrics.ts).
+ * each service serves them for Prometheus on its ops port (metrics-endpoint.ts).
  */
 export async function startTelemetry(): Promise<void> {
   // ESM modules are patched through the loader hook, registered before they are imported.
