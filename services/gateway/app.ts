@@ -20,6 +20,7 @@ import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { installErrorBody } from './errors.js'
 import { operations } from './openapi/operations.js'
 import { createPlacementQueue } from './placement-queue.js'
+import { answerHeaders } from './server-options.js'
 import { createPricingClient } from './pricing-client.js'
 import { limitRequests } from './rate-limit.js'
 import eventRoutes from './routes/events.js'
@@ -33,9 +34,6 @@ import walletRoutes from './routes/wallet.js'
 import webhookEndpointRoutes from './routes/webhook-endpoints.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 import { createSecretBox } from '../../shared/webhooks/secret-box.js'
-
-/** One year, subdomains included: what the Ingress sends too (deploy/k8s/gateway.yaml). */
-export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
 
 export interface GatewayOptions {
   config: GatewayConfig
@@ -110,13 +108,10 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await sql.end({ timeout: 5 })
   })
 
-  // Served over https (PUBLIC_BASE_URL): clients must never fall back to plain http, where the
-  // Bearer key would cross in clear text. One static header, set with the request id.
-  const hsts = config.PUBLIC_BASE_URL?.startsWith('https:') === true
   // A callback hook, not an async one: no promise and no extra microtask per request.
+  const setAnswerHeaders = answerHeaders(config)
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    if (hsts) reply.header('strict-transport-security', STRICT_TRANSPORT_SECURITY)
+    setAnswerHeaders(request, reply)
     done()
   })
 

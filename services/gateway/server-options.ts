@@ -9,6 +9,23 @@ import { trustProxyOption } from '../../shared/http/trust-proxy.js'
 
 const CALLER_REQUEST_ID = /^[\w.:-]{1,128}$/
 
+/** One year, subdomains included: what the Ingress sends too (deploy/k8s/gateway.yaml). */
+export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
+
+/**
+ * The headers of every answer: the request id, and HSTS when served over https (PUBLIC_BASE_URL),
+ * so clients never fall back to plain http, where the Bearer key would cross in clear text. The
+ * app's first hook sets them, and so does the answer to a path the router cannot read, which
+ * runs no hook.
+ */
+export function answerHeaders(config: Pick<GatewayConfig, 'PUBLIC_BASE_URL'>): (request: FastifyRequest, reply: FastifyReply) => void {
+  const hsts = config.PUBLIC_BASE_URL?.startsWith('https:') === true
+  return (request, reply) => {
+    reply.header('x-request-id', request.id)
+    if (hsts) reply.header('strict-transport-security', STRICT_TRANSPORT_SECURITY)
+  }
+}
+
 // What Node's HTTP parser refuses before any route runs: headers past `maxHeaderSize` (16 KB), a
 // request not received within REQUEST_TIMEOUT_MS, or bytes that are no HTTP request (a broken
 // request line, Content-Length or chunk). fastify's own answer is not the spec's error body.
@@ -32,6 +49,7 @@ function answerClientError(err: ConnectionError, socket: Socket): void {
 
 /** Options fixed when the server is constructed; `main` and the tests both use these. */
 export function gatewayServerOptions(config: GatewayConfig): FastifyServerOptions {
+  const setAnswerHeaders = answerHeaders(config)
   return {
     bodyLimit: config.BODY_LIMIT_BYTES,
     // No request outlives this, whatever it waits on; a placement answers its own 503 before.
@@ -57,6 +75,7 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
       const status = known ? 404 : 500
       const message = known ? `Cannot ${request.method} ${request.url.split('?')[0]}` : 'Internal server error'
       if (!known) request.log.error({ err }, 'unhandled framework error')
+      setAnswerHeaders(request, reply)
       void reply.code(status).send(errorBody(status, request.url, message, { request_id: request.id }))
     },
   }

@@ -50,6 +50,11 @@ t.test('gateway errors and request ids', async (t) => {
       assertError(t, await gateway.inject({ method: 'POST', url: '/v2/business/unknown?x=1', headers, payload: {} }), { status: 404, path: '/v2/business/unknown', message: 'Cannot POST /v2/business/unknown' })
     }
     assertError(t, await gateway.inject({ method: 'GET', url: QUOTE, headers: bearer(account.apiKey) }), { status: 404, path: QUOTE, message: `Cannot GET ${QUOTE}` })
+    // A path the router cannot read (a segment past its 100 characters, broken percent-encoding)
+    // is answered before any hook runs, and still carries the request id, header and body alike.
+    for (const url of [`/v2/business/orders/ORD-${'A'.repeat(300)}`, '/v2/business/orders/%E0%A4%A']) {
+      assertError(t, await gateway.inject({ method: 'GET', url, headers: bearer(account.apiKey) }), { status: 404, path: url, message: `Cannot GET ${url}` })
+    }
     assertError(t, await gateway.inject({ method: 'POST', url: '/business/order/cost', headers: bearer(account.apiKey), payload: quoteBody() }), { status: 404, path: '/business/order/cost', message: 'Cannot POST /business/order/cost' })
 
     const health = await gateway.inject({ method: 'GET', url: '/healthz' })

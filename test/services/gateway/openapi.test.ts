@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import t from 'tap'
 import { loadConfig, gatewayEnv, webhookSenderEnv } from '../../../shared/config.js'
 import { openApiDocument } from '../../../services/gateway/openapi/document.js'
-import { STRICT_TRANSPORT_SECURITY } from '../../../services/gateway/app.js'
+import { STRICT_TRANSPORT_SECURITY } from '../../../services/gateway/server-options.js'
 import { REFERENCE_MARK_SVG } from '../../../services/gateway/routes/openapi.js'
 import { responseProblems } from '../../helpers/openapi-responses.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -20,6 +20,7 @@ t.test('the document and its reference page are served without a key', async (t)
   t.same(document.servers, [{ url: 'https://api.courier.example/v2', description: 'This deployment' }], 'an absolute server URL from PUBLIC_BASE_URL')
   t.equal(response.headers['strict-transport-security'], STRICT_TRANSPORT_SECURITY, 'an https deployment tells clients to stay on https (HSTS)')
   t.equal((await gateway.inject({ method: 'POST', url: '/v2/business/order/cost', payload: {} })).headers['strict-transport-security'], STRICT_TRANSPORT_SECURITY, 'on /v2 answers too, refused ones included')
+  t.equal((await gateway.inject({ method: 'GET', url: `/v2/business/orders/ORD-${'A'.repeat(300)}` })).headers['strict-transport-security'], STRICT_TRANSPORT_SECURITY, 'and on a path the router cannot read, answered before any hook')
 
   const page = await gateway.inject({ method: 'GET', url: '/docs/' })
   t.equal(page.statusCode, 200)
