@@ -3,45 +3,11 @@ import fc from 'fast-check'
 import t from 'tap'
 import { DEFAULT_PLATFORM_RATES, savePlatformRates } from '../../shared/db/platform-rates.js'
 import { seedAccount } from '../helpers/accounts.js'
+import { checkErrorBody } from '../helpers/gateway.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
 const QUOTE = '/v2/business/order/cost'
 const PLACE = '/v2/business/order'
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-// Fields an error body may carry beyond the spec's four and the request id.
-const ERROR_EXTRAS = new Set(['errors', 'required', 'available', 'currency', 'placement_id'])
-
-/** Throws, with the response attached, unless it is a well-formed error body for this request. */
-function checkErrorBody(response: LightMyRequestResponse, path: string): void {
-  const fail = (why: string) => { throw new Error(`${why}: ${response.statusCode} ${response.body.slice(0, 500)}`) }
-  let body: Record<string, unknown>
-  try {
-    body = response.json()
-  } catch {
-    return fail('error body is not JSON')
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail('error body is not an object')
-  if (body.statusCode !== response.statusCode) fail('statusCode differs from the HTTP status')
-  if (typeof body.timestamp !== 'string' || !ISO_UTC.test(body.timestamp) || Number.isNaN(Date.parse(body.timestamp))) fail('timestamp is not ISO 8601 UTC')
-  if (body.path !== path) fail('path is not the request path')
-  if (typeof body.message !== 'string' || body.message.length === 0) fail('message is not a non-empty string')
-  if (body.request_id !== response.headers['x-request-id']) fail('request_id differs from x-request-id')
-  for (const key of Object.keys(body)) {
-    if (!['statusCode', 'timestamp', 'path', 'message', 'request_id'].includes(key) && !ERROR_EXTRAS.has(key)) fail(`unexpected field ${key}`)
-  }
-  if (body.errors !== undefined) {
-    if (!Array.isArray(body.errors) || body.errors.length === 0) fail('errors is not a non-empty list')
-    for (const item of body.errors as Record<string, unknown>[]) {
-      if (typeof item?.message !== 'string') fail('an errors entry has no message')
-      if (item.index !== undefined && !Number.isInteger(item.index)) fail('an errors entry has a non-integer index')
-      if (item.field !== undefined && typeof item.field !== 'string') fail('an errors entry has a non-string field')
-    }
-    // A validation 400 leads with its first violation; a failed batch names the shipments in `errors`.
-    const batchFailed = body.message === 'One or more orders could not be placed' && response.statusCode === 400 && path === PLACE
-    if (!batchFailed && (body.errors as { message: string }[])[0].message !== body.message) fail('message is not the first of errors')
-  }
-}
-
 // Exact in kobo: finite, at most 2 decimals, and within the integers a double holds exactly.
 const isMoney = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0 && value * 100 <= Number.MAX_SAFE_INTEGER && Math.round(value * 100) / 100 === value
 

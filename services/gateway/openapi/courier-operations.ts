@@ -14,8 +14,18 @@ const noContent = (description: string) => ({ description, headers: commonHeader
 /** Every courier operation's description ends by saying what it takes: a courier token, no API key scope. */
 const TOKEN_NOTE = '\n\nAPI key scope: none; a courier token (cc_live_…) only.'
 
-function body(schema: SchemaName, description: string, required = true) {
-  return { required, description, content: { 'application/json': { schema: ref(schema) } } }
+// What a rider's app sends, shown on /docs beside each schema.
+const REQUEST_EXAMPLES = {
+  ShiftRequest: { status: 'available' },
+  LocationRequest: { latitude: 6.4541, longitude: 3.3947, accuracy_m: 12, at: '2026-11-25T10:00:00Z' },
+  DeclineRequest: { reason: 'Too far for my fuel' },
+  ReasonRequest: { reason: 'Recipient did not answer the phone' },
+  DeliverRequest: { pin: '4821' },
+} satisfies Partial<Record<SchemaName, Record<string, unknown>>>
+type CourierRequest = keyof typeof REQUEST_EXAMPLES
+
+function requestBody(schema: CourierRequest, description: string, required = true) {
+  return { required, description, content: { 'application/json': { schema: ref(schema), example: REQUEST_EXAMPLES[schema] } } }
 }
 
 const order = { latitude: 6.45, longitude: 3.4 }
@@ -28,11 +38,11 @@ const courierOrder = {
   history: [{ status: 'created', at: '2026-11-25T10:00:00.000Z' }, { status: 'assigned', at: '2026-11-25T10:00:09.000Z' }],
 }
 
-function move(operationId: string, summary: string, description: string, request: SchemaName | null) {
+function move(operationId: string, summary: string, description: string, request: CourierRequest | null) {
   return {
     post: {
       operationId, summary, description: description + TOKEN_NOTE, ...courier, parameters: [ORDER_ID],
-      ...(request ? { requestBody: body(request, 'What the move needs', request === 'ReasonRequest') } : {}),
+      ...(request ? { requestBody: requestBody(request, 'What the move needs', request === 'ReasonRequest') } : {}),
       responses: { 200: answer('The order after the move', 'CourierOrder', courierOrder), ...refusalsOf(400, 404, 409) },
     },
   }
@@ -51,7 +61,8 @@ function deliver() {
     },
     encoding: { photo: { contentType: 'image/jpeg, image/png' } },
   }
-  return { post: { ...operation.post, requestBody: { ...body('DeliverRequest', 'The PIN, and the photo when one is asked for', false), content: { ...body('DeliverRequest', '').content, 'multipart/form-data': multipart } } } }
+  const json = requestBody('DeliverRequest', 'The PIN, and the photo when one is asked for', false)
+  return { post: { ...operation.post, requestBody: { ...json, content: { ...json.content, 'multipart/form-data': multipart } } } }
 }
 
 export const courierOperations = {
@@ -64,14 +75,14 @@ export const courierOperations = {
   '/courier/shift': {
     post: {
       operationId: 'setShift', summary: 'Go available or offline', description: 'Available couriers who have reported a position in the last COURIER_STALE_S seconds are offered orders. Going offline declines any offer pending for the courier (reason `went off shift`), so its order goes to the next courier at once.' + TOKEN_NOTE, ...courier,
-      requestBody: body('ShiftRequest', '`available` or `offline`'),
+      requestBody: requestBody('ShiftRequest', '`available` or `offline`'),
       responses: { 200: answer('The shift now', 'Shift', { shift: 'available' }), ...refusalsOf(400) },
     },
   },
   '/courier/location': {
     post: {
       operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, and one more than 24 hours before it is refused (400).' + TOKEN_NOTE, ...courier,
-      requestBody: body('LocationRequest', 'The position'),
+      requestBody: requestBody('LocationRequest', 'The position'),
       responses: { 204: noContent('Recorded'), ...refusalsOf(400) },
     },
   },
@@ -97,7 +108,7 @@ export const courierOperations = {
   '/courier/offers/{offer_id}/decline': {
     post: {
       operationId: 'declineOffer', summary: 'Decline an offer', description: 'The order is offered to the next courier.' + TOKEN_NOTE, ...courier, parameters: [OFFER_ID],
-      requestBody: body('DeclineRequest', 'Why, optionally', false),
+      requestBody: requestBody('DeclineRequest', 'Why, optionally', false),
       responses: { 204: noContent('Declined'), ...refusalsOf(400, 404, 409) },
     },
   },
