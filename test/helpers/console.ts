@@ -12,6 +12,9 @@ import { newOrderId, newUuid } from '../../shared/ids.js'
 import { freePort } from './processes.js'
 import { shipment } from './shipments.js'
 
+/** A route the console serves, as registered: `/console/ops/orders/:id`. */
+export interface ConsoleRoute { method: string; url: string }
+
 export const TEST_SESSION_SECRET = 'test-console-session-secret-0123456789abcdef'
 export const TEST_PASSWORD = 'a long enough password'
 
@@ -20,7 +23,7 @@ export const TEST_PASSWORD = 'a long enough password'
  * 127.0.0.1 (a browser needs a real socket). `CONSOLE_PUBLIC_URL` is that address unless the
  * test sets its own (an https one turns the Secure cookie flag on).
  */
-export async function startConsole(t: Test, env: Record<string, string>, extra: Record<string, string> = {}): Promise<{ app: FastifyInstance; url: string }> {
+export async function startConsole(t: Test, env: Record<string, string>, extra: Record<string, string> = {}): Promise<{ app: FastifyInstance; url: string; routes: ConsoleRoute[] }> {
   const port = await freePort()
   const config = loadConfig(consoleEnv, {
     CONSOLE_SESSION_SECRET: TEST_SESSION_SECRET, CONSOLE_PUBLIC_URL: `http://localhost:${port}`,
@@ -29,10 +32,14 @@ export async function startConsole(t: Test, env: Record<string, string>, extra: 
     WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', ...env, ...extra,
   })
   const app = Fastify({ logger: false, trustProxy: extra.TRUST_PROXY === 'true', ...requestTimeouts(config) })
+  const routes: ConsoleRoute[] = []
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url })
+  })
   await app.register(consoleApp, { config })
   await app.listen({ port, host: '127.0.0.1' })
   t.teardown(() => app.close())
-  return { app, url: `http://localhost:${port}` }
+  return { app, url: `http://localhost:${port}`, routes }
 }
 
 /** One `created` order of the business in a settled placement, written directly: enough to open, cancel or hang events on. */
