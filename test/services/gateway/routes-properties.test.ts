@@ -5,6 +5,7 @@ import { API_KEY_SCOPES } from '../../../shared/db/api-keys.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
 import { checkErrorBody } from '../../helpers/gateway.js'
+import { pngPhoto } from '../../helpers/png.js'
 import { ISLAND, quoteRequest, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
@@ -97,6 +98,27 @@ const queryValue = fc.oneof(
   fc.constantFrom('', '0', '-1', '1', '100', '101', '1e3', '9007199254740993', 'NaN', 'created', 'debit', 'order.created', '2026-11-25T10:00:00Z', '2026-13-45', ...realIds),
   fc.integer().map(String),
 )
+type Body = { type: string; payload: Buffer | string }
+// A photo delivery's form (the courier's deliver): parts of any name, type and bytes, a real PNG
+// among them, and raw bytes that only claim to be a form (no boundary, a truncated one).
+const part = fc.record({
+  name: fc.oneof(fc.constantFrom('pin', 'photo'), fc.string({ maxLength: 12 })),
+  filename: fc.option(fc.constantFrom('door.png', 'door.jpg', 'x', '../../etc/passwd'), { nil: undefined }),
+  type: fc.option(fc.constantFrom('image/png', 'image/jpeg', 'text/plain', 'application/json', 'image/gif'), { nil: undefined }),
+  content: fc.oneof(fc.string({ maxLength: 40 }).map((text) => Buffer.from(text)), fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes)), fc.constant(pngPhoto(8, 8))),
+})
+const multipartBody = fc.oneof(
+  fc.array(part, { maxLength: 4 }).map((parts): Body => {
+    const boundary = 'fuzz-boundary-7c1e'
+    const chunks = parts.flatMap((one) => [
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${one.name.replace(/["\r\n]/g, '')}"${one.filename ? `; filename="${one.filename}"` : ''}\r\n${one.type ? `content-type: ${one.type}\r\n` : ''}\r\n`),
+      one.content, Buffer.from('\r\n'),
+    ])
+    return { type: `multipart/form-data; boundary=${boundary}`, payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]) }
+  }),
+  fc.tuple(fc.constantFrom('multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=x'), fc.uint8Array({ maxLength: 512 }))
+    .map(([type, bytes]): Body => ({ type, payload: Buffer.from(bytes) })),
+)
 const asQuery = (entries: [string, string | string[]][]) =>
   entries.flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((one) => `${encodeURIComponent(name)}=${encodeURIComponent(one)}`)).join('&')
 
@@ -146,12 +168,16 @@ for (const { method, path, operation } of operations) {
       fc.string({ minLength: 1, maxLength: 40 }),
       fc.string({ minLength: 200, maxLength: 2000 }),
     )
-    const body = fc.oneof(
-      fc.constant(undefined),
+    const jsonBody = fc.oneof(
       ...(example ? [nearly, nearly] : []),
       fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)),
       fc.record(Object.fromEntries(bodyFields.map((field) => [field, anyValue])), { requiredKeys: [] }).map((value) => JSON.stringify(value)),
       fc.array(fc.record(Object.fromEntries(bodyFields.map((field) => [field, anyValue])), { requiredKeys: [] }), { maxLength: 3 }).map((value) => JSON.stringify(value)),
+    ).map((payload): Body => ({ type: 'application/json', payload }))
+    const body = fc.oneof(
+      fc.constant(undefined),
+      { weight: 4, arbitrary: jsonBody },
+      ...(operation.requestBody?.content['multipart/form-data'] ? [{ weight: 2, arbitrary: multipartBody }] : []),
     )
     const request = fc.record({
       ids: fc.tuple(...pathParameters.map(pathValue)),
@@ -168,11 +194,11 @@ for (const { method, path, operation } of operations) {
       const response = await gateway.inject({
         method,
         url: search ? `${urlPath}?${search}` : urlPath,
-        headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }), 'idempotency-key': idempotencyKey },
-        payload: body,
+        headers: { ...auth, ...(body && { 'content-type': body.type }), 'idempotency-key': idempotencyKey },
+        payload: body?.payload,
       })
       seen.set(response.statusCode, (seen.get(response.statusCode) ?? 0) + 1)
-      if (response.statusCode >= 500) throw new Error(`${response.statusCode} for ${method} ${urlPath}?${search} ${body?.slice(0, 300)}: ${response.body.slice(0, 500)}`)
+      if (response.statusCode >= 500) throw new Error(`${response.statusCode} for ${method} ${urlPath}?${search} ${body?.payload.toString().slice(0, 300)}: ${response.body.slice(0, 500)}`)
       // As any HTTP client would send it: dot segments resolved.
       if (response.statusCode >= 400) checkErrorBody(response, new URL(urlPath, 'http://gateway').pathname)
     }), { numRuns: RUNS })
