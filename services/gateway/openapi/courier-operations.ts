@@ -17,7 +17,8 @@ const TOKEN_NOTE = '\n\nAPI key scope: none; a courier token (cc_live_…) only.
 // What a rider's app sends, shown on /docs beside each schema.
 const REQUEST_EXAMPLES = {
   ShiftRequest: { status: 'available' },
-  LocationRequest: { latitude: 6.4541, longitude: 3.3947, accuracy_m: 12, at: '2026-11-25T10:00:00Z' },
+  // No `at`: it defaults to now, and a copied time would soon be more than a day old (400).
+  LocationRequest: { latitude: 6.4541, longitude: 3.3947, accuracy_m: 12 },
   DeclineRequest: { reason: 'Too far for my fuel' },
   ReasonRequest: { reason: 'Recipient did not answer the phone' },
   DeliverRequest: { pin: '4821' },
