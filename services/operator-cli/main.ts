@@ -5,35 +5,9 @@ import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
 import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
 import type { Command, Flags, OperatorContext } from './command.js'
+import { commands } from './commands/index.js'
 import { OperatorInputError } from './operator-input-error.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-
-// The contract of docs/contracts.md. Loaded on demand: a command pulls in only the modules
-// it needs, which keeps each invocation quick.
-const commands: Record<string, () => Promise<Command>> = {
-  'business:create': async () => (await import('./commands/business-create.js')).businessCreate,
-  'key:create': async () => (await import('./commands/key-create.js')).keyCreate,
-  'key:revoke': async () => (await import('./commands/key-revoke.js')).keyRevoke,
-  'wallet:credit': async () => (await import('./commands/wallet-credit.js')).walletCredit,
-  'wallet:show': async () => (await import('./commands/wallet-show.js')).walletShow,
-  'ratecard:import': async () => (await import('./commands/ratecard-import.js')).ratecardImport,
-  'ratecard:enable': async () => (await import('./commands/ratecard-enable.js')).ratecardEnable,
-  'ratecard:disable': async () => (await import('./commands/ratecard-disable.js')).ratecardDisable,
-  'platform-rates:set': async () => (await import('./commands/platform-rates-set.js')).platformRatesSet,
-  'order:advance': async () => (await import('./commands/order-advance.js')).orderAdvance,
-  'order:cancel': async () => (await import('./commands/order-cancel.js')).orderCancel,
-  'courier:create': async () => (await import('./commands/courier-create.js')).courierCreate,
-  'courier:token': async () => (await import('./commands/courier-token.js')).courierToken,
-  'courier:code': async () => (await import('./commands/courier-code.js')).courierCode,
-  'courier:disable': async () => (await import('./commands/courier-disable.js')).courierDisable,
-  'courier:phone': async () => (await import('./commands/courier-phone.js')).courierPhoneCommand,
-  'user:create': async () => (await import('./commands/user-create.js')).userCreate,
-  'user:link': async () => (await import('./commands/user-link.js')).userLink,
-  'user:disable': async () => (await import('./commands/user-disable.js')).userDisable,
-  'demo:seed': async () => (await import('./commands/demo-seed.js')).demoSeedCommand,
-  'webhooks:reencrypt': async () => (await import('./commands/webhooks-reencrypt.js')).webhooksReencrypt,
-  erase: async () => (await import('./commands/erase.js')).erase,
-}
 
 async function chooseCommand(name: string | undefined): Promise<Command> {
   if (name === undefined || !Object.hasOwn(commands, name)) {
