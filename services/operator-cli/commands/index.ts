@@ -26,4 +26,3 @@ export const commands: Record<string, () => Promise<Command>> = {
   'webhooks:reencrypt': async () => (await import('./webhooks-reencrypt.js')).webhooksReencrypt,
   erase: async () => (await import('./erase.js')).erase,
 }
-
