@@ -10,6 +10,7 @@ import type { OperatorContext } from '../../../services/operator-cli/command.js'
 import { commands } from '../../../services/operator-cli/commands/index.js'
 import { OperatorInputError } from '../../../services/operator-cli/operator-input-error.js'
 import { seedAccount } from '../../helpers/accounts.js'
+import { anyText, nearly, someOf } from '../../helpers/arbitraries.js'
 import { seedOrder } from '../../helpers/console.js'
 import { createdCourier } from '../../helpers/courier-accounts.js'
 import { useTestDb } from '../../helpers/db.js'
@@ -64,15 +65,8 @@ const byFlag: Record<string, string[]> = {
   'vehicle-type': ['bike', 'car', 'van', 'truck', 'boat'],
 }
 const realIds = [...Object.values(byFlag).slice(0, 5).flat()]
-const anyText = fc.oneof(
-  fc.string({ maxLength: 20 }),
-  fc.string({ unit: 'grapheme', maxLength: 40 }),
-  fc.string({ minLength: 256, maxLength: 2000 }),
-  fc.integer().map(String),
-  fc.double().map(String),
-  fc.constantFrom('', '-1', '0', '6.45', '3.4', '91', '-181', '1e308', ...realIds),
-)
-const flagValue = (name: string) => fc.oneof(...(byFlag[name] ? [{ weight: 3, arbitrary: fc.constantFrom(...byFlag[name]) }] : []), anyText)
+const text = anyText(['', '-1', '0', '6.45', '3.4', '91', '-181', '1e308', ...realIds])
+const flagValue = (name: string) => fc.oneof(...(byFlag[name] ? [{ weight: 3, arbitrary: fc.constantFrom(...byFlag[name]) }] : []), text)
 
 // A valid set of flags for the commands that take many, varied a flag or two at a time, so runs
 // get past the flags' check to the database.
@@ -89,15 +83,9 @@ for (const [name, load] of Object.entries(commands)) {
     const command = await load()
     const flagNames = Object.keys(command.options)
     const seed = SEEDS[name]
-    const nearly = fc.tuple(fc.uniqueArray(fc.constantFrom(...Object.keys(seed ?? { x: '' })), { maxLength: 2 }), fc.boolean(), fc.array(anyText, { minLength: 2, maxLength: 2 }))
-      .map(([picked, drop, values]) => {
-        const result: Record<string, string> = { ...seed }
-        picked.forEach((flag, i) => (drop && i === 0 ? delete result[flag] : (result[flag] = values[i])))
-        return result
-      })
     const flags = fc.oneof(
-      fc.record(Object.fromEntries(flagNames.map((flag) => [flag, flagValue(flag)])), { requiredKeys: [] }),
-      ...(seed ? [nearly] : []),
+      someOf(flagNames, flagValue),
+      ...(seed ? [nearly(seed, Object.keys(seed), text, 2)] : []),
     )
     const outcomes = { answered: 0, refused: 0 }
     await fc.assert(fc.asyncProperty(flags, async (chosen) => {
