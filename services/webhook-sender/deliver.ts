@@ -28,7 +28,7 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('succeeded') }),
   z.object({ kind: z.literal('retrying'), delayMs: z.number().int().nonnegative(), reason: z.string() }),
   z.object({ kind: z.literal('failed'), reason: z.string() }),
-  // Nothing to do: the delivery is at rest already, or its endpoint or event is gone.
+  // Nothing to do: the delivery is at rest already, its endpoint deleted, or its event gone.
   z.object({ kind: z.literal('skipped') }),
   // A crash left the job running before the delivery's next attempt is due.
   z.object({ kind: z.literal('early'), delayMs: z.number().int().nonnegative() }),

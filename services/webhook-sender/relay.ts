@@ -1,10 +1,11 @@
 import type { Queue } from 'bullmq'
 import type { Sql } from '../../shared/db/sql.js'
-import { findOverdueDeliveries, relayEvents } from '../../shared/db/webhooks.js'
+import { findOverdueDeliveries, purgeDeletedEndpoints, relayEvents } from '../../shared/db/webhooks.js'
 import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
 
 const RELAY_BATCH = 500
 const SWEEP_BATCH = 500
+const PURGE_BATCH = 1000
 
 /**
  * The outbox relay: turns events not yet relayed into delivery rows (committed first) and
@@ -35,4 +36,19 @@ export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: 
   }
   await queueDeliveries(queue, missing)
   return missing.map((delivery) => delivery.id)
+}
+
+/**
+ * Removes what deleted endpoints left: their deliveries with their log, a batch a statement (a
+ * few milliseconds each on the foreign keys' indexes), then the endpoints. Runs before the
+ * re-queue, so their open deliveries are gone before it could queue them again. Returns how many
+ * deliveries went.
+ */
+export async function purgeDeleted(sql: Sql): Promise<number> {
+  let total = 0
+  for (;;) {
+    const deleted = await purgeDeletedEndpoints(sql, PURGE_BATCH)
+    total += deleted
+    if (deleted < PURGE_BATCH) return total
+  }
 }

@@ -17,19 +17,20 @@ import { createSecretBox, keepingOpened } from '../../shared/webhooks/secret-box
 import { deliver, type AttemptOutcome } from './deliver.js'
 import { createDeliveryRows } from './delivery-rows.js'
 import { createEndpointSlots } from './endpoint-slots.js'
-import { relayOnce, requeueMissing } from './relay.js'
+import { purgeDeleted, relayOnce, requeueMissing } from './relay.js'
 import { RetryLaterError } from './retry-later-error.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 
-// The sweep for deliveries whose job Redis lost.
+// The sweep for deleted endpoints' rows and for deliveries whose job Redis lost.
 const SWEEP_EVERY_MS = 5000
 // Signing secrets kept opened: every endpoint a busy sender delivers to, with their rotations.
 const OPENED_SECRETS = 1000
 
 /**
  * The webhook sender as a plugin of its health server: the outbox relay (events → delivery
- * rows → jobs), the sweep that re-queues what Redis lost, and the consumer that delivers.
+ * rows → jobs), the sweep that removes deleted endpoints' rows and re-queues what Redis lost, and
+ * the consumer that delivers.
  */
 async function webhookSender(app: FastifyInstance, { config }: { config: WebhookSenderConfig }) {
   await app.register(requestMetrics)
@@ -96,6 +97,8 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   relayTimer = setTimeout(relay, 0)
 
   const sweep = repeatWithoutOverlap(SWEEP_EVERY_MS, async () => {
+    const purged = await purgeDeleted(sql)
+    if (purged > 0) app.log.info({ deliveries: purged }, 'deleted webhook endpoints\' deliveries and log removed')
     const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
     if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
   }, (err) => app.log.warn({ err: errorMessage(err) }, 'webhook sweep failed'))

@@ -34,7 +34,7 @@ export async function insertEndpointWithin(tx: Tx, endpoint: NewWebhookEndpoint,
   const [row] = await tx<WebhookEndpoint[]>`
     insert into webhook_endpoints (id, business_id, livemode, url, event_types, description, secret)
     select ${endpoint.id}, ${endpoint.businessId}, ${endpoint.livemode}, ${endpoint.url}, ${endpoint.eventTypes}, ${endpoint.description}, ${endpoint.secret}
-    where (select count(*) from webhook_endpoints where business_id = ${endpoint.businessId} and livemode = ${endpoint.livemode}) < ${max}
+    where (select count(*) from webhook_endpoints where business_id = ${endpoint.businessId} and livemode = ${endpoint.livemode} and deleted_at is null) < ${max}
     returning ${tx.unsafe(ENDPOINT_COLUMNS)}`
   return row ?? null
 }
@@ -42,28 +42,53 @@ export async function insertEndpointWithin(tx: Tx, endpoint: NewWebhookEndpoint,
 export async function listEndpoints(db: Db, scope: OrderScope): Promise<WebhookEndpoint[]> {
   return db<WebhookEndpoint[]>`
     select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints
-    where business_id = ${scope.businessId} and livemode = ${scope.livemode} order by created_at, id`
+    where business_id = ${scope.businessId} and livemode = ${scope.livemode} and deleted_at is null order by created_at, id`
 }
 
 export async function findEndpoint(db: Db, id: string, scope: OrderScope): Promise<WebhookEndpoint | null> {
   const [row] = await db<WebhookEndpoint[]>`
     select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints
-    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}`
+    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} and deleted_at is null`
   return row ?? null
 }
 
-/** Deletes an endpoint with its deliveries and their log; false when the caller has no such endpoint. */
+/**
+ * Deletes an endpoint as its owner sees it: marked, so from now on no read here finds it, no
+ * event is relayed or redelivered to it, it leaves room for another, and a delivery of it already
+ * queued is skipped. Its rows go in batches afterwards (`purgeDeletedEndpoints`), so a delete
+ * costs one row whatever the endpoint's history. False when the caller has no such endpoint.
+ */
 export async function deleteEndpoint(db: Db, id: string, scope: OrderScope): Promise<boolean> {
   const rows = await db`
-    delete from webhook_endpoints where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} returning id`
+    update webhook_endpoints set deleted_at = now()
+    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} and deleted_at is null returning id`
   return rows.length > 0
+}
+
+/**
+ * One step of removing deleted endpoints: up to `limit` of their deliveries (their attempts go
+ * with them, by the foreign key's cascade on its index), skipping rows another purge holds; when
+ * fewer were left, the deleted endpoints that have none left too. Returns the deliveries deleted.
+ */
+export async function purgeDeletedEndpoints(db: Db, limit: number): Promise<number> {
+  const deliveries = await db`
+    delete from webhook_deliveries where id = any(array(
+      select id from webhook_deliveries
+      where endpoint_id = any(array(select id from webhook_endpoints where deleted_at is not null))
+      limit ${limit} for update skip locked))`
+  if (deliveries.count < limit) {
+    await db`
+      delete from webhook_endpoints w where deleted_at is not null
+        and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id)`
+  }
+  return deliveries.count
 }
 
 /** Makes `secret` the signing secret; the one it replaces keeps signing until `overlapUntil`. */
 export async function rotateEndpointSecret(db: Db, id: string, scope: OrderScope, secret: string, overlapUntil: Date): Promise<WebhookEndpoint | null> {
   const [row] = await db<WebhookEndpoint[]>`
     update webhook_endpoints set previous_secret = secret, previous_secret_expires_at = ${overlapUntil}, secret = ${secret}
-    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode}
+    where id = ${id} and business_id = ${scope.businessId} and livemode = ${scope.livemode} and deleted_at is null
     returning ${db.unsafe(ENDPOINT_COLUMNS)}`
   return row ?? null
 }
@@ -104,7 +129,7 @@ export type EndpointToDeliver = Pick<WebhookEndpoint, 'id' | 'url' | 'status' | 
 /** What an attempt needs of an event: the resource it sends, and the trace it continues. */
 export type EventToDeliver = Pick<StoredEvent, 'id' | 'livemode' | 'sequence' | 'type' | 'data' | 'createdAt' | 'traceparent'>
 
-/** A delivery with its event and its endpoint, each null once gone. */
+/** A delivery with its event and its endpoint, each null once gone (an endpoint once deleted). */
 export interface DeliveryToAttempt {
   delivery: Pick<Delivery, 'id' | 'eventId' | 'endpointId' | 'status' | 'attempts' | 'nextAttemptAt'>
   event: EventToDeliver | null
@@ -137,7 +162,7 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
       w.id is not null as endpoint_found, w.url, w.status as endpoint_status, w.disabled_reason, w.secret, w.previous_secret, w.previous_secret_expires_at
     from webhook_deliveries d
       left join lateral (select * from events where id = d.event_id limit 1) e on true
-      left join lateral (select * from webhook_endpoints where id = d.endpoint_id limit 1) w on true
+      left join lateral (select * from webhook_endpoints where id = d.endpoint_id and deleted_at is null limit 1) w on true
     where d.id = any(${ids}::bigint[])`
   // Built field by field: a rest pattern over a row this wide was a tenth of the read's cost.
   return rows.map((row) => ({
@@ -151,9 +176,9 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
   }))
 }
 
-/** Any endpoint by id, whoever owns it (the caller checks the owner); the sender reads endpoints with their deliveries instead (`findDeliveriesToAttempt`). */
+/** Any endpoint not deleted by id, whoever owns it (the caller checks the owner); the sender reads endpoints with their deliveries instead (`findDeliveriesToAttempt`). */
 export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpoint | null> {
-  const [row] = await db<WebhookEndpoint[]>`select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where id = ${id}`
+  const [row] = await db<WebhookEndpoint[]>`select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where id = ${id} and deleted_at is null`
   return row ?? null
 }
 
@@ -185,7 +210,7 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
     ), inserted as (
       insert into webhook_deliveries (event_id, endpoint_id)
       select c.id, w.id from claimed c join webhook_endpoints w
-        on w.business_id = c.business_id and w.livemode = c.livemode and w.status = 'enabled'
+        on w.business_id = c.business_id and w.livemode = c.livemode and w.status = 'enabled' and w.deleted_at is null
         and (w.event_types is null or c.type = any(w.event_types))
       on conflict do nothing
       returning ${db.unsafe(DELIVERY_COLUMNS)}
@@ -196,16 +221,15 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
 }
 
 /**
- * One more delivery of an event to each enabled endpoint of its owner that takes its type,
- * numbered after the last: the redelivery an integrator asks for.
+ * One more delivery of an event to each enabled endpoint of its owner that takes its type (or to
+ * `endpointId` only, when given), numbered after the last: the redelivery an integrator asks for.
  */
-/** One more delivery of the event to each enabled endpoint that takes it, or to `endpointId` only when given. */
 export async function insertRedeliveries(db: Db, eventId: string, endpointId: string | null = null): Promise<Delivery[]> {
   return db<Delivery[]>`
     insert into webhook_deliveries (event_id, endpoint_id, redelivery)
     select e.id, w.id, coalesce((select max(redelivery) from webhook_deliveries d where d.event_id = e.id and d.endpoint_id = w.id), 0) + 1
     from events e join webhook_endpoints w
-      on w.business_id = e.business_id and w.livemode = e.livemode and w.status = 'enabled'
+      on w.business_id = e.business_id and w.livemode = e.livemode and w.status = 'enabled' and w.deleted_at is null
       and (w.event_types is null or e.type = any(w.event_types))
     where e.id = ${eventId} and (${endpointId}::text is null or w.id = ${endpointId})
     returning ${db.unsafe(DELIVERY_COLUMNS)}`

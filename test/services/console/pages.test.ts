@@ -105,7 +105,8 @@ t.test('webhook endpoints: create (secret shown once), the log, rotate, delete; 
   const deleted = await client.post(`/console/webhooks/${row.id}/delete`)
   t.equal(deleted.statusCode, 303)
   t.match((await client.get(String(deleted.headers.location))).body, /is deleted/)
-  t.same(await sql`select id from webhook_endpoints where id = ${row.id}`, [])
+  t.ok((await sql`select deleted_at from webhook_endpoints where id = ${row.id}`)[0]?.deletedAt, 'marked deleted: the webhook sender removes its rows')
+  t.notMatch((await client.get('/console/webhooks')).body, row.id, 'and the list no longer shows it')
 })
 
 t.test('operators find and create businesses; the new one has an empty wallet and an audit row', async (t) => {

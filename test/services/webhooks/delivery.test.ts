@@ -374,6 +374,12 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     t.ok(receiver.at('/silent').length >= 1, 'the request did reach the receiver')
     const deleted = await call(account.apiKey, 'DELETE', `${ENDPOINTS}/${silent.id}`)
     t.equal(deleted.statusCode, 204, 'deleted, which ends its deliveries')
+    // The sender's sweep (every 5 s) removes its retrying delivery and its log, then the endpoint.
+    const rowsLeft = async () => (await sql`
+      select (select count(*) from webhook_endpoints where id = ${silent.id}) + (select count(*) from webhook_deliveries where endpoint_id = ${silent.id})
+        + (select count(*) from webhook_attempts where endpoint_id = ${silent.id}) as n`)[0]!.n
+    const purged = await waitForValue(rowsLeft, (n) => Number(n) === 0, WAIT_MS, 100)
+    t.ok(purged.held, `the sender removed the endpoint's rows (${purged.value} left)`)
   })
 
   t.test('a redirect is not followed and counts as a failure', async (t) => {
