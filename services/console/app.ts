@@ -30,7 +30,7 @@ import authRoutes, { CSRF_COOKIE } from './routes/auth.js'
 import businessRoutes from './routes/business.js'
 import operatorRoutes from './routes/operator.js'
 import { postgresSessionStore } from './session-store.js'
-import { cspDirectives } from './csp.js'
+import { helmetOptions, notFoundPage, servedLocally } from './server-options.js'
 import courierAppRoutes from './routes/courier-app.js'
 import { deleteExpiredCourierSessions } from '../../shared/db/courier-logins.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
@@ -85,11 +85,8 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
 
   const sessionTtlMs = config.CONSOLE_SESSION_TTL_H * 3600 * 1000
   // DESIGN 12: Secure except on http://localhost, where browsers have no TLS to offer.
-  const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(config.CONSOLE_PUBLIC_URL)
-  await app.register(helmet, {
-    contentSecurityPolicy: { directives: cspDirectives(local) },
-    hsts: !local,
-  })
+  const local = servedLocally(config)
+  await app.register(helmet, helmetOptions(config))
   await app.register(formbody, { bodyLimit: 64 * 1024 })
   // Not read here: a multipart body stays unread until the one route that takes a file asks for
   // it, after the login and CSRF checks, so an anonymous upload costs nothing.
@@ -164,9 +161,7 @@ function requireRole(role: ConsoleUser['role']) {
 }
 
 function installErrorPages(app: FastifyInstance) {
-  app.setNotFoundHandler((request, reply) => sendPage(reply, 404, frameOf(request, reply), {
-    title: 'Not found', path: request.url, body: html`<p>There is nothing at this address${request.user ? '' : ', or you are not logged in'}. <a href="/console">Back to the console</a></p>`,
-  }))
+  app.setNotFoundHandler((request, reply) => sendPage(reply, 404, frameOf(request, reply), notFoundPage(request.url, Boolean(request.user))))
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     // A wait that ran out (the handler's, or the database's) is a 503 to retry, not a bug.
     const waitedTooLong = err.code === 'FST_ERR_HANDLER_TIMEOUT' || isConnectionError(err) || isTimeoutError(err)

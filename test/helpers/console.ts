@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import consoleApp from '../../services/console/app.js'
 import { consoleEnv, loadConfig } from '../../shared/config.js'
-import { requestTimeouts } from '../../shared/http/run-service.js'
+import { consoleServerOptions } from '../../services/console/server-options.js'
 import { createConsoleUser } from '../../shared/console/users.js'
 import type { ConsoleRole } from '../../shared/db/console-users.js'
 import { insertOrders } from '../../shared/db/orders.js'
@@ -31,7 +31,7 @@ export async function startConsole(t: Test, env: Record<string, string>, extra: 
     CONSOLE_LOGIN_LIMIT: '0',
     WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', ...env, ...extra,
   })
-  const app = Fastify({ logger: false, trustProxy: extra.TRUST_PROXY === 'true', ...requestTimeouts(config) })
+  const app = Fastify({ ...consoleServerOptions(config), logger: false })
   const routes: ConsoleRoute[] = []
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url })

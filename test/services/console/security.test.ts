@@ -60,6 +60,22 @@ t.test('the cookies are HttpOnly, SameSite=Lax, scoped to /console, and Secure u
   t.match(String(secure.headers['content-security-policy']), /script-src 'none'/)
 })
 
+t.test('a path the router cannot read gets the not-found page with every security header', async (t) => {
+  const { app: tls } = await startConsole(t, db.env, { CONSOLE_PUBLIC_URL: 'https://console.example.com', TRUST_PROXY: 'true' })
+  const known = await new ConsoleClient(tls).get('/console/no-such-page', { 'x-forwarded-proto': 'https' })
+  t.equal(known.statusCode, 404, 'an unknown address, for comparison')
+  // A tracking token past the router's 100 characters, and percent-encoding that decodes to nothing.
+  for (const path of [`/track/${'a'.repeat(150)}`, `/console/orders/${'9'.repeat(300)}`, '/console/orders/%E0%A4%A', '/track/%ZZ']) {
+    const answer = await new ConsoleClient(tls).get(path, { 'x-forwarded-proto': 'https' })
+    t.equal(answer.statusCode, 404, `${path.slice(0, 40)}: 404`)
+    t.match(String(answer.headers['content-type']), /^text\/html/, 'the console\'s page, not fastify\'s JSON')
+    t.match(answer.body, /There is nothing at this address, or you are not logged in/)
+    for (const header of ['content-security-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options']) {
+      t.equal(answer.headers[header], known.headers[header], `${header} as on any page`)
+    }
+  }
+})
+
 t.test('five failed logins lock the account for 15 minutes, even against the right password, and the answer never says so', async (t) => {
   const user = await consoleUser(db.sql, url, { email: 'locked@ada.example', role: 'business', businessId: ada.businessId })
   const client = new ConsoleClient(app)
