@@ -6,6 +6,7 @@ import type { WorkerConfig } from '../../shared/config.js'
 import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
 import { createSql, isPrivilegeError } from '../../shared/db/sql.js'
+import { inBatches } from '../../shared/batches.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
@@ -30,6 +31,8 @@ import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { keepPartitions, pruneSettledDeliveries, type HistoryRetention } from '../../shared/orders/history.js'
 
 const SWEEP_MS = 15 * 60 * 1000
+// Expired Idempotency-Keys freed a statement at a time.
+const KEY_BATCH = 1000
 // Often enough that an orphan is settled a few seconds after PLACEMENT_ORPHAN_AFTER_S.
 const SETTLE_EVERY_MS = 2000
 
@@ -132,7 +135,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
   const sweep = setInterval(() => {
     upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
-    releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
+    inBatches(KEY_BATCH, (limit) => releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H, limit)).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
     erasePersonalDataOlderThan(sql, photos, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
   }, SWEEP_MS).unref()
 

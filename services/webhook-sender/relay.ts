@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq'
+import { inBatches } from '../../shared/batches.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { findOverdueDeliveries, purgeDeletedEndpoints, relayEvents } from '../../shared/db/webhooks.js'
 import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
@@ -45,10 +46,5 @@ export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: 
  * deliveries went.
  */
 export async function purgeDeleted(sql: Sql): Promise<number> {
-  let total = 0
-  for (;;) {
-    const deleted = await purgeDeletedEndpoints(sql, PURGE_BATCH)
-    total += deleted
-    if (deleted < PURGE_BATCH) return total
-  }
+  return inBatches(PURGE_BATCH, (limit) => purgeDeletedEndpoints(sql, limit))
 }

@@ -166,12 +166,13 @@ export async function findStalePending(db: Db, seconds: number): Promise<string[
 }
 
 /** Idempotency-Keys live `ttlHours`; after that the key may be used for a new request. */
-export async function releaseExpiredKeys(db: Db, ttlHours: number): Promise<number> {
-  const rows = await db`
-    update placements set idempotency_key = null
-    where idempotency_key is not null and status <> 'pending' and created_at < now() - make_interval(hours => ${ttlHours})
-    returning id`
-  return rows.length
+export async function releaseExpiredKeys(db: Db, ttlHours: number, limit: number): Promise<number> {
+  const result = await db`
+    update placements set idempotency_key = null where id = any(array(
+      select id from placements
+      where idempotency_key is not null and status <> 'pending' and created_at < now() - make_interval(hours => ${ttlHours})
+      limit ${limit} for update skip locked))`
+  return result.count
 }
 
 /** Frees one expired key so the request that brought it again starts afresh. */

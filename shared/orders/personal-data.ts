@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { inBatches } from '../batches.js'
 import { insertAudit } from '../db/audit.js'
 import { claimPlacementsOlderThan, eraseOrders, erasePlacementShipments, erasePlacementShipmentsByPhone, findOrdersByPhone } from '../db/personal-data.js'
 import type { Sql } from '../db/sql.js'
@@ -27,18 +28,13 @@ async function removePhotos(photos: PhotoStore, keys: string[]): Promise<void> {
 
 /** Erases the personal data of placements settled more than `days` ago, in batches; the count erased. */
 export async function erasePersonalDataOlderThan(sql: Sql, photos: PhotoStore, days: number): Promise<number> {
-  let total = 0
-  for (;;) {
-    const erased = await sql.begin(async (tx) => {
-      const ids = await claimPlacementsOlderThan(tx, days, ERASE_BATCH)
-      if (ids.length === 0) return 0
-      await erasePlacementShipments(tx, ids, PERSONAL_FIELDS)
-      await removePhotos(photos, await eraseOrders(tx, { placementIds: ids }, PERSONAL_FIELDS))
-      return ids.length
-    })
-    total += erased
-    if (erased < ERASE_BATCH) return total
-  }
+  return inBatches(ERASE_BATCH, (limit) => sql.begin(async (tx) => {
+    const ids = await claimPlacementsOlderThan(tx, days, limit)
+    if (ids.length === 0) return 0
+    await erasePlacementShipments(tx, ids, PERSONAL_FIELDS)
+    await removePhotos(photos, await eraseOrders(tx, { placementIds: ids }, PERSONAL_FIELDS))
+    return ids.length
+  }))
 }
 
 /** The national number of a phone as sent (`+234 809 000 0000`, `08090000000`): its last ten digits. */
