@@ -13,7 +13,8 @@ import { newUuid } from '../../shared/ids.js'
  * month partitions), first to `small` then to `large`, and at each size the two reads of
  * GET /v2/business/events are timed through the repository function the route calls
  * (`listEvents`, on a pool made as the gateway makes its own): the first page (after=0, the
- * default 20 + 1) and the backfill from a random point (after=N, the largest page, 100 + 1).
+ * default 20 + 1), the backfill from a random point (after=N, the largest page, 100 + 1), and
+ * the first page of a type no event has (type=order.returned), which finds nothing.
  * Postgres alone is measured, not the gateway: nothing else is started. Each query is also
  * EXPLAINed as it was sent (the driver's own text and parameters) to show it runs on an index,
  * and the partitions' scan counters say no sequential scan was made. The schema is dropped after.
@@ -123,6 +124,8 @@ export async function historyCase(options: HistoryOptions): Promise<HistoryResul
       const queries: [string, number, () => Promise<unknown[]>][] = [
         ['first page (after=0, 20)', FIRST_PAGE, () => listEvents(reads, scope, { after: 0, types: null, limit: FIRST_PAGE })],
         ['backfill (after=random, 100)', BACKFILL_PAGE, () => listEvents(reads, scope, { after: Math.floor(Math.random() * (size - BACKFILL_PAGE)), types: null, limit: BACKFILL_PAGE })],
+        // A type none of these events has: the read must not walk them all to say so.
+        ['a type with no events (type=order.returned, after=0, 20)', 0, () => listEvents(reads, scope, { after: 0, types: ['order.returned'], limit: FIRST_PAGE })],
       ]
       for (const [query, expected, call] of queries) {
         for (let i = 0; i < 50; i++) await call()
