@@ -172,16 +172,24 @@ export interface OrderFilter {
   limit: number
 }
 
+/** Statuses a partial index holds apart from the rest: orders_open (migration 00005) and orders_ended_early (00030). */
+const INDEXED_APART: readonly (readonly OrderStatus[])[] = [['created', 'assigned', 'picked_up', 'failed'], ['cancelled', 'returned']]
+
 /**
  * A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive.
- * A null `businessId` is the operator's view across businesses.
+ * A null `businessId` is the operator's view across businesses. Statuses all held apart by one
+ * partial index are also named as that index's set in the text, so that even a prepared
+ * statement's generic plan (made without the values) may read them there instead of walking every
+ * order of the business for a status it has few of.
  */
 export async function listOrders(db: Db, scope: { businessId: string | null; livemode: boolean }, filter: OrderFilter): Promise<Order[]> {
   const { statuses, placementId, createdGte, createdLt, after } = filter
+  const apart = statuses && INDEXED_APART.find((set) => statuses.every((status) => set.includes(status)))
   return db<Order[]>`
     select ${db.unsafe(ORDER_COLUMNS)} from orders
     where livemode = ${scope.livemode} ${scope.businessId === null ? db`` : db`and business_id = ${scope.businessId}`}
       ${statuses ? db`and status = any(${statuses}::text[])` : db``}
+      ${apart ? db`and status in (${db.unsafe(apart.map((status) => `'${status}'`).join(', '))})` : db``}
       ${placementId ? db`and placement_id = ${placementId}` : db``}
       ${createdGte ? db`and created_at >= ${createdGte}` : db``}
       ${createdLt ? db`and created_at < ${createdLt}` : db``}

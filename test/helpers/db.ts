@@ -158,3 +158,29 @@ export async function everyRowAsText(sql: Sql): Promise<string> {
   for (const { name } of tables) rows.push(...(await sql<{ row: string }[]>`select t::text as row from ${sql(name)} t`).map((entry) => entry.row))
   return rows.join('\n')
 }
+
+/**
+ * The plan of the statement `call` sends, as a prepared statement's generic plan: the one
+ * Postgres may settle on after a few calls, made without the parameters' values, so only what the
+ * statement's text says can choose a partial index. Sequential scans are off, so an index is chosen
+ * whatever the table's size and what matters is which. JSON text of EXPLAIN's answer. The values
+ * are written out as literals: they must be the test's own (ids, numbers, names without quotes).
+ */
+export async function genericPlanOf(t: Test, config: CommonConfig, call: (db: Sql) => Promise<unknown>): Promise<string> {
+  const reads = createSql(config, { max: 1 })
+  t.teardown(() => reads.end())
+  let sent: { text: string; parameters: unknown[] } | null = null
+  reads.options.debug = (_connection, text, parameters) => { sent = { text, parameters: [...parameters] } }
+  await call(reads)
+  const statement = sent as { text: string; parameters: unknown[] } | null
+  if (!statement) throw new Error('the driver told no statement')
+  const literal = (value: unknown) => (Array.isArray(value) ? `'{${value.join(',')}}'` : typeof value === 'string' ? `'${value}'` : String(value))
+  return reads.begin(async (tx) => {
+    await tx`set local enable_seqscan = off`
+    await tx`set local plan_cache_mode = force_generic_plan`
+    await tx.unsafe(`prepare as_sent as ${statement.text}`)
+    const [row] = await tx.unsafe<{ 'QUERY PLAN': unknown }[]>(`explain (format json) execute as_sent(${statement.parameters.map(literal).join(', ')})`)
+    await tx.unsafe('deallocate as_sent')
+    return JSON.stringify(row!['QUERY PLAN'])
+  })
+}

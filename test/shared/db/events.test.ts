@@ -1,10 +1,9 @@
 import t from 'tap'
 import type { OrderEventType } from '../../../shared/courier.js'
 import { appendEvents, listEvents } from '../../../shared/db/events.js'
-import { createSql } from '../../../shared/db/sql.js'
 import { newEventId } from '../../../shared/ids.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { useTestDb } from '../../helpers/db.js'
+import { genericPlanOf, useTestDb } from '../../helpers/db.js'
 
 // GET /v2/business/events?type=… (shared/db/events.ts, migration 00029): a filter of types every
 // order has is answered from the business's events in sequence order, where a page is a few rows
@@ -36,29 +35,7 @@ t.test('events by type: right rows in sequence order, uncommon types read by the
   t.same(mixed.map((event) => [event.sequence, event.type]), [[2492, 'order.delivered'], [2496, 'order.delivered'], [2500, 'order.cancelled'], [2504, 'order.delivered']], 'common and uncommon together')
   t.equal((await list({ types: null, limit: 100 })).length, 100, 'no filter: a full page')
 
-  // The plans of the statements as the driver sends them; sequential scans off, so an index is
-  // chosen whatever the table's size, and what matters is which.
-  const reads = createSql(config, { max: 1 })
-  t.teardown(() => reads.end())
-  let sent: { text: string; parameters: unknown[] } | null = null
-  reads.options.debug = (_connection, text, parameters) => { sent = { text, parameters: [...parameters] } }
-  const planOf = async (types: OrderEventType[]) => {
-    await listEvents(reads, scope, { after: 0, types, limit: 21 })
-    const statement = sent as { text: string; parameters: unknown[] } | null
-    if (!statement) throw new Error('the driver told no statement')
-    // As a prepared statement's generic plan: the one Postgres may settle on after a few calls,
-    // made without the parameters' values, so only what the text says can choose the index.
-    return sql.begin(async (tx) => {
-      await tx`set local enable_seqscan = off`
-      await tx`set local plan_cache_mode = force_generic_plan`
-      await tx.unsafe(`prepare listed as ${statement.text}`)
-      // The values written out (this test's own: ids, numbers, type names), each cast by the statement.
-      const literal = (value: unknown) => (Array.isArray(value) ? `'{${value.join(',')}}'` : typeof value === 'string' ? `'${value}'` : String(value))
-      const [row] = await tx.unsafe<{ 'QUERY PLAN': unknown }[]>(`explain (format json) execute listed(${statement.parameters.map(literal).join(', ')})`)
-      await tx.unsafe('deallocate listed')
-      return JSON.stringify(row!['QUERY PLAN'])
-    })
-  }
+  const planOf = (types: OrderEventType[]) => genericPlanOf(t, config, (reads) => listEvents(reads, scope, { after: 0, types, limit: 21 }))
   // Each month's copy of the index is named after its columns by Postgres.
   const uncommonIndex = /"Index Name":"events_\d{4}_\d{2}_business_id_livemode_type_sequence_idx"/
   t.match(await planOf(['order.returned', 'order.failed']), uncommonIndex, 'uncommon types: read from the index of those types only')
