@@ -1,6 +1,6 @@
 import type { OrderEventType } from '../courier.js'
 import type { OrderScope } from './orders.js'
-import type { Db, Tx } from './sql.js'
+import { literalList, type Db, type Tx } from './sql.js'
 
 /** An event row: `data` is `{ order: <the order resource after the change> }`. */
 export interface StoredEvent {
@@ -75,7 +75,7 @@ export async function listEvents(db: Db, scope: OrderScope, filter: EventFilter)
     select ${db.unsafe(COLUMNS)} from events
     where business_id = ${scope.businessId} and livemode = ${scope.livemode} and sequence > ${filter.after}
       ${filter.types ? db`and type = any(${filter.types}::text[])` : db``}
-      ${uncommonOnly ? db`and type not in (${db.unsafe(COMMON_TYPES.map((type) => `'${type}'`).join(', '))})` : db``}
+      ${uncommonOnly ? db`and type not in (${literalList(db, COMMON_TYPES)})` : db``}
     order by sequence limit ${filter.limit}`
 }
 

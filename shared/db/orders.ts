@@ -1,5 +1,5 @@
 import type { Courier, DeliveryMode, HistoryEntry, OrderStatus, VehicleType } from '../courier.js'
-import type { Db, Tx } from './sql.js'
+import { literalList, type Db, type Tx } from './sql.js'
 
 /** A shipment as the order keeps it: the fields sent, defaults resolved; personal fields go after the retention period. */
 export type StoredShipment = Record<string, unknown>
@@ -189,7 +189,7 @@ export async function listOrders(db: Db, scope: { businessId: string | null; liv
     select ${db.unsafe(ORDER_COLUMNS)} from orders
     where livemode = ${scope.livemode} ${scope.businessId === null ? db`` : db`and business_id = ${scope.businessId}`}
       ${statuses ? db`and status = any(${statuses}::text[])` : db``}
-      ${apart ? db`and status in (${db.unsafe(apart.map((status) => `'${status}'`).join(', '))})` : db``}
+      ${apart ? db`and status in (${literalList(db, apart)})` : db``}
       ${placementId ? db`and placement_id = ${placementId}` : db``}
       ${createdGte ? db`and created_at >= ${createdGte}` : db``}
       ${createdLt ? db`and created_at < ${createdLt}` : db``}

@@ -9,6 +9,16 @@ export type Tx = postgres.TransactionSql<Types>
 /** Either the pool or an open transaction: repositories accept both. */
 export type Db = Sql | Tx
 
+/**
+ * Names written into a statement's own text as a list of quoted literals (`'a', 'b'`): for a
+ * condition a partial index's predicate must be seen to cover, which the planner cannot prove
+ * from a parameter when it makes a prepared statement's generic plan. The code's own constants
+ * only, never a caller's input.
+ */
+export function literalList(db: Db, names: readonly string[]) {
+  return db.unsafe(names.map((name) => `'${name}'`).join(', '))
+}
+
 /** The bounds a service's sessions run under; migrations and the CLI go without them. */
 export type SessionTimeouts = Pick<ServingConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
 

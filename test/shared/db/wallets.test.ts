@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, debitWalletIfCovered, findWallet, listLedger } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, debitWalletIfCovered, findWallet, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
-import { useTestDb } from '../../helpers/db.js'
+import { genericPlanOf, useTestDb } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
 
 t.test('wallet repository keeps balance = credits − debits + refunds, with an exact balance_after', async (t) => {
@@ -43,4 +43,32 @@ t.test('wallet repository keeps balance = credits − debits + refunds, with an 
   t.same(entries.map((entry) => entry.kind), ['credit', 'debit'])
   t.same((await listLedger(sql, business.id, { kinds: ['debit'], beforeId: null, limit: 100 })).map((entry) => entry.placementId), [placementId], 'filtered by kind')
   t.equal(await sql.begin((tx) => creditWallet(tx, randomUUID(), 100)), null, 'no wallet, no credit')
+})
+
+// GET /v2/business/wallet/transactions?type=… (migration 00031): credits and refunds, a few
+// among a placement's debit each, are read from their own index, even by a generic plan.
+t.test('a statement of credits only is read from their index, not found among the debits', async (t) => {
+  const { sql, config } = await useTestDb(t)
+  const business = await createBusiness(sql, newUuid(), { name: 'Tops up weekly', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  await createWallet(sql, business.id, 'NGN')
+  await sql.begin((tx) => creditWallet(tx, business.id, 10_000_000, 'TOPUP-1'))
+  // 2000 placements' debits after the top-up, written as the debit writes them, and the wallet with them.
+  await sql`
+    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
+    select ${business.id}, true, 'debit', 100, gen_random_uuid(), 10000000 - 100 * n from generate_series(1, 2000) n`
+  await sql`update wallets set balance = balance - 200000 where business_id = ${business.id} and livemode`
+  await sql`analyze ledger_entries`
+
+  const kindsOf = async (kinds: LedgerEntry['kind'][] | null, limit = 21) =>
+    (await listLedger(sql, business.id, { kinds, beforeId: null, limit })).map((entry) => entry.kind)
+  t.same(await kindsOf(['credit']), ['credit'], 'the one credit')
+  t.same(await kindsOf(['refund']), [], 'no refund')
+  t.same(await kindsOf(['credit', 'refund']), ['credit'])
+  t.same(await kindsOf(['debit'], 3), ['debit', 'debit', 'debit'], 'the debits, a page at once')
+  t.equal((await kindsOf(null, 100)).length, 100, 'no filter: a full page')
+
+  const planOf = (kinds: LedgerEntry['kind'][]) => genericPlanOf(t, config, (reads) => listLedger(reads, business.id, { kinds, beforeId: null, limit: 21 }))
+  t.match(await planOf(['credit']), /"Index Name":"ledger_credits_refunds"/, 'credits: read from their index')
+  t.match(await planOf(['refund', 'credit']), /"Index Name":"ledger_credits_refunds"/, 'credits and refunds together too')
+  t.notMatch(await planOf(['debit', 'credit']), /ledger_credits_refunds/, 'with the debits: newest first on the business\'s index')
 })
