@@ -6,7 +6,7 @@ import type { WorkerConfig } from '../../shared/config.js'
 import { geocodeCacheTable } from '../../shared/db/geocode-cache.js'
 import { releaseExpiredKeys, settleNotProcessed } from '../../shared/db/placements.js'
 import { createSql, isPrivilegeError } from '../../shared/db/sql.js'
-import { inBatches } from '../../shared/batches.js'
+import { drainInBatches } from '../../shared/drain.js'
 import { createRedis } from '../../shared/redis.js'
 import { createGeocoder } from '../../shared/geo/geocoder.js'
 import healthRoutes from '../../shared/http/health.js'
@@ -135,7 +135,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
   const sweep = setInterval(() => {
     upkeep().catch((err) => app.log.warn({ err: err.message }, 'history upkeep failed'))
-    inBatches(KEY_BATCH, (limit) => releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H, limit)).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
+    drainInBatches(KEY_BATCH, (limit) => releaseExpiredKeys(sql, config.IDEMPOTENCY_TTL_H, limit)).catch((err) => app.log.warn({ err: err.message }, 'idempotency sweep failed'))
     erasePersonalDataOlderThan(sql, photos, config.PERSONAL_DATA_RETENTION_D).catch((err) => app.log.warn({ err: err.message }, 'personal data sweep failed'))
   }, SWEEP_MS).unref()
 

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq'
-import { inBatches } from '../../shared/batches.js'
+import { drainInBatches } from '../../shared/drain.js'
 import type { Sql } from '../../shared/db/sql.js'
 import { findOverdueDeliveries, purgeDeletedEndpoints, relayEvents } from '../../shared/db/webhooks.js'
 import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
@@ -46,5 +46,5 @@ export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: 
  * deliveries went.
  */
 export async function purgeDeleted(sql: Sql): Promise<number> {
-  return inBatches(PURGE_BATCH, (limit) => purgeDeletedEndpoints(sql, limit))
+  return drainInBatches(PURGE_BATCH, (limit) => purgeDeletedEndpoints(sql, limit))
 }

@@ -3,7 +3,7 @@ import {
   tryLockPartitionChanges, type MonthPartition, type PartitionedTable,
 } from '../db/partitions.js'
 import type { Sql } from '../db/sql.js'
-import { inBatches } from '../batches.js'
+import { drainInBatches } from '../drain.js'
 
 /*
  * Partitioned history and retention (DESIGN 16, docs/scaling.md): events, webhook delivery
@@ -100,5 +100,5 @@ export async function keepPartitions(sql: Sql, retention: HistoryRetention, now 
  */
 export async function pruneSettledDeliveries(sql: Sql, eventRetentionD: number, now = new Date()): Promise<number> {
   const cutoff = new Date(now.getTime() - eventRetentionD * DAY_MS)
-  return inBatches(DELIVERY_BATCH, (limit) => deleteSettledDeliveriesBefore(sql, cutoff, limit))
+  return drainInBatches(DELIVERY_BATCH, (limit) => deleteSettledDeliveriesBefore(sql, cutoff, limit))
 }

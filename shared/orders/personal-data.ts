@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { inBatches } from '../batches.js'
+import { drainInBatches } from '../drain.js'
 import { insertAudit } from '../db/audit.js'
 import { claimPlacementsOlderThan, eraseOrders, erasePlacementShipments, erasePlacementShipmentsByPhone, findOrdersByPhone } from '../db/personal-data.js'
 import type { Sql } from '../db/sql.js'
@@ -28,7 +28,7 @@ async function removePhotos(photos: PhotoStore, keys: string[]): Promise<void> {
 
 /** Erases the personal data of placements settled more than `days` ago, in batches; the count erased. */
 export async function erasePersonalDataOlderThan(sql: Sql, photos: PhotoStore, days: number): Promise<number> {
-  return inBatches(ERASE_BATCH, (limit) => sql.begin(async (tx) => {
+  return drainInBatches(ERASE_BATCH, (limit) => sql.begin(async (tx) => {
     const ids = await claimPlacementsOlderThan(tx, days, limit)
     if (ids.length === 0) return 0
     await erasePlacementShipments(tx, ids, PERSONAL_FIELDS)

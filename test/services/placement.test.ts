@@ -5,7 +5,7 @@ import t from 'tap'
 import { settleOrphans } from '../../services/placement-worker/sweeps.js'
 import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { releaseExpiredKeys } from '../../shared/db/placements.js'
-import { inBatches } from '../../shared/batches.js'
+import { drainInBatches } from '../../shared/drain.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { walletsAgainstLedger } from '../helpers/db.js'
 import { IKEJA, ISLAND, shipment } from '../helpers/shipments.js'
@@ -246,7 +246,7 @@ t.test('placement', async (t) => {
     for (const key of ['old-1', 'old-2', 'old-3']) ids.push((await place(account.apiKey, [shipment()], { 'idempotency-key': key })).json().placement_id)
     await sql`update placements set created_at = now() - interval '25 hours' where id = any(${ids}::uuid[])`
     t.equal(await releaseExpiredKeys(sql, 24, 2), 2, 'one statement frees no more than its batch')
-    t.ok(await inBatches(2, (limit) => releaseExpiredKeys(sql, 24, limit)) >= 1, 'the rest in the batches after')
+    t.ok(await drainInBatches(2, (limit) => releaseExpiredKeys(sql, 24, limit)) >= 1, 'the rest in the batches after')
     const left = await sql`select id from placements where id = any(${ids}::uuid[]) and idempotency_key is not null`
     t.same(left, [], 'every expired key is free')
   })
