@@ -4,7 +4,7 @@
 -- and two cores here, growing with the retention window. Every order has its created, assigned,
 -- picked_up and delivered events, so a page of those is found within a few rows; the other types
 -- are indexed here by type, and only they, so the placements and moves that write the common
--- events write nothing more (an index of every event cost the place-100 case up to a sixth of
+-- events write nothing more (an index of every event cost the place-100 case about a sixth of
 -- its orders a second). listEvents (shared/db/events.ts) repeats this predicate word for word
 -- when every type asked for is one of these, so the planner can prove the index covers them.
 create index events_uncommon_types on events (business_id, livemode, type, sequence)
