@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq'
 import { drainInBatches } from '../../shared/drain.js'
 import type { Sql } from '../../shared/db/sql.js'
-import { findOverdueDeliveries, purgeDeletedEndpoints, relayEvents } from '../../shared/db/webhooks.js'
+import { deleteDeletedEndpointDeliveries, deleteEmptiedEndpoints, findOverdueDeliveries, relayEvents } from '../../shared/db/webhooks.js'
 import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
 
 const RELAY_BATCH = 500
@@ -46,5 +46,7 @@ export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: 
  * deliveries went.
  */
 export async function purgeDeleted(sql: Sql): Promise<number> {
-  return drainInBatches(PURGE_BATCH, (limit) => purgeDeletedEndpoints(sql, limit))
+  const deliveries = await drainInBatches(PURGE_BATCH, (limit) => deleteDeletedEndpointDeliveries(sql, limit))
+  await deleteEmptiedEndpoints(sql)
+  return deliveries
 }

@@ -55,7 +55,7 @@ export async function findEndpoint(db: Db, id: string, scope: OrderScope): Promi
 /**
  * Deletes an endpoint as its owner sees it: marked, so from now on no read here finds it, no
  * event is relayed or redelivered to it, it leaves room for another, and a delivery of it already
- * queued is skipped. Its rows go in batches afterwards (`purgeDeletedEndpoints`), so a delete
+ * queued is skipped. Its rows go in batches afterwards (`deleteDeletedEndpointDeliveries`), so a delete
  * costs one row whatever the endpoint's history. False when the caller has no such endpoint.
  */
 export async function deleteEndpoint(db: Db, id: string, scope: OrderScope): Promise<boolean> {
@@ -66,22 +66,23 @@ export async function deleteEndpoint(db: Db, id: string, scope: OrderScope): Pro
 }
 
 /**
- * One step of removing deleted endpoints: up to `limit` of their deliveries (their attempts go
- * with them, by the foreign key's cascade on its index), skipping rows another purge holds; when
- * fewer were left, the deleted endpoints that have none left too. Returns the deliveries deleted.
+ * Up to `limit` deliveries of deleted endpoints (their attempts go with them, by the foreign key's
+ * cascade on its index), skipping rows another purge holds. Returns how many went.
  */
-export async function purgeDeletedEndpoints(db: Db, limit: number): Promise<number> {
-  const deliveries = await db`
+export async function deleteDeletedEndpointDeliveries(db: Db, limit: number): Promise<number> {
+  const result = await db`
     delete from webhook_deliveries where id = any(array(
       select id from webhook_deliveries
       where endpoint_id = any(array(select id from webhook_endpoints where deleted_at is not null))
       limit ${limit} for update skip locked))`
-  if (deliveries.count < limit) {
-    await db`
-      delete from webhook_endpoints w where deleted_at is not null
-        and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id)`
-  }
-  return deliveries.count
+  return result.count
+}
+
+/** The deleted endpoints' rows, once they have no delivery left. */
+export async function deleteEmptiedEndpoints(db: Db): Promise<void> {
+  await db`
+    delete from webhook_endpoints w where deleted_at is not null
+      and not exists (select 1 from webhook_deliveries d where d.endpoint_id = w.id)`
 }
 
 /** Makes `secret` the signing secret; the one it replaces keeps signing until `overlapUntil`. */

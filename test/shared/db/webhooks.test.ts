@@ -2,7 +2,7 @@ import t from 'tap'
 import { appendEvents } from '../../../shared/db/events.js'
 import {
   deleteEndpoint, findDeliveriesToAttempt, findEndpoint, findEndpointById, insertEndpointWithin, insertRedeliveries,
-  listEndpoints, purgeDeletedEndpoints, recordAttempts, relayEvents, rotateEndpointSecret,
+  deleteDeletedEndpointDeliveries, deleteEmptiedEndpoints, listEndpoints, recordAttempts, relayEvents, rotateEndpointSecret,
 } from '../../../shared/db/webhooks.js'
 import { newEventId, newWebhookEndpointId, newWebhookSecret } from '../../../shared/ids.js'
 import { purgeDeleted } from '../../../services/webhook-sender/relay.js'
@@ -74,15 +74,17 @@ t.test('a deleted endpoint is gone at once for its owner and the sender, and its
   })
   const keptBefore = await rowsOf(kept.id)
   t.same(await rowsOf(doomed.id), { endpoints: 1, deliveries: 5, attempts: 2 }, 'its rows wait for the purge')
-  t.equal(await purgeDeletedEndpoints(sql, 3), 3, 'a batch deletes up to its limit')
+  t.equal(await deleteDeletedEndpointDeliveries(sql, 3), 3, 'a batch deletes up to its limit')
+  await deleteEmptiedEndpoints(sql)
   t.match(await rowsOf(doomed.id), { endpoints: 1, deliveries: 2 }, 'three deliveries gone; the row stays while it has any')
   const [{ orphans }] = await sql<{ orphans: number }[]>`
     select count(*)::int as orphans from webhook_attempts a where endpoint_id = ${doomed.id} and not exists (select 1 from webhook_deliveries d where d.id = a.delivery_id)`
   t.equal(orphans, 0, 'each deleted delivery took its attempts along')
-  t.equal(await purgeDeletedEndpoints(sql, 3), 2, 'the last two')
+  t.equal(await deleteDeletedEndpointDeliveries(sql, 3), 2, 'the last two')
+  await deleteEmptiedEndpoints(sql)
   t.same(await rowsOf(doomed.id), { endpoints: 0, deliveries: 0, attempts: 0 }, 'then the endpoint, with every delivery and attempt')
   t.same(await rowsOf(kept.id), keptBefore, 'the other endpoint keeps every row')
-  t.equal(await purgeDeletedEndpoints(sql, 3), 0, 'nothing left to purge')
+  t.equal(await deleteDeletedEndpointDeliveries(sql, 3), 0, 'nothing left to purge')
 
   // The sweep's loop: batches until one comes back short.
   const burst = Array.from({ length: 1500 }, (_, n) => ({ id: newEventId(), type: 'order.created' as const, orderId: `ORD-B${n}`, orderVersion: 1, data: { order: { n } }, createdAt: new Date() }))
