@@ -177,17 +177,24 @@ const INDEXED_APART: readonly (readonly OrderStatus[])[] = [['created', 'assigne
 
 /**
  * A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive.
- * A null `businessId` is the operator's view across businesses. Statuses all held apart by one
- * partial index are also named as that index's set in the text, so that even a prepared
- * statement's generic plan (made without the values) may read them there instead of walking every
- * order of the business for a status it has few of.
+ * Statuses all held apart by one partial index are also named as that index's set in the text, so
+ * that even a prepared statement's generic plan (made without the values) may read them there
+ * instead of walking every order of the business for a status it has few of.
+ *
+ * A null `businessId` is the operator's view across businesses. No index orders every order by
+ * time alone (every placement would write it), so a sort of all of them would grow with a table
+ * that is never pruned; instead, unless a placement or a rare status already narrows the read to a
+ * few rows, each business's first page is read from its own index and the newest of those kept.
  */
 export async function listOrders(db: Db, scope: { businessId: string | null; livemode: boolean }, filter: OrderFilter): Promise<Order[]> {
-  const { statuses, placementId, createdGte, createdLt, after } = filter
+  const { statuses, placementId, createdGte, createdLt, after, limit } = filter
   const apart = statuses && INDEXED_APART.find((set) => statuses.every((status) => set.includes(status)))
-  return db<Order[]>`
+  const eachBusiness = scope.businessId === null && placementId === null && !apart
+  // Not sent until awaited: read business by business, it is the lateral join's inner query.
+  const page = db<Order[]>`
     select ${db.unsafe(ORDER_COLUMNS)} from orders
-    where livemode = ${scope.livemode} ${scope.businessId === null ? db`` : db`and business_id = ${scope.businessId}`}
+    where livemode = ${scope.livemode}
+      ${scope.businessId !== null ? db`and business_id = ${scope.businessId}` : eachBusiness ? db`and business_id = b.id` : db``}
       ${statuses ? db`and status = any(${statuses}::text[])` : db``}
       ${apart ? db`and status in (${literalList(db, apart)})` : db``}
       ${placementId ? db`and placement_id = ${placementId}` : db``}
@@ -195,7 +202,12 @@ export async function listOrders(db: Db, scope: { businessId: string | null; liv
       ${createdLt ? db`and created_at < ${createdLt}` : db``}
       ${after ? db`and (created_at, id) < (${after.createdAt}, ${after.id})` : db``}
     order by created_at desc, id desc
-    limit ${filter.limit}`
+    limit ${limit}`
+  if (!eachBusiness) return page
+  return db<Order[]>`
+    select page.* from businesses b cross join lateral (${page}) page
+    order by page.created_at desc, page.id desc
+    limit ${limit}`
 }
 
 /** Orders not yet at rest, by status: the open-orders gauge. */
