@@ -104,6 +104,11 @@ export interface Quote {
 /** Where an order is in its life; `shared/orders/state-machine.ts` says which moves are allowed. */
 export const ORDER_STATUSES = ['created', 'assigned', 'picked_up', 'delivered', 'failed', 'returned', 'cancelled'] as const
 export type OrderStatus = (typeof ORDER_STATUSES)[number]
+/**
+ * The statuses an order can still move from: the open-orders gauge counts these, and the partial
+ * index `orders_open` (migration 00005) holds them, its predicate written from this list.
+ */
+export const OPEN_STATUSES: readonly OrderStatus[] = ['created', 'assigned', 'picked_up', 'failed']
 
 export const ORDER_EVENT_TYPES = [
   'order.created', 'order.assigned', 'order.unassigned', 'order.picked_up',

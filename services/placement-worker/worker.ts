@@ -19,7 +19,7 @@ import { PLACEMENT_QUEUE, type PlacementJob } from '../../shared/placement-queue
 import { countOpenOrders } from '../../shared/db/orders.js'
 import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createCardVersions } from '../../shared/pricing/card-versions.js'
-import { OPEN_STATUSES } from '../../shared/orders/state-machine.js'
+import { OPEN_STATUSES } from '../../shared/courier.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { place } from './place.js'

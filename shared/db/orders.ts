@@ -1,4 +1,4 @@
-import type { Courier, DeliveryMode, HistoryEntry, OrderStatus, VehicleType } from '../courier.js'
+import { OPEN_STATUSES, type Courier, type DeliveryMode, type HistoryEntry, type OrderStatus, type VehicleType } from '../courier.js'
 import { literalList, type Db, type Tx } from './sql.js'
 
 /** A shipment as the order keeps it: the fields sent, defaults resolved; personal fields go after the retention period. */
@@ -173,7 +173,7 @@ export interface OrderFilter {
 }
 
 /** Statuses a partial index holds apart from the rest: orders_open (migration 00005) and orders_ended_early (00030). */
-const INDEXED_APART: readonly (readonly OrderStatus[])[] = [['created', 'assigned', 'picked_up', 'failed'], ['cancelled', 'returned']]
+const INDEXED_APART: readonly (readonly OrderStatus[])[] = [OPEN_STATUSES, ['cancelled', 'returned']]
 
 /**
  * A business's orders, newest first, keyset on (created_at, id): stable while new orders arrive.
@@ -214,7 +214,7 @@ export async function listOrders(db: Db, scope: { businessId: string | null; liv
 export async function countOpenOrders(db: Db): Promise<{ status: OrderStatus; count: number }[]> {
   return db<{ status: OrderStatus; count: number }[]>`
     select status, count(*)::int as count from orders
-    where status in ('created', 'assigned', 'picked_up', 'failed') group by status`
+    where status in (${literalList(db, OPEN_STATUSES)}) group by status`
 }
 
 /** Any order by id, whoever owns it: the sandbox courier's read, after its job named it. */
@@ -230,7 +230,7 @@ export async function findOrderById(db: Db, id: string): Promise<Order | null> {
 export async function findIdleSandboxOrders(db: Db, idleS: number, limit: number): Promise<Order[]> {
   return db<Order[]>`
     select ${db.unsafe(ORDER_COLUMNS)} from orders
-    where not livemode and status in ('created', 'assigned', 'picked_up', 'failed')
+    where not livemode and status in (${literalList(db, OPEN_STATUSES)})
       and updated_at < now() - make_interval(secs => ${idleS})
       and coalesce(shipment ->> 'sandbox_scenario', 'deliver') <> 'manual'
     order by updated_at limit ${limit}`

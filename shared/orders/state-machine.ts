@@ -26,8 +26,6 @@ const MOVES: readonly Move[] = [
 ]
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['delivered', 'cancelled', 'returned']
-/** The statuses an order can still move from: the open-orders gauge counts these. */
-export const OPEN_STATUSES: readonly OrderStatus[] = ['created', 'assigned', 'picked_up', 'failed']
 /**
  * The open statuses in which a courier holds the order (a failed one is on its way back). The
  * queries of `shared/db/couriers.ts` spell this list as literals, as the partial index
