@@ -33,6 +33,7 @@ import { postgresSessionStore } from './session-store.js'
 import { helmetOptions, notFoundPage, servedLocally } from './server-options.js'
 import courierAppRoutes from './routes/courier-app.js'
 import { deleteExpiredCourierSessions } from '../../shared/db/courier-logins.js'
+import { forgetSpentLoginFailures } from '../../shared/couriers/login.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { createPhotoStore } from '../../shared/storage/photos.js'
 import type { ConsoleDeps } from './deps.js'
@@ -67,6 +68,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   const sweep = repeatWithoutOverlap(SESSION_SWEEP_MS, async () => {
     await deleteExpiredSessions(sql)
     await deleteExpiredCourierSessions(sql)
+    await forgetSpentLoginFailures(sql)
   }, (err) => app.log.warn({ err }, 'session sweep failed'))
   app.addHook('onClose', async () => {
     clearInterval(sweep)

@@ -1,11 +1,12 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
-import { claimTry } from '../accounts/login-rule.js'
+import { claimTry, LOGIN_RULE } from '../accounts/login-rule.js'
 import type { CourierRow } from '../db/couriers.js'
 import {
-  clearLoginFailures, deleteCourierSession, findCourierSession, findCouriersWithCode, insertCourierSession, lockLoginFailures, saveLoginFailures, takeLoginCode,
+  clearLoginFailures, deleteCourierSession, deleteSpentLoginFailures, findCourierSession, findCouriersWithCode, insertCourierSession, lockLoginFailures, saveLoginFailures, takeLoginCode,
   updateCourierSession, upsertLoginCode, type CourierSessionRow,
 } from '../db/courier-logins.js'
 import { transactionNow, type Db, type Sql } from '../db/sql.js'
+import { drainInBatches } from '../drain.js'
 import { e164Phone } from '../phone.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
@@ -51,6 +52,13 @@ export async function logInCourier(sql: Sql, phoneInput: string, code: string): 
   if (!courier) return { kind: 'refused' }
   await clearLoginFailures(sql, phone, claimed.lockedUntil)
   return { kind: 'ok', courier }
+}
+
+const FORGET_BATCH = 1000
+
+/** For the console's sweep: forgets the phones the rule no longer counts a try against, a batch a statement; how many. */
+export function forgetSpentLoginFailures(db: Db): Promise<number> {
+  return drainInBatches(FORGET_BATCH, (limit) => deleteSpentLoginFailures(db, LOGIN_RULE.windowS, limit))
 }
 
 // Sessions: the cookie holds a random id; the database only its hash.

@@ -34,10 +34,16 @@ export async function deleteLoginCode(db: Db, courierId: string): Promise<void> 
   await db`delete from courier_login_codes where courier_id = ${courierId}`
 }
 
-/** The phone's wrong tries, locked for the rest of the transaction (a new phone starts at none). */
+/**
+ * The phone's wrong tries, locked for the rest of the transaction (a new phone starts at none).
+ * One statement: a sweep that forgets the row between a create and a read cannot leave the try
+ * without one.
+ */
 export async function lockLoginFailures(tx: Tx, phone: string): Promise<LoginFailures> {
-  await tx`insert into courier_login_failures (phone) values (${phone}) on conflict (phone) do nothing`
-  const [row] = await tx<LoginFailures[]>`select failed_login_times, locked_until from courier_login_failures where phone = ${phone} for update`
+  const [row] = await tx<LoginFailures[]>`
+    insert into courier_login_failures (phone) values (${phone})
+    on conflict (phone) do update set locked_until = courier_login_failures.locked_until
+    returning failed_login_times, locked_until`
   return row
 }
 
@@ -50,6 +56,22 @@ export async function saveLoginFailures(tx: Tx, phone: string, failures: LoginFa
 /** After a right code: the failures are forgotten, and the lock its own try set (`ownLock`), but not one racing guesses set meanwhile. */
 export async function clearLoginFailures(db: Db, phone: string, ownLock: Date | null): Promise<void> {
   await db`delete from courier_login_failures where phone = ${phone} and (locked_until is null or locked_until <= now() or locked_until = ${ownLock})`
+}
+
+/**
+ * Forgets up to `limit` phones whose lock, if any, is over and whose every wrong try is older than
+ * `windowS`: rows the login rule reads as no row. Any phone typed makes one, so without this the
+ * table grows with every number ever guessed. One being tried (its row locked) is left; how many.
+ */
+export async function deleteSpentLoginFailures(db: Db, windowS: number, limit: number): Promise<number> {
+  const rows = await db`
+    delete from courier_login_failures where phone in (
+      select phone from courier_login_failures
+      where (locked_until is null or locked_until <= now())
+        and not exists (select from unnest(failed_login_times) as tried(at) where tried.at > now() - make_interval(secs => ${windowS}))
+      limit ${limit} for update skip locked)
+    returning phone`
+  return rows.length
 }
 
 export interface CourierSessionRow {
