@@ -10,7 +10,7 @@ import { DISTRICTS, STATES } from '../../shared/geo/places.js'
 import { MAX_RING_VERTICES, ringProblem } from '../../shared/geo/ring.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { Point } from '../../shared/courier.js'
-import { useTestDb } from '../helpers/db.js'
+import { genericPlanOf, useTestDb } from '../helpers/db.js'
 
 const near = (found: Point | null, lat: number, lng: number, km = 3) => found !== null && haversineKm(found, { lat, lng }) < km
 
@@ -99,6 +99,15 @@ t.test('geocode_cache rows expire: an expired row is never read, and a later sto
   t.same(await places.find('new|'), { lat: 6.2, lng: 3.2 })
   const rows = await sql<{ query: string }[]>`select query from geocode_cache order by query`
   t.same(rows.map((row) => row.query), ['new|'], 'the store removed the expired row')
+})
+
+t.test('a store finds the expired rows by their index, not by reading the whole cache', async (t) => {
+  const { sql, config } = await useTestDb(t)
+  await sql`insert into geocode_cache (query, latitude, longitude) select 'street ' || n || '|', 6.4, 3.4 from generate_series(1, 5000) n`
+  await sql`analyze geocode_cache`
+  // The store's last statement is the expiry's delete (migration 00032).
+  const plan = await genericPlanOf(t, config, (db) => geocodeCacheTable(db, 3600).store('new|', { lat: 6.2, lng: 3.2 }))
+  t.match(plan, /"Index Name":"geocode_cache_created"/)
 })
 
 t.test('a ring is capped at MAX_RING_VERTICES vertices, the closing point not counted', async (t) => {
