@@ -208,11 +208,17 @@ export async function relayEvents(db: Db, limit: number): Promise<{ claimed: num
         select id, business_id, livemode, type from events
         where business_id = t.business_id and livemode = t.livemode and sequence between t.first_sequence and t.last_sequence
         offset 0) e
+    ), endpoints as (
+      -- The endpoints of the appends' owners, looked up per owner (offset 0 again): joined to the
+      -- claimed events directly, the planner read every endpoint of every business.
+      select w.id, w.business_id, w.livemode, w.event_types from (select distinct business_id, livemode from taken) t cross join lateral (
+        select id, business_id, livemode, event_types from webhook_endpoints
+        where business_id = t.business_id and livemode = t.livemode and status = 'enabled' and deleted_at is null
+        offset 0) w
     ), inserted as (
       insert into webhook_deliveries (event_id, endpoint_id)
-      select c.id, w.id from claimed c join webhook_endpoints w
-        on w.business_id = c.business_id and w.livemode = c.livemode and w.status = 'enabled' and w.deleted_at is null
-        and (w.event_types is null or c.type = any(w.event_types))
+      select c.id, w.id from claimed c join endpoints w
+        on w.business_id = c.business_id and w.livemode = c.livemode and (w.event_types is null or c.type = any(w.event_types))
       on conflict do nothing
       returning ${db.unsafe(DELIVERY_COLUMNS)}
     )

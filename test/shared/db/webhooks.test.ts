@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { OrderEventType } from '../../../shared/courier.js'
 import { appendEvents } from '../../../shared/db/events.js'
 import {
   deleteEndpoint, findDeliveriesToAttempt, findEndpoint, findEndpointById, insertEndpointWithin, insertRedeliveries,
@@ -7,7 +8,7 @@ import {
 import { newEventId, newWebhookEndpointId, newWebhookSecret } from '../../../shared/ids.js'
 import { purgeDeleted } from '../../../services/webhook-sender/relay.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { useTestDb } from '../../helpers/db.js'
+import { genericPlanOf, useTestDb } from '../../helpers/db.js'
 
 // Deleting a webhook endpoint (shared/db/webhooks.ts, migration 00028): the DELETE marks the row,
 // and from then on nothing reads, counts, relays to or delivers to it; the sender's sweep removes
@@ -26,6 +27,22 @@ t.test('every cascading foreign key has an index that leads with its column', as
       and c.conparentid = 0`
   t.ok(keys.length >= 3, `the cascading keys: ${keys.map((key) => key.name).join(', ')}`)
   for (const key of keys) t.ok(key.indexed, `${key.table}.${key.column} (${key.name}) is indexed`)
+})
+
+t.test('the relay looks up the endpoints of the appends\' owners only, not every business\'s', async (t) => {
+  const { sql, config } = await useTestDb(t)
+  const [owner, other] = [await seedAccount(sql, { card: null }), await seedAccount(sql, { card: null })]
+  const endpointOf = (businessId: string, eventTypes: OrderEventType[] | null) => sql.begin((tx) => insertEndpointWithin(tx,
+    { id: newWebhookEndpointId(), businessId, livemode: true, url: 'https://example.com/hook', eventTypes, description: null, secret: newWebhookSecret() }, 10))
+  const [all, cancelsOnly] = [(await endpointOf(owner.businessId, null))!, (await endpointOf(owner.businessId, ['order.cancelled']))!]
+  await endpointOf(other.businessId, null)
+  const event = { id: newEventId(), type: 'order.created' as const, orderId: 'ORD-0', orderVersion: 1, data: { order: {} }, createdAt: new Date() }
+  await sql.begin((tx) => appendEvents(tx, { businessId: owner.businessId, livemode: true }, [event], null))
+  let relayed: Awaited<ReturnType<typeof relayEvents>> | null = null
+  const plan = await genericPlanOf(t, config, async (db) => { relayed = await relayEvents(db, 100) })
+  t.same(relayed!.deliveries.map((delivery) => delivery.endpointId), [all.id], 'to the owner\'s endpoint that takes the type, and no other')
+  t.not(all.id, cancelsOnly.id)
+  t.match(plan, /"Relation Name":"webhook_endpoints"[^{}]*"Index Cond":"\(\(business_id = \w+\.business_id\)/, 'by the owner, on the business\'s index')
 })
 
 t.test('a deleted endpoint is gone at once for its owner and the sender, and its rows go in batches', async (t) => {
