@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, debitWalletIfCovered, findWallet, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, dailySpend, debitWalletIfCovered, findWallet, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { genericPlanOf, useTestDb } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
@@ -71,4 +71,40 @@ t.test('a statement of credits only is read from their index, not found among th
   t.match(await planOf(['credit']), /"Index Name":"ledger_credits_refunds"/, 'credits: read from their index')
   t.match(await planOf(['refund', 'credit']), /"Index Name":"ledger_credits_refunds"/, 'credits and refunds together too')
   t.notMatch(await planOf(['debit', 'credit']), /ledger_credits_refunds/, 'with the debits: newest first on the business\'s index')
+})
+
+// The console's overview charts a business's spend over 30 days (dailySpend): its read starts a day
+// before the window by id, so it walks the window, not the whole ledger, which is kept for good.
+t.test('the spend by day counts the window only, and reads from a day before it on', async (t) => {
+  const { sql, config } = await useTestDb(t)
+  const business = await createBusiness(sql, newUuid(), { name: 'Ships daily', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  await createWallet(sql, business.id, 'NGN')
+  await sql.begin((tx) => creditWallet(tx, business.id, 10_000_000, 'TOPUP-1'))
+  const today = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z')
+  const windowStart = new Date(today.getTime() - 29 * 86_400_000)
+  // Debits in the order they were made: 2000 of one kobo long ago, then around the window's first moment.
+  await sql`
+    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after, created_at)
+    select ${business.id}, true, 'debit', 1, gen_random_uuid(), 0, ${windowStart}::timestamptz - make_interval(days => 100) + make_interval(mins => n)
+    from generate_series(1, 2000) n`
+  const debits = [
+    { at: new Date(windowStart.getTime() - 1), amount: 200 },
+    { at: windowStart, amount: 300 },
+    { at: new Date(windowStart.getTime() + 3_600_000), amount: 50 },
+    { at: new Date(), amount: 400 },
+  ]
+  for (const debit of debits) {
+    await sql`insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after, created_at)
+      values (${business.id}, true, 'debit', ${debit.amount}, gen_random_uuid(), 0, ${debit.at})`
+  }
+  await sql`update wallets set balance = balance - ${2000 + debits.reduce((sum, debit) => sum + debit.amount, 0)} where business_id = ${business.id} and livemode`
+  await sql`analyze ledger_entries`
+
+  t.same(await dailySpend(sql, business.id, true, 30), [
+    { day: windowStart.toISOString().slice(0, 10), spent: 350 },
+    { day: today.toISOString().slice(0, 10), spent: 400 },
+  ], 'the first day from its first moment, and today; nothing before')
+  t.same(await dailySpend(sql, business.id, false, 30), [], 'test mode apart')
+  const plan = await genericPlanOf(t, config, (reads) => dailySpend(reads, business.id, true, 30))
+  t.match(plan, /"Index Cond":"\([^"]*id > COALESCE/, 'read by id from the day before the window on')
 })
