@@ -31,17 +31,24 @@ t.test('every cascading foreign key has an index that leads with its column', as
 
 t.test('the relay looks up the endpoints of the appends\' owners only, not every business\'s', async (t) => {
   const { sql, config } = await useTestDb(t)
-  const [owner, other] = [await seedAccount(sql, { card: null }), await seedAccount(sql, { card: null })]
-  const endpointOf = (businessId: string, eventTypes: OrderEventType[] | null) => sql.begin((tx) => insertEndpointWithin(tx,
-    { id: newWebhookEndpointId(), businessId, livemode: true, url: 'https://example.com/hook', eventTypes, description: null, secret: newWebhookSecret() }, 10))
-  const [all, cancelsOnly] = [(await endpointOf(owner.businessId, null))!, (await endpointOf(owner.businessId, ['order.cancelled']))!]
-  await endpointOf(other.businessId, null)
-  const event = { id: newEventId(), type: 'order.created' as const, orderId: 'ORD-0', orderVersion: 1, data: { order: {} }, createdAt: new Date() }
-  await sql.begin((tx) => appendEvents(tx, { businessId: owner.businessId, livemode: true }, [event], null))
+  const [owner, second, bystander] = [await seedAccount(sql, { card: null }), await seedAccount(sql, { card: null }), await seedAccount(sql, { card: null })]
+  const endpointOf = async (businessId: string, eventTypes: OrderEventType[] | null, livemode = true) => (await sql.begin((tx) => insertEndpointWithin(tx,
+    { id: newWebhookEndpointId(), businessId, livemode, url: 'https://example.com/hook', eventTypes, description: null, secret: newWebhookSecret() }, 10)))!.id
+  const all = await endpointOf(owner.businessId, null)
+  const cancelsOnly = await endpointOf(owner.businessId, ['order.cancelled'])
+  const secondLive = await endpointOf(second.businessId, null)
+  await endpointOf(second.businessId, null, false)
+  await endpointOf(bystander.businessId, null)
+  const event = (type: OrderEventType) => ({ id: newEventId(), type, orderId: 'ORD-0', orderVersion: 1, data: { order: {} }, createdAt: new Date() })
+  const [created, cancelled, secondCreated] = [event('order.created'), event('order.cancelled'), event('order.created')]
+  await sql.begin((tx) => appendEvents(tx, { businessId: owner.businessId, livemode: true }, [created, cancelled], null))
+  await sql.begin((tx) => appendEvents(tx, { businessId: second.businessId, livemode: true }, [secondCreated], null))
+
   let relayed: Awaited<ReturnType<typeof relayEvents>> | null = null
   const plan = await genericPlanOf(t, config, async (db) => { relayed = await relayEvents(db, 100) })
-  t.same(relayed!.deliveries.map((delivery) => delivery.endpointId), [all.id], 'to the owner\'s endpoint that takes the type, and no other')
-  t.not(all.id, cancelsOnly.id)
+  const pairs = relayed!.deliveries.map((delivery) => `${delivery.eventId} ${delivery.endpointId}`).sort()
+  t.same(pairs, [`${created.id} ${all}`, `${cancelled.id} ${all}`, `${cancelled.id} ${cancelsOnly}`, `${secondCreated.id} ${secondLive}`].sort(),
+    'each event to its owner\'s endpoints of its mode that take its type, and to no other')
   t.match(plan, /"Relation Name":"webhook_endpoints"[^{}]*"Index Cond":"\(\(business_id = \w+\.business_id\)/, 'by the owner, on the business\'s index')
 })
 
