@@ -1,4 +1,5 @@
-import type { Db, Tx } from './sql.js'
+import { OPEN_STATUSES } from '../courier.js'
+import { literalList, type Db, type Tx } from './sql.js'
 
 /*
  * Where personal data lives, and its erasure (docs/security.md):
@@ -8,9 +9,12 @@ import type { Db, Tx } from './sql.js'
  *   orders.history: free-text reasons of moves;
  * - events.data: the order as it was shown, with all of the above;
  * - order_trail_points: where the courier went while the order was theirs; orders.delivery_pin
- *   and delivered_lat/lng: the recipient's PIN and where the courier delivered.
+ *   and delivered_lat/lng: the recipient's PIN and where the courier delivered;
+ * - dispatch_offers: which couriers were offered the order, and a decline's free-text reason.
  * Erasing sets the shipment's personal fields to null (the keys go from the shipment itself),
- * the courier to null, drops the reasons and the trail; ids, prices, statuses, times and the ledger stay.
+ * the courier to null, drops the reasons and the trail, and the offers of an order at rest (an
+ * open one keeps them, reasons dropped: dispatch reads them); ids, prices, statuses, times and the
+ * ledger stay.
  * geocode_cache rows (keyed by address) expire after GEOCODE_CACHE_TTL_S on their own.
  */
 
@@ -70,6 +74,10 @@ export async function eraseOrders(tx: Tx, scope: ErasureScope, fields: string[])
       history = (select coalesce(jsonb_agg(h - 'reason' order by n), '[]') from jsonb_array_elements(history) with ordinality as e(h, n))
     where id = any(${orderIds})`
   await tx`delete from order_trail_points where order_id = any(${orderIds})`
+  await tx`
+    delete from dispatch_offers d using orders o
+    where d.order_id = any(${orderIds}) and o.id = d.order_id and d.status <> 'pending' and o.status not in (${literalList(tx, OPEN_STATUSES)})`
+  await tx`update dispatch_offers set reason = null where order_id = any(${orderIds}) and reason is not null`
   // The events keep the order as it was shown: the same fields become null there (their data is
   // json text, edited as jsonb).
   const nulls = JSON.stringify(Object.fromEntries(fields.map((field) => [field, null])))

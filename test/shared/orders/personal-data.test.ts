@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { OrderStatus } from '../../../shared/courier.js'
+import { insertCourier } from '../../../shared/db/couriers.js'
+import { closeOffer, insertOffer } from '../../../shared/db/offers.js'
+import { newUuid } from '../../../shared/ids.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { erasePersonalDataOlderThan, phoneFingerprint } from '../../../shared/orders/personal-data.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -52,6 +55,16 @@ t.test('personal data erasure', async (t) => {
       if (to === 'picked_up') await sql`insert into order_trail_points (order_id, at, latitude, longitude) values (${orderId}, now(), ${who.fields.pickup_latitude}, ${who.fields.pickup_longitude})`
     }
   }
+  /** A registered courier declined the order, saying why in words that name the person; another courier took it. */
+  const declinedThenAccepted = async (orderId: string, who: ReturnType<typeof person>) => {
+    const rider = () => insertCourier(sql, { id: newUuid(), name: 'Registered Rider', phone: `+234${7_000_000_000 + Math.floor(Math.random() * 999_999_999)}`, vehicleType: 'bike', vehiclePlate: null, maxWeightKg: 10 })
+    for (const [status, reason] of [['declined', `${who.tag} lives up four flights`], ['accepted', null]] as const) {
+      const offer = await insertOffer(sql, { id: newUuid(), orderId, courierId: (await rider()).id, offerS: 30 })
+      await closeOffer(sql, offer!.id, status, reason)
+    }
+  }
+  const offersOf = async (orderId: string) => (await sql<{ status: string; reason: string | null }[]>`
+    select status, reason from dispatch_offers where order_id = ${orderId} order by created_at`).map((row) => ({ ...row }))
   const traced = async (who: ReturnType<typeof person>) => {
     const dump = await everyRowAsText(sql)
     return who.traces.filter((trace) => dump.includes(trace))
@@ -60,11 +73,22 @@ t.test('personal data erasure', async (t) => {
   t.test('the retention sweep leaves no trace of the person in any table', async (t) => {
     const who = person()
     const placed = await place(t, who.fields)
+    await declinedThenAccepted(placed.orders[0]!.order_id, who)
     await failWithReason(t, placed.orders[0]!.order_id, who)
+    // A second order of the person's, delivered: an order at rest.
+    const delivered = await place(t, who.fields)
+    await declinedThenAccepted(delivered.orders[0]!.order_id, who)
+    for (const to of ['assigned', 'picked_up', 'delivered'] as OrderStatus[]) {
+      t.equal((await changeOrder(sql, { orderId: delivered.orders[0]!.order_id, scope: null }, { kind: 'advance', to, courier: to === 'assigned' ? who.courier : null, reason: null })).kind, 'changed')
+    }
     t.same(await traced(who), who.traces, 'before: every trace is stored')
-    await sql`update placements set created_at = now() - interval '91 days' where id = ${placed.placement_id}`
-    t.ok(await erasePersonalDataOlderThan(sql, usePhotoStore(t).store, 90) >= 1)
+    t.equal((await offersOf(delivered.orders[0]!.order_id)).length, 2)
+    await sql`update placements set created_at = now() - interval '91 days' where id = any(${[placed.placement_id, delivered.placement_id]})`
+    t.ok(await erasePersonalDataOlderThan(sql, usePhotoStore(t).store, 90) >= 2)
     t.same(await traced(who), [], 'after: none is left anywhere')
+    t.same(await offersOf(placed.orders[0]!.order_id), [{ status: 'declined', reason: null }, { status: 'accepted', reason: null }],
+      'an open order keeps its offers, which dispatch reads, without the decline\'s words')
+    t.same(await offersOf(delivered.orders[0]!.order_id), [], 'an order at rest loses them')
     t.same([...(await sql`select delivery_pin from orders where id = ${placed.orders[0]!.order_id}`)].map((row) => row.deliveryPin), [null], 'nor the delivery PIN the recipient was given')
     const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${placed.orders[0]!.order_id}`, headers: bearer(account.apiKey) })
     t.equal(read.statusCode, 200, read.body)
