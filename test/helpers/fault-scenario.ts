@@ -68,8 +68,15 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   t.comment(`attempts by answer: ${JSON.stringify(Object.fromEntries(scenario.swarm.seen()))}; placements: ${JSON.stringify(statuses)}`)
   const supervision = scenario.launched.output().split('\n').filter((line) => line.startsWith('launcher:'))
   if (supervision.length > 0) {
-    const lastWords = scenario.launched.output().split('\n').filter((line) => /^\[(worker|gateway|pricing)\]/.test(line)).slice(-5)
-    t.comment(`launcher said: ${supervision.join(' | ')}; last service lines: ${lastWords.join(' | ').slice(0, 2000)}`)
+    // What each service that exited said last before it did (its stack, when it died of an error);
+    // else the busiest three's last lines.
+    const lines = scenario.launched.output().split('\n')
+    const saidBefore = (service: string, end: number) => lines.slice(0, end).filter((line) => line.startsWith(`[${service}]`)).slice(-8)
+    const exits = lines.flatMap((line, at) => (/^launcher: \w+ exited /.test(line) ? [{ service: line.split(' ')[1]!, at }] : []))
+    const lastWords = exits.length > 0
+      ? exits.flatMap(({ service, at }) => saidBefore(service, at))
+      : lines.filter((line) => /^\[(worker|gateway|pricing)\]/.test(line)).slice(-5)
+    t.comment(`launcher said: ${supervision.join(' | ')}; last service lines: ${lastWords.join(' | ').slice(0, 4000)}`)
   }
   const unanswered = outcomes.filter((outcome) => outcome.status === null)
   t.equal(unanswered.length, 0, `every client reached a final answer (unanswered retried: ${JSON.stringify(unanswered.slice(0, 3).map((outcome) => outcome.retried.slice(-5)))})`)
