@@ -72,7 +72,7 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
     // else the busiest three's last lines.
     const lines = scenario.launched.output().split('\n')
     const saidBefore = (service: string, end: number) => lines.slice(0, end).filter((line) => line.startsWith(`[${service}]`)).slice(-8)
-    const exits = lines.flatMap((line, at) => (/^launcher: \w+ exited /.test(line) ? [{ service: line.split(' ')[1]!, at }] : []))
+    const exits = lines.flatMap((line, at) => { const service = EXIT_LINE.exec(line)?.[1]; return service ? [{ service, at }] : [] })
     const lastWords = exits.length > 0
       ? exits.flatMap(({ service, at }) => saidBefore(service, at))
       : lines.filter((line) => /^\[(worker|gateway|pricing)\]/.test(line)).slice(-5)
@@ -121,9 +121,12 @@ export async function inFlight(scenario: Scenario): Promise<number> {
   return row!.count
 }
 
-/** The launcher's lines about a service that died, e.g. `launcher: worker exited (1); restarting in 1 s`. */
+/** A launcher's line about a service that died, e.g. `launcher: webhook-sender exited (1); restarting in 1 s`. */
+const EXIT_LINE = /^launcher: ([\w-]+) exited /
+
+/** The launcher's lines about a service that died (a hyphenated name too: `\w+` alone missed the webhook sender's). */
 export function serviceExits(launched: Launched): string[] {
-  return launched.output().split('\n').filter((line) => /^launcher: \w+ exited /.test(line))
+  return launched.output().split('\n').filter((line) => EXIT_LINE.test(line))
 }
 
 /** Attempts seen so far with one of these statuses. */
