@@ -160,7 +160,7 @@ export async function everyRowAsText(sql: Sql): Promise<string> {
 }
 
 /**
- * The plan of the statement `call` sends, as a prepared statement's generic plan: the one
+ * The plan of the last statement `call` sends, as a prepared statement's generic plan: the one
  * Postgres may settle on after a few calls, made without the parameters' values, so only what the
  * statement's text says can choose a partial index. Sequential scans are off, so an index is chosen
  * whatever the table's size and what matters is which. JSON text of EXPLAIN's answer. The values
@@ -169,10 +169,10 @@ export async function everyRowAsText(sql: Sql): Promise<string> {
 export async function genericPlanOf(t: Test, config: CommonConfig, call: (db: Sql) => Promise<unknown>): Promise<string> {
   const reads = createSql(config, { max: 1 })
   t.teardown(() => reads.end())
-  let sent: { text: string; parameters: unknown[] } | null = null
-  reads.options.debug = (_connection, text, parameters) => { sent = { text, parameters: [...parameters] } }
+  const sent: { text: string; parameters: unknown[] }[] = []
+  reads.options.debug = (_connection, text, parameters) => { sent.push({ text, parameters: [...parameters] }) }
   await call(reads)
-  const statement = sent as { text: string; parameters: unknown[] } | null
+  const statement = sent.at(-1)
   if (!statement) throw new Error('the driver told no statement')
   const literal = (value: unknown) => (Array.isArray(value) ? `'{${value.join(',')}}'` : typeof value === 'string' ? `'${value}'` : String(value))
   return reads.begin(async (tx) => {
