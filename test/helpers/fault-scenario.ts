@@ -66,11 +66,11 @@ export async function assertSettled(t: Test, scenario: Scenario, outcomes: Clien
   const { sql, businessId } = scenario.launched
   const statuses = await sql`select status, outcome->>'kind' as kind, count(*)::int as count from placements where business_id = ${businessId} group by 1, 2 order by 1, 2`
   t.comment(`attempts by answer: ${JSON.stringify(Object.fromEntries(scenario.swarm.seen()))}; placements: ${JSON.stringify(statuses)}`)
-  const supervision = scenario.launched.output().split('\n').filter((line) => line.startsWith('launcher:'))
+  const lines = scenario.launched.output().split('\n')
+  const supervision = lines.filter((line) => line.startsWith('launcher:'))
   if (supervision.length > 0) {
     // What each service that exited said last before it did (its stack, when it died of an error);
     // else the busiest three's last lines.
-    const lines = scenario.launched.output().split('\n')
     const saidBefore = (service: string, end: number) => lines.slice(0, end).filter((line) => line.startsWith(`[${service}]`)).slice(-8)
     const exits = lines.flatMap((line, at) => { const service = EXIT_LINE.exec(line)?.[1]; return service ? [{ service, at }] : [] })
     const lastWords = exits.length > 0
