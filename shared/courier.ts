@@ -109,6 +109,12 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number]
  * index `orders_open` (migration 00005) holds them, its predicate written from this list.
  */
 export const OPEN_STATUSES: readonly OrderStatus[] = ['created', 'assigned', 'picked_up', 'failed']
+/**
+ * The open statuses in which a courier holds the order (a failed one is on its way back): the
+ * partial index `orders_courier_active` (migration 00015) holds them, its predicate written from
+ * this list, and the courier queries of `shared/db/couriers.ts` name it so the planner uses it.
+ */
+export const HELD_STATUSES: readonly OrderStatus[] = ['assigned', 'picked_up', 'failed']
 
 export const ORDER_EVENT_TYPES = [
   'order.created', 'order.assigned', 'order.unassigned', 'order.picked_up',

@@ -1,6 +1,6 @@
-import type { CourierVehicleType } from '../courier.js'
+import { HELD_STATUSES, type CourierVehicleType } from '../courier.js'
 import { ORDER_COLUMNS, type Order } from './orders.js'
-import type { Db, Tx } from './sql.js'
+import { literalList, type Db, type Tx } from './sql.js'
 
 /** A courier as stored; `maxWeightKg` bounds what dispatch offers them. */
 export interface CourierRow {
@@ -52,7 +52,7 @@ export async function findDispatchCandidates(db: Db, ids: string[]): Promise<Dis
   return db<DispatchCandidate[]>`
     select c.id, c.name, c.phone, c.vehicle_type, c.vehicle_plate, c.max_weight_kg::float8 as max_weight_kg, c.disabled_at, c.created_at,
       exists (select 1 from dispatch_offers d where d.courier_id = c.id and d.status = 'pending') as offer_pending,
-      (select count(*)::int from orders o where o.courier_id = c.id and o.status in ('assigned', 'picked_up', 'failed')) as active_orders
+      (select count(*)::int from orders o where o.courier_id = c.id and o.status in (${literalList(db, HELD_STATUSES)})) as active_orders
     from couriers c where c.id = any(${ids}::uuid[]) and c.disabled_at is null`
 }
 
@@ -86,28 +86,24 @@ export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: 
   return { courier, tokenHashes: tokens.map((token) => token.tokenHash) }
 }
 
-// The orders a courier holds are written `status in ('assigned', 'picked_up', 'failed')` below, as
-// literals: that is the partial index `orders_courier_active`'s predicate (a parameter would not
-// match it), and HELD_STATUSES in shared/orders/state-machine.ts (a test holds the three equal).
-
 /** The courier's orders not yet at rest, oldest first. */
 export async function findActiveOrderIdsOfCourier(db: Db, courierId: string): Promise<{ id: string; status: string }[]> {
   return db<{ id: string; status: string }[]>`
-    select id, status from orders where courier_id = ${courierId} and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+    select id, status from orders where courier_id = ${courierId} and status in (${literalList(db, HELD_STATUSES)}) order by assigned_at, id`
 }
 
 /** The courier's orders not yet at rest, whole, oldest assignment first: one query however many they hold. */
 export async function findHeldOrdersOfCourier(db: Db, courierId: string): Promise<Order[]> {
   return db<Order[]>`
     select ${db.unsafe(ORDER_COLUMNS)} from orders
-    where courier_id = ${courierId} and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+    where courier_id = ${courierId} and status in (${literalList(db, HELD_STATUSES)}) order by assigned_at, id`
 }
 
 /** How many orders each courier holds now: dispatch leaves out those at `COURIER_CAPACITY`. */
 export async function countActiveOrders(db: Db, courierIds: string[]): Promise<Map<string, number>> {
   const rows = await db<{ courierId: string; count: number }[]>`
     select courier_id, count(*)::int as count from orders
-    where courier_id = any(${courierIds}::uuid[]) and status in ('assigned', 'picked_up', 'failed') group by courier_id`
+    where courier_id = any(${courierIds}::uuid[]) and status in (${literalList(db, HELD_STATUSES)}) group by courier_id`
   return new Map(rows.map((row) => [row.courierId, row.count]))
 }
 
@@ -115,7 +111,7 @@ export async function countActiveOrders(db: Db, courierIds: string[]): Promise<M
 export async function findActiveOrdersOfCouriers(db: Db, courierIds: string[]): Promise<Map<string, { id: string; status: string }[]>> {
   const rows = await db<{ courierId: string; id: string; status: string }[]>`
     select courier_id, id, status from orders
-    where courier_id = any(${courierIds}::uuid[]) and status in ('assigned', 'picked_up', 'failed') order by assigned_at, id`
+    where courier_id = any(${courierIds}::uuid[]) and status in (${literalList(db, HELD_STATUSES)}) order by assigned_at, id`
   const byCourier = new Map<string, { id: string; status: string }[]>()
   for (const row of rows) byCourier.set(row.courierId, [...(byCourier.get(row.courierId) ?? []), { id: row.id, status: row.status }])
   return byCourier

@@ -26,12 +26,6 @@ const MOVES: readonly Move[] = [
 ]
 
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ['delivered', 'cancelled', 'returned']
-/**
- * The open statuses in which a courier holds the order (a failed one is on its way back). The
- * queries of `shared/db/couriers.ts` spell this list as literals, as the partial index
- * `orders_courier_active` does, so the planner can use that index.
- */
-export const HELD_STATUSES: readonly OrderStatus[] = ['assigned', 'picked_up', 'failed']
 
 /** The move from `from` to `to` that `actor` may make, or null when the machine refuses it. */
 export function findMove(from: OrderStatus, to: OrderStatus, actor: OrderActor): Move | null {
