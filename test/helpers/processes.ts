@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -29,6 +29,58 @@ const PORTS_FROM = 10_000
 const PORTS_BELOW = Math.max(PORTS_FROM + 1000, ephemeralStart())
 const handedOut = new Set<number>()
 
+/**
+ * Ports handed out by any test process on this machine, one file per port holding the pid that
+ * took it: the test files tap runs side by side (and two checkouts' suites) pick from the same
+ * range, and a port one of them checked and closed could be bound by the other's service before
+ * its own service binds it. A file whose process is gone is taken over; this process's are removed
+ * when it exits.
+ */
+const RESERVED_DIR = path.join(os.tmpdir(), 'courier-test-ports')
+try {
+  mkdirSync(RESERVED_DIR, { recursive: true })
+} catch {
+  // Not writable here: `reserve` reserves nothing, and the bind check alone remains.
+}
+process.once('exit', () => { for (const port of handedOut) rmSync(path.join(RESERVED_DIR, String(port)), { force: true }) })
+
+const errorCode = (err: unknown) => (err instanceof Error && 'code' in err ? err.code : undefined)
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return errorCode(err) === 'EPERM'
+  }
+}
+
+function holderOf(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8'))
+  } catch {
+    return 0
+  }
+}
+
+/** Marks the port as this process's, unless a live test process holds it (a directory not writable here reserves nothing). */
+function reserve(port: number): boolean {
+  const file = path.join(RESERVED_DIR, String(port))
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' })
+      return true
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST') return true
+      // Empty or gone: another process is writing or removing it now; leave the port to it.
+      const holder = holderOf(file)
+      if (!(Number.isInteger(holder) && holder > 0) || alive(holder)) return false
+      rmSync(file, { force: true })
+    }
+  }
+  return false
+}
+
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer()
@@ -39,13 +91,12 @@ function bindable(port: number): Promise<boolean> {
 
 /**
  * A port nobody listens on right now, below the ephemeral range and not handed out before by this
- * process: picked at random, so two test files running at once rarely try the same one, and
- * checked by binding it.
+ * or another live test process: picked at random, reserved, and checked by binding it.
  */
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_BELOW - PORTS_FROM))
-    if (handedOut.has(port)) continue
+    if (handedOut.has(port) || !reserve(port)) continue
     handedOut.add(port)
     if (await bindable(port)) return port
   }
