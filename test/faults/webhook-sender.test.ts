@@ -106,14 +106,19 @@ t.test('the sender SIGKILLed mid-delivery: a new one delivers every event, at le
   }
 })
 
-t.test('Redis restarted empty with deliveries queued: the sweep re-queues them and every event arrives', async (t) => {
+/**
+ * A sender (two at a time) on a Redis of the test's own, with the events of one placement written
+ * as deliveries to a slow endpoint at `path`: once the first have gone out and most still wait in
+ * the queue, the Redis fault is the caller's. `output()`: what the sender has written.
+ */
+async function deliveriesQueued(t: Test, path: string) {
   const redis = await startOwnRedis(t)
   const receiver = await startReceiver(t)
   // The placement worker as a process too: BullMQ 6.7's Worker.close() can hang after its Redis
   // restarted, and a process is simply killed at the end.
   const stack = await startStack(t, { worker: false, env: { REDIS_URL: redis.url } })
   startBuiltService(t, 'services/placement-worker/main.js', { ...stack.db.env, REDIS_URL: redis.url, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
-  const account = await slowEndpoint(t, stack, receiver, '/restart', 200)
+  const account = await slowEndpoint(t, stack, receiver, path, 200)
   const sender = startBuiltService(t, 'services/webhook-sender/main.js', senderEnv(stack.db, { REDIS_URL: redis.url, WEBHOOK_CONCURRENCY: '2', LOG_LEVEL: 'warn' }))
   let output = ''
   sender.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
@@ -124,7 +129,12 @@ t.test('Redis restarted empty with deliveries queued: the sweep re-queues them a
     async () => stack.db.sql`select status from webhook_deliveries where endpoint_id = ${account.endpointId}`,
     (rows) => rows.length === EVENTS && rows.some((row) => row.status === 'succeeded'), WAIT_MS, 20)
   t.ok(queued.held, 'the relay wrote a delivery per event and the first ones went out')
-  const waiting = queued.value.filter((row) => row.status !== 'succeeded').length
+  return { redis, receiver, stack, account, sender, eventIds, queued: queued.value, output: () => output }
+}
+
+t.test('Redis restarted empty with deliveries queued: the sweep re-queues them and every event arrives', async (t) => {
+  const { redis, receiver, stack, account, sender, eventIds, queued, output } = await deliveriesQueued(t, '/restart')
+  const waiting = queued.filter((row) => row.status !== 'succeeded').length
   t.ok(waiting > EVENTS / 2, `${waiting} deliveries were still queued when Redis went`)
 
   await redis.stop()
@@ -132,25 +142,12 @@ t.test('Redis restarted empty with deliveries queued: the sweep re-queues them a
   t.comment(`Redis restarted empty on ${redis.port}`)
 
   await assertEveryEventArrived(t, stack.db.sql, receiver, '/restart', account.endpointId, eventIds)
-  t.match(output, 're-queued webhook deliveries whose job was missing', 'the sweep says it re-queued what Redis lost')
+  t.match(output(), 're-queued webhook deliveries whose job was missing', 'the sweep says it re-queued what Redis lost')
   t.equal(sender.exitCode, null, 'the sender lived through the restart')
 })
 
 t.test('FLUSHALL with deliveries queued: the sweep re-queues them and every event arrives', async (t) => {
-  const redis = await startOwnRedis(t)
-  const receiver = await startReceiver(t)
-  const stack = await startStack(t, { worker: false, env: { REDIS_URL: redis.url } })
-  startBuiltService(t, 'services/placement-worker/main.js', { ...stack.db.env, REDIS_URL: redis.url, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
-  const account = await slowEndpoint(t, stack, receiver, '/flush', 200)
-  const sender = startBuiltService(t, 'services/webhook-sender/main.js', senderEnv(stack.db, { REDIS_URL: redis.url, WEBHOOK_CONCURRENCY: '2', LOG_LEVEL: 'warn' }))
-  let output = ''
-  sender.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
-  const eventIds = await placeOrders(t, stack, account, EVENTS)
-
-  const queued = await waitForValue(
-    async () => stack.db.sql`select status from webhook_deliveries where endpoint_id = ${account.endpointId}`,
-    (rows) => rows.length === EVENTS && rows.some((row) => row.status === 'succeeded'), WAIT_MS, 20)
-  t.ok(queued.held, 'the relay wrote a delivery per event and the first ones went out')
+  const { redis, receiver, stack, account, eventIds, output } = await deliveriesQueued(t, '/flush')
   const { Redis } = await import('ioredis')
   const admin = new Redis(redis.url)
   t.teardown(() => admin.disconnect())
@@ -164,5 +161,5 @@ t.test('FLUSHALL with deliveries queued: the sweep re-queues them and every even
   t.ok(waiting > 0, `${waiting} deliveries had lost their job`)
 
   await assertEveryEventArrived(t, stack.db.sql, receiver, '/flush', account.endpointId, eventIds)
-  t.match(output, 're-queued webhook deliveries whose job was missing', 'the sweep says it re-queued what the flush took')
+  t.match(output(), 're-queued webhook deliveries whose job was missing', 'the sweep says it re-queued what the flush took')
 })
