@@ -27,6 +27,17 @@ export interface SeededAccount {
   testApiKey: string | null
 }
 
+/** `seedAccount` on `sql`, keeping the id of every business seeded so a test can check all their ledgers at its end. */
+export function accountSeeder(sql: Sql): { account: (input?: Parameters<typeof seedAccount>[1]) => Promise<SeededAccount>; businesses: string[] } {
+  const businesses: string[] = []
+  const account = async (input: Parameters<typeof seedAccount>[1] = {}) => {
+    const seeded = await seedAccount(sql, input)
+    businesses.push(seeded.businessId)
+    return seeded
+  }
+  return { account, businesses }
+}
+
 /**
  * A business as the operator would set one up: wallet funded (major units), an API key, and
  * optionally a rate card imported and enabled. Goes through the same repositories as the CLI.

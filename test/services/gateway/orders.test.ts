@@ -5,7 +5,7 @@ import type { Courier, OrderStatus } from '../../../shared/courier.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import { changeOrder, type OrderChangeOutcome } from '../../../shared/orders/change.js'
 import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
-import { demoCardFile, seedAccount, type SeededAccount } from '../../helpers/accounts.js'
+import { accountSeeder, demoCardFile } from '../../helpers/accounts.js'
 import { assertError, expectedKm, ISO_UTC, PLACE, QUOTE, quoteBody } from '../../helpers/gateway.js'
 import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -40,12 +40,7 @@ function cardWithIslandIkejaBikePrice(price: number, name: string) {
 t.test('orders through the gateway', async (t) => {
   const { gateway, db } = await startStack(t)
   const { sql } = db
-  const businesses: string[] = []
-  const account = async (input: Parameters<typeof seedAccount>[1] = {}): Promise<SeededAccount> => {
-    const seeded = await seedAccount(sql, input)
-    businesses.push(seeded.businessId)
-    return seeded
-  }
+  const { account, businesses } = accountSeeder(sql)
 
   const place = async (t: Test, apiKey: string, shipments: unknown[]): Promise<Placed> => {
     const response = await gateway.inject({ method: 'POST', url: PLACE, headers: bearer(apiKey), payload: shipments as never })

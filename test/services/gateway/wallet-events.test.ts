@@ -4,7 +4,7 @@ import type { Sql } from '../../../shared/db/sql.js'
 import { creditWallet } from '../../../shared/db/wallets.js'
 import { toMinor } from '../../../shared/money.js'
 import { changeOrder } from '../../../shared/orders/change.js'
-import { seedAccount, type SeededAccount } from '../../helpers/accounts.js'
+import { accountSeeder } from '../../helpers/accounts.js'
 import { assertError, ISO_UTC, PLACE } from '../../helpers/gateway.js'
 import { KANO, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
@@ -34,12 +34,7 @@ const txnNumber = (id: string) => Number(id.slice('txn_'.length))
 t.test('wallet, statement and events through the gateway', async (t) => {
   const { gateway, db } = await startStack(t)
   const { sql } = db
-  const businesses: string[] = []
-  const account = async (input: Parameters<typeof seedAccount>[1] = {}): Promise<SeededAccount> => {
-    const seeded = await seedAccount(sql, input)
-    businesses.push(seeded.businessId)
-    return seeded
-  }
+  const { account, businesses } = accountSeeder(sql)
 
   const get = (apiKey: string, url: string) => gateway.inject({ method: 'GET', url, headers: bearer(apiKey) })
   const read = async (t: Test, apiKey: string, url: string): Promise<any> => {
