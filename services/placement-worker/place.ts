@@ -15,7 +15,6 @@ import type { PlacementOutcome } from '../../shared/placement/outcome.js'
 import type { PlacementJob } from '../../shared/placement-queue.js'
 import { activeTraceparent, inSpan, sqlSpan } from '../../shared/telemetry/tracing.js'
 import { locateShipments, priceShipments, type LocatedShipment } from './reprice.js'
-import type { QuoteInput } from '../../shared/pricing/pipeline.js'
 
 export interface PlaceDeps extends LocateTools {
   sql: Sql
@@ -96,7 +95,7 @@ async function settle(deps: PlaceDeps, work: Work): Promise<Settled | null> {
 
 async function settleOnce(deps: PlaceDeps, work: Work, located: LocatedShipment[], held: Map<string, HeldQuote>): Promise<Settled | null> {
   const { sql } = deps
-  const { placementId, shipments } = work
+  const { placementId } = work
   const businessId = work.business.id
 
   return inSpan('placement.transaction', { 'courier.placement_id': placementId }, () => pipelined<Settled | null>(sql, async (tx, commit) => {

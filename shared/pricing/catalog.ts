@@ -1,4 +1,4 @@
-import type { Catalog, CatalogGroup } from '../schemas/catalog.js'
+import type { Catalog } from '../schemas/catalog.js'
 import { DELIVERY_MODES, VEHICLE_TYPES, type RateCard } from '../courier.js'
 
 /**

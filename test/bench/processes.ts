@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { projectRoot } from '../helpers/processes.js'
 

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { createCourier, disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { issueLoginCode } from '../../../shared/couriers/login.js'

@@ -1,8 +1,6 @@
-import type { LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { createApiKey } from '../../../shared/accounts/api-keys.js'
 import type { Courier, OrderStatus } from '../../../shared/courier.js'
-import type { Sql } from '../../../shared/db/sql.js'
 import { changeOrder, type OrderChangeOutcome } from '../../../shared/orders/change.js'
 import { changePlatformRates } from '../../../shared/pricing/platform-rates.js'
 import { accountSeeder, demoCardFile } from '../../helpers/accounts.js'
@@ -27,7 +25,6 @@ type Placed = { placement_id: string; charged_total: number; orders: { order_id:
 type Resource = Record<string, any>
 
 const plusSeconds = (iso: string, seconds: number) => new Date(Date.parse(iso) + seconds * 1000).toISOString()
-const withoutCancellation = ({ cancellation: _cancellation, ...rest }: Resource) => rest
 
 /** The demo card with the Island → Ikeja bike price changed, under a name of its own. */
 function cardWithIslandIkejaBikePrice(price: number, name: string) {

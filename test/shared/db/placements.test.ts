@@ -50,7 +50,7 @@ t.test('the worker reads a placement, its business and the rates in force in one
 })
 
 t.test('the placement is locked before the clock is read: a waiting transaction is never stamped before the one it waited for', async (t) => {
-  const { sql, account, scope, placementId } = await pendingPlacement(t)
+  const { sql, scope, placementId } = await pendingPlacement(t)
 
   const held = await holdLock(sql, (tx) => tx`select id from placements where id = ${placementId} for update`)
   const opening = sql.begin((tx) => openPlacement(tx, placementId, scope))
