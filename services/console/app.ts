@@ -121,7 +121,7 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
   })
 
   app.decorateRequest('user', null)
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })
   // Every form posts its token; a request without one changes nothing.

@@ -60,7 +60,7 @@ export function postSigned(dispatcher: Dispatcher, request: SignedRequest, timeo
           // Queued past the deadline: it never leaves.
           if (timedOut) started.abort(timedOut)
         },
-        onResponseStart(started, statusCode) {
+        onResponseStart(_started, statusCode) {
           // An informational answer (103) comes before the real one.
           if (statusCode >= 200) status = statusCode
         },

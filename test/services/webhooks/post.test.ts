@@ -56,7 +56,7 @@ t.test('anything else is a failure naming the status; a redirect is not followed
 })
 
 t.test('an informational answer is not the answer', async (t) => {
-  const { post } = await receiver(t, (request, response) => {
+  const { post } = await receiver(t, (_request, response) => {
     response.writeEarlyHints({ link: '</style.css>; rel=preload' })
     response.writeHead(200).end('ok')
   })
@@ -64,14 +64,14 @@ t.test('an informational answer is not the answer', async (t) => {
 })
 
 t.test('a long answer: the status stands, and the next request is sent all the same', async (t) => {
-  const { post, received } = await receiver(t, (request, response) => response.writeHead(200).end('x'.repeat(64 * 1024)))
+  const { post, received } = await receiver(t, (_request, response) => response.writeHead(200).end('x'.repeat(64 * 1024)))
   t.same(await post(), { status: 200, error: null })
   t.same(await post(), { status: 200, error: null })
   t.equal(received.length, 2)
 })
 
 t.test('short answers keep the connection for the next request', async (t) => {
-  const { post, connections } = await receiver(t, (request, response) => response.writeHead(200).end('{"ok":true}'))
+  const { post, connections } = await receiver(t, (_request, response) => response.writeHead(200).end('{"ok":true}'))
   for (let i = 0; i < 20; i++) t.same(await post(), { status: 200, error: null })
   // undici opens a second one while the first is checked before its first reuse; then no more.
   t.ok(connections() <= 2, `${connections()} connections for twenty requests`)
@@ -86,7 +86,7 @@ t.test('no answer within the timeout: a failure that says so', async (t) => {
 })
 
 t.test('a status in time, then a body that never ends: the status stands', async (t) => {
-  const { post } = await receiver(t, (request, response) => {
+  const { post } = await receiver(t, (_request, response) => {
     response.writeHead(200, { 'content-length': '100' })
     response.write('{"partial":')
   })
