@@ -350,6 +350,20 @@ t.test('runtime dependencies: only what the services import, no compiler', async
   t.equal(read('.nvmrc').trim(), '24', '.nvmrc recommends Node 24')
 })
 
+t.test('one copy of each OpenTelemetry package: the lockfile installs none twice', async (t) => {
+  // OpenTelemetry's packages name each other's exact versions: a range in package.json can
+  // install a newer one beside the set sdk-node names, and every service then loads both.
+  const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, { version?: string }> }
+  const versions = new Map<string, Set<string>>()
+  for (const [where, entry] of Object.entries(lock.packages)) {
+    const name = /(?:^|\/)node_modules\/(@opentelemetry\/[^/]+)$/.exec(where)?.[1]
+    if (name && entry.version) versions.set(name, (versions.get(name) ?? new Set()).add(entry.version))
+  }
+  t.ok(versions.has('@opentelemetry/core'), `${versions.size} OpenTelemetry packages in the lockfile`)
+  const twice = [...versions].filter(([, found]) => found.size > 1).map(([name, found]) => `${name} ${[...found].join(', ')}`)
+  t.same(twice, [], 'no package in two versions')
+})
+
 // ---- docker-compose.yml ----------------------------------------------------------------
 
 t.test('docker-compose.yml', async (t) => {
