@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import postgres from 'postgres'
 import type { CommonConfig, ReadReplicaConfig, ServingConfig } from '../config.js'
+import { errorCode } from '../errors/error-message.js'
 
 /** Our pool's type: bigint columns (counts, sequences, kobo sums) parse to numbers. */
 type Types = { bigint: number }
@@ -97,13 +98,13 @@ export function isConnectionError(err: unknown): boolean {
  * lock_timeout): the database is busy, not wrong, so the request answers 503 and may be retried.
  */
 export function isTimeoutError(err: unknown): boolean {
-  if (!(err instanceof Error) || !('code' in err)) return false
-  return err.code === PG.queryCanceled || err.code === PG.lockNotAvailable
+  const code = errorCode(err)
+  return code === PG.queryCanceled || code === PG.lockNotAvailable
 }
 
 /** True when the session's role may not do what it asked (a service role asked for DDL). */
 export function isPrivilegeError(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && err.code === PG.insufficientPrivilege
+  return errorCode(err) === PG.insufficientPrivilege
 }
 
 /**

@@ -2,3 +2,8 @@
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
+
+/** The `code` a thrown Error carries (a system error's `EADDRINUSE`, Postgres's SQLSTATE, fastify's `FST_…`), or undefined. */
+export function errorCode(err: unknown): unknown {
+  return err instanceof Error && 'code' in err ? err.code : undefined
+}

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { ConfigError, type ServingConfig } from '../config.js'
 import { startMetrics } from '../telemetry/metrics-endpoint.js'
 import { stopTelemetry } from '../telemetry/sdk.js'
-import { errorMessage } from '../errors/error-message.js'
+import { errorCode, errorMessage } from '../errors/error-message.js'
 
 /**
  * fastify's bound on receiving one request; answering it is bounded by the same figure in each
@@ -73,7 +73,7 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
 
 /** Why a service could not listen, naming the setting to change. */
 function listenFailure(err: unknown, port: number, host: string): string {
-  const code = err instanceof Error && 'code' in err ? err.code : undefined
+  const code = errorCode(err)
   if (code === 'EADDRINUSE') return `port ${port} is already in use; stop what holds it or set another port`
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') return `cannot listen on HOST ${host}: no address of this machine (${errorMessage(err)})`
   if (code === 'EACCES') return `port ${port} needs privileges this process does not have; set another port`

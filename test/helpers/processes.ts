@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
+import { errorCode } from '../../shared/errors/error-message.js'
 
 // This file is test/helpers/processes.ts, or dist/test/helpers/processes.js as `npm test` runs it.
 const helpers = path.dirname(fileURLToPath(import.meta.url))
@@ -43,8 +44,6 @@ try {
   // Not writable here: `reserve` reserves nothing, and the bind check alone remains.
 }
 process.once('exit', () => { for (const port of handedOut) rmSync(path.join(RESERVED_DIR, String(port)), { force: true }) })
-
-const errorCode = (err: unknown) => (err instanceof Error && 'code' in err ? err.code : undefined)
 
 function alive(pid: number): boolean {
   try {

@@ -7,6 +7,7 @@ import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier } from '../../../shared/db/couriers.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
+import { errorCode } from '../../../shared/errors/error-message.js'
 import { reasonRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
@@ -187,8 +188,7 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
       }
     }
   } catch (err) {
-    const code = err instanceof Error && 'code' in err ? String(err.code) : ''
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw photoTooLarge()
+    if (errorCode(err) === 'FST_REQ_FILE_TOO_LARGE') throw photoTooLarge()
     throw new ApiError(400, 'The delivery form could not be read; take the photo again and retry.')
   }
   const pin = pinSchema.safeParse(fields)

@@ -10,6 +10,7 @@ import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
 import type { CourierNoticeMessage } from '../../../shared/couriers/stream.js'
 import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
+import { errorCode } from '../../../shared/errors/error-message.js'
 import type { RedisClient } from '../../../shared/redis.js'
 import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
@@ -165,7 +166,6 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
 /** A multipart body @fastify/multipart refused, as the spec's error body. */
 function multipartRefusal(err: unknown): ApiError {
   if (err instanceof ApiError) return err
-  const code = err instanceof Error && 'code' in err ? String(err.code) : ''
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return photoTooLarge()
+  if (errorCode(err) === 'FST_REQ_FILE_TOO_LARGE') return photoTooLarge()
   return new ApiError(400, 'body must be multipart/form-data with a pin and one photo (JPEG or PNG)')
 }
