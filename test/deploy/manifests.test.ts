@@ -496,12 +496,12 @@ t.test('deploy/k8s', async (t) => {
     t.ok(named('Namespace', 'courier'), 'the namespace is created')
   })
 
-  t.test('only the gateway and the worker reach pricing', async (t) => {
+  t.test('only the gateway reaches pricing', async (t) => {
     const policy = named('NetworkPolicy', 'pricing')
     t.same(policy?.spec?.podSelector?.matchLabels, { 'app.kubernetes.io/name': 'pricing' }, 'the policy selects the pricing pods')
     const apiRule = policy?.spec?.ingress?.find((rule: any) => rule.ports?.some((p: any) => p.port === 'http'))
     const callers = (apiRule?.from ?? []).map((peer: any) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']).sort()
-    t.same(callers, ['gateway', 'worker'], 'the API port admits the gateway and the worker only')
+    t.same(callers, ['gateway'], 'the API port admits the gateway only (the worker prices in process)')
   })
 
   t.test('the gateway and pricing share one internal token, and no other pod sees it', async (t) => {
@@ -887,8 +887,8 @@ t.test('deploy/k8s', async (t) => {
     const photoStore = ['any:443']
     const expected: Record<string, { egress: string[]; ingress: string[] }> = {
       gateway: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: ['ingress-nginx/*:3000', scrape(9464)] },
-      pricing: { egress: [...dns, ...data], ingress: ['courier/gateway:3001', 'courier/worker:3001', scrape(9465)] },
-      worker: { egress: [...dns, ...data, ...photoStore, 'courier/pricing:3001'], ingress: [scrape(9466)] },
+      pricing: { egress: [...dns, ...data], ingress: ['courier/gateway:3001', scrape(9465)] },
+      worker: { egress: [...dns, ...data, ...photoStore], ingress: [scrape(9466)] },
       'webhook-sender': { egress: [...dns, ...data, 'ip:0.0.0.0/0-9:all-TCP', 'ip:::/0-8:all-TCP'], ingress: [scrape(9467)] },
       console: { egress: [...dns, ...data, ...photoStore], ingress: ['ingress-nginx/*:3004', scrape(9468)] },
       dispatcher: { egress: [...dns, ...data], ingress: [scrape(9469)] },

@@ -65,7 +65,7 @@ t.test('a path the router cannot read gets the not-found page with every securit
   const known = await new ConsoleClient(tls).get('/console/no-such-page', { 'x-forwarded-proto': 'https' })
   t.equal(known.statusCode, 404, 'an unknown address, for comparison')
   // A tracking token past the router's 100 characters, and percent-encoding that decodes to nothing.
-  for (const path of [`/track/${'a'.repeat(150)}`, `/console/orders/${'9'.repeat(300)}`, '/console/orders/%E0%A4%A', '/track/%ZZ']) {
+  for (const path of [`/t/${'a'.repeat(150)}`, `/console/orders/${'9'.repeat(300)}`, '/console/orders/%E0%A4%A', '/t/%ZZ']) {
     const answer = await new ConsoleClient(tls).get(path, { 'x-forwarded-proto': 'https' })
     t.equal(answer.statusCode, 404, `${path.slice(0, 40)}: 404`)
     t.match(String(answer.headers['content-type']), /^text\/html/, 'the console\'s page, not fastify\'s JSON')
