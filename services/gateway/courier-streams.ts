@@ -12,9 +12,10 @@ type Listener = (notice: CourierNoticeMessage) => void
 export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>, log: FastifyBaseLogger) {
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, lazyConnect: true })
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'courier stream subscriber error'))
-  const listeners = new Map<string, Set<Listener>>()
+  /** A channel's streams here, and its subscription (made once, awaited by every stream that joins meanwhile). */
+  const channels = new Map<string, { listeners: Set<Listener>; subscribed: Promise<unknown> }>()
   subscriber.on('message', (channel: string, message: string) => {
-    const open = listeners.get(channel)
+    const open = channels.get(channel)?.listeners
     if (!open) return
     // Read once for every stream of the courier; one this gateway cannot read is dropped, never thrown
     // out of the subscriber (which would take the process down with it).
@@ -25,24 +26,38 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
     }
     for (const listener of open) listener(notice)
   })
+  /** Takes `listener` off the channel, and the channel off Redis with its last stream. */
+  function leave(channel: string, entry: { listeners: Set<Listener> }, listener: Listener) {
+    entry.listeners.delete(listener)
+    if (entry.listeners.size === 0 && channels.get(channel) === entry) {
+      channels.delete(channel)
+      subscriber.unsubscribe(channel).catch(() => {})
+    }
+  }
   return {
-    /** Calls `listener` with each notice for the courier until the returned function is called. */
+    /**
+     * Calls `listener` with each notice for the courier until the returned function is called. The
+     * listener joins its channel before the subscription is awaited, so another stream of the
+     * courier that opens and closes meanwhile never leaves the channel empty and unsubscribed.
+     */
     async listen(courierId: string, listener: Listener): Promise<() => void> {
       const channel = courierChannel(config.QUEUE_PREFIX, courierId)
-      let set = listeners.get(channel)
-      if (!set) {
-        set = new Set()
-        listeners.set(channel, set)
-        await subscriber.subscribe(channel)
+      let entry = channels.get(channel)
+      if (!entry) {
+        entry = { listeners: new Set(), subscribed: subscriber.subscribe(channel) }
+        channels.set(channel, entry)
       }
-      set.add(listener)
-      return () => {
-        set.delete(listener)
-        if (set.size === 0 && listeners.get(channel) === set) {
-          listeners.delete(channel)
-          subscriber.unsubscribe(channel).catch(() => {})
-        }
+      const joined = entry
+      joined.listeners.add(listener)
+      try {
+        await joined.subscribed
+      } catch (err) {
+        // A failed subscription is forgotten with its streams, so the next stream subscribes afresh.
+        if (channels.get(channel) === joined) channels.delete(channel)
+        joined.listeners.delete(listener)
+        throw err
       }
+      return () => leave(channel, joined, listener)
     },
     close: () => subscriber.disconnect(),
   }

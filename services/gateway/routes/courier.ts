@@ -106,7 +106,13 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     // Notices that come while the pending offers are read wait for them, so a withdrawal always
     // follows the offer it withdraws.
     let held: CourierNoticeMessage[] | null = []
-    const unsubscribe = await streams.listen(request.courier.id, (notice) => (held ? held.push(notice) : send(notice)))
+    const unsubscribe = await streams.listen(request.courier.id, (notice) => (held ? held.push(notice) : send(notice))).catch((err: unknown) => {
+      // Not subscribed (Redis away): end the stream, so the app reconnects rather than hear heartbeats only.
+      request.log.warn({ err }, 'courier stream not subscribed; ended for the app to reconnect')
+      raw.end()
+      return null
+    })
+    if (!unsubscribe) return
     if (closed) return unsubscribe()
     stop = unsubscribe
     // The offers already pending first, each as an `offer` event: an app that reconnects (a phone

@@ -2,6 +2,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import gatewayApp from '../../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
+import { createCourierStreams } from '../../../services/gateway/courier-streams.js'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { courierChannel, tellCourier } from '../../../shared/couriers/stream.js'
 import { createRedis } from '../../../shared/redis.js'
@@ -197,6 +198,25 @@ t.test('a cancel or an assignment made in the console tells the courier on the s
   await business.get(`/console/orders/${held}`)
   t.equal((await business.post(`/console/orders/${held}/cancel`, { reason: 'changed my mind' })).statusCode, 303)
   t.ok((await stream.next('order_cancelled', held!)).held, 'a business\'s cancel in the console tells the courier who holds the order')
+})
+
+t.test('a second stream of the courier that opens and closes while the first subscribes leaves the first listening', async (t) => {
+  const streams = createCourierStreams(db.config, gateway.log)
+  t.teardown(streams.close)
+  const courierId = '00000000-0000-4000-8000-00000000a11e'
+  const heard: string[] = []
+  // The first stream's subscription is under way when the second joins and leaves.
+  const first = streams.listen(courierId, (notice) => heard.push(notice.event))
+  const second = await streams.listen(courierId, () => {})
+  second()
+  const stop = await first
+  t.teardown(stop)
+  const channel = courierChannel(db.config.QUEUE_PREFIX, courierId)
+  const [, subscribers] = (await redis.pubsub('NUMSUB', channel)) as [string, number]
+  t.equal(Number(subscribers), 1, 'the channel is still subscribed for the stream left open')
+  await tellCourier(redis, db.config.QUEUE_PREFIX, { courierId, event: 'order_cancelled', data: { order_id: 'ORD-STILLHEARD' } })
+  const got = await waitForValue(async () => heard, (events) => events.length > 0, WAIT_MS, 20)
+  t.same(got.value, ['order_cancelled'], 'and the open stream hears the next notice')
 })
 
 t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
