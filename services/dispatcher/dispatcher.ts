@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
 import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
-import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear } from '../../shared/db/dispatch-sweep.js'
+import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
 import { findCourier } from '../../shared/db/couriers.js'
 import { closeOffer, expireDueOffers, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
@@ -26,6 +26,8 @@ const SWEEP_MS = 5000
 const SWEEP_GRACE_S = 2
 /** The waiting orders near a courier come free that a wake weighs, oldest first, for the few they may carry. */
 const WAKE_LOOKS_AT = 50
+/** Orders without an offer a sweep queues again, oldest first from where the last sweep stopped. */
+const SWEEP_PAGE = 200
 /** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
 const SILENT_PER_SWEEP = 1000
 /**
@@ -168,6 +170,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   worker.on('failed', (job, err) => app.log.warn({ jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'dispatch attempt failed'))
 
   // Offers whose expiry job was lost, and orders whose offer job was: the rows say what to do.
+  let sweptTo: SweepCursor | null = null
   // Couriers gone silent without going off shift leave the dispatch set (their next ping brings them back).
   const sweep = repeatWithoutOverlap(SWEEP_MS, async () => {
     await dropSilentCouriers(redis, prefix, settings.staleS, SILENT_PER_SWEEP)
@@ -177,8 +180,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     }
     // A job still waiting or delayed under the order's job id absorbs the add, so a short grace is safe:
     // an order handed back by an operator or a disabled courier is offered within seconds.
-    const waiting = await findOrdersWithoutOffer(sql, SWEEP_GRACE_S, settings.retryS, 200)
-    if (waiting.length > 0) await queue.addBulk(waiting.map((orderId) => offerJob(orderId)))
+    // A page a sweep, each taking up where the last stopped and starting over after the newest.
+    const waiting = await findOrdersWithoutOffer(sql, SWEEP_GRACE_S, settings.retryS, SWEEP_PAGE, sweptTo)
+    sweptTo = waiting.length === SWEEP_PAGE ? (waiting.at(-1) ?? null) : null
+    if (waiting.length > 0) await queue.addBulk(waiting.map(({ id }) => offerJob(id)))
   }, (err) => app.log.warn({ err }, 'dispatch sweep failed'))
 
   metrics.meter.createObservableGauge('courier_orders_waiting_for_courier', { description: 'Live orders created and not yet assigned' }).addCallback(async (result) => {

@@ -2,22 +2,33 @@ import type { Order } from './orders.js'
 import type { Db } from './sql.js'
 
 /**
+ * Where a sweep of orders without an offer stopped: the last order it took, its time as Postgres's
+ * text, exact to the microsecond (sent back as text: a timestamptz parameter would pass through a
+ * JavaScript Date and lose the microseconds, and the sweep would take that order again).
+ */
+export interface SweepCursor {
+  id: string
+  createdAt: string
+}
+
+/**
  * Live `created` orders with no pending offer and none declined or expired in the last `quietS`
  * seconds, older than `graceS`: the ones whose dispatch job may have been lost (a crash between a
  * commit and its enqueue), and those handed back or whose offer was withdrawn by a step that
  * queues no job (an operator's, `courier:disable`). The dispatcher's sweep queues them again; a
- * job already waiting absorbs it.
+ * job already waiting absorbs it. Oldest first from `after`, so a sweep that takes up where the
+ * last one stopped reaches every such order, however many older ones wait for nobody in range.
  */
-export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: number, limit: number): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select o.id from orders o
+export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: number, limit: number, after: SweepCursor | null): Promise<SweepCursor[]> {
+  return db<SweepCursor[]>`
+    select o.id, o.created_at::text as created_at from orders o
     where o.status = 'created' and o.livemode and o.pickup_lat is not null
       and o.updated_at < now() - make_interval(secs => ${graceS})
+      ${after ? db`and o.created_at >= ${after.createdAt}::text::timestamptz and (o.created_at > ${after.createdAt}::text::timestamptz or o.id > ${after.id})` : db``}
       and not exists (
         select 1 from dispatch_offers d
         where d.order_id = o.id and (d.status = 'pending' or (d.status in ('declined', 'expired') and d.decided_at > now() - make_interval(secs => ${quietS}))))
-    order by o.created_at limit ${limit}`
-  return rows.map((row) => row.id)
+    order by o.created_at, o.id limit ${limit}`
 }
 
 /** A waiting order as a free courier's wake weighs it: what `canCarry` reads. */

@@ -1,0 +1,46 @@
+import t from 'tap'
+import { findOrdersWithoutOffer, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
+import { seedAccount } from '../../helpers/accounts.js'
+import { seedOrder } from '../../helpers/console.js'
+import { genericPlanOf, useTestDb } from '../../helpers/db.js'
+
+// The dispatcher's sweep of orders without an offer (shared/db/dispatch-sweep.ts): it pages from
+// where it stopped, so orders that wait for nobody in range never hide a newer one whose job was lost.
+
+t.test('the sweep pages through every order without an offer, then starts over', async (t) => {
+  const { sql } = await useTestDb(t)
+  const { businessId } = await seedAccount(sql)
+  const orders: string[] = []
+  for (let i = 0; i < 5; i++) orders.push(await seedOrder(sql, businessId))
+  // Seconds apart, in the order made (two made in one millisecond would otherwise go by id).
+  for (const [i, id] of orders.entries()) await sql`update orders set created_at = now() - make_interval(secs => ${10 - i}) where id = ${id}`
+  await seedOrder(sql, businessId, false)
+
+  const pages: string[][] = []
+  let after: SweepCursor | null = null
+  do {
+    const page: SweepCursor[] = await findOrdersWithoutOffer(sql, 0, 60, 2, after)
+    pages.push(page.map(({ id }) => id))
+    after = page.length === 2 ? (page.at(-1) ?? null) : null
+  } while (after && pages.length < 10)
+  t.same(pages, [orders.slice(0, 2), orders.slice(2, 4), orders.slice(4)], 'three pages, oldest first, each order once, no test-mode order')
+  t.same((await findOrdersWithoutOffer(sql, 0, 60, 2, null)).map(({ id }) => id), orders.slice(0, 2), 'and the next sweep starts over')
+})
+
+t.test("a placement's orders share one time: the cursor tells them apart by id", async (t) => {
+  const { sql } = await useTestDb(t)
+  const { businessId } = await seedAccount(sql)
+  for (let i = 0; i < 4; i++) await seedOrder(sql, businessId)
+  await sql`update orders set created_at = (select min(created_at) from orders)`
+  const first = await findOrdersWithoutOffer(sql, 0, 60, 3, null)
+  const rest = await findOrdersWithoutOffer(sql, 0, 60, 3, first.at(-1) ?? null)
+  const seen = [...first, ...rest].map(({ id }) => id)
+  t.equal(seen.length, 4, 'four orders in two pages')
+  t.equal(new Set(seen).size, 4, 'none of them twice')
+})
+
+t.test('a page is read from the index of orders waiting for a courier, from the cursor on', async (t) => {
+  const { config } = await useTestDb(t)
+  const after = { id: 'ORD-0000000000', createdAt: new Date().toISOString() }
+  t.match(await genericPlanOf(t, config, (reads) => findOrdersWithoutOffer(reads, 2, 60, 200, after)), /"Index Name":"orders_waiting_for_courier"/)
+})
