@@ -184,6 +184,8 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   const next = moved(order, move, change.reason, now, by)
   if (move.to === 'assigned') {
     if (!change.courier) return { kind: 'invalid', message: `a courier is required to move ${order.id} to assigned` }
+    // Registered couriers are live (DESIGN 14): a test order keeps the sandbox courier, or one named by hand.
+    if (change.courier.id && !order.livemode) return { kind: 'refused', message: `${order.id} is a test order; a registered courier cannot take it` }
     return { kind: 'move', move, refund: 0, next: { ...next, courier: change.courier, courierId: change.courier.id ?? null, assignedAt: now } }
   }
   // Unassigned: no courier holds it, and the next assignment opens a new free window.

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { seedAccount } from '../../helpers/accounts.js'
+import { seedOrder } from '../../helpers/console.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
@@ -55,7 +56,10 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   const pickup = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${first}/pickup`, headers: bearer(token) })
   t.equal(pickup.statusCode, 200, 'and the courier moves it through their own API')
 
+  // Registered couriers are live: a test order keeps the sandbox courier (DESIGN 14).
+  const testOrder = await seedOrder(db.sql, account.businessId, false)
   const refusals: [string[], RegExp][] = [
+    [['order:advance', '--order', testOrder, '--to', 'assigned', '--courier', courierId], new RegExp(`^${testOrder} is a test order; a registered courier cannot take it\n$`)],
     [['order:advance', '--order', second, '--to', 'assigned', '--courier', '00000000-0000-4000-8000-000000000000'], /^courier 00000000-0000-4000-8000-000000000000 does not exist\n$/],
     [['order:advance', '--order', second, '--to', 'assigned', '--courier', 'rider-7'], /--courier must be/],
     [['order:advance', '--order', second, '--to', 'assigned', '--courier', courierId, '--courier-name', 'X'], /not both/],
@@ -83,6 +87,8 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   t.equal(refused.stderr, `courier ${courierId} is disabled\n`, 'a disabled courier cannot be handed an order')
   const untouched = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${second}`, headers: bearer(account.apiKey) })
   t.match(untouched.json(), { status: 'created', version: 1, courier: null }, 'the refused assignments changed nothing')
+  const [test] = await db.sql`select status, version, courier_id from orders where id = ${testOrder}`
+  t.same({ ...test }, { status: 'created', version: 1, courierId: null }, 'and the test order is still waiting for the sandbox courier')
 })
 
 t.test('operator CLI: a courier\'s phone is checked, stored in one form, and held by one enabled courier', async (t) => {
