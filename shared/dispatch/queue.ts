@@ -70,9 +70,12 @@ export function expireJob(offerId: string, orderId: string, delayMs: number): Jo
  */
 const WAKE_PRIORITY = 10
 
-/** One waiting `free` job per courier. */
+/**
+ * One waiting `free` job per courier. A wake that fails is removed at once: kept, its id would
+ * absorb every later wake of that courier until it was cleaned up, an hour on.
+ */
 export function freeJob(courierId: string): JobSpec {
-  return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}`, priority: WAKE_PRIORITY } }
+  return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}`, priority: WAKE_PRIORITY, removeOnFail: true } }
 }
 
 /** A job as `Queue.add` takes it. */

@@ -1,8 +1,8 @@
-import { Queue } from 'bullmq'
+import { Queue, Worker } from 'bullmq'
 import t from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
-import { DISPATCH_QUEUE, freeJob, offerJobId, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, freeJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
@@ -130,4 +130,27 @@ t.test('a burst of couriers coming free never holds back a new order\'s offer', 
   // What is left of the burst goes, so it spends no more of the machine.
   await queue.drain()
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
+})
+
+t.test("a wake that fails does not swallow the courier's next one", async (t) => {
+  // A queue of its own, so the stack's dispatcher does not take these jobs.
+  const prefix = `${db.config.QUEUE_PREFIX}-wakes`
+  const wakes = new Queue<DispatchJob>(DISPATCH_QUEUE, { connection, prefix })
+  const workerConnection = createRedis(db.config, { maxRetriesPerRequest: null })
+  const failing = new Worker<DispatchJob>(DISPATCH_QUEUE, async () => {
+    throw new Error('Postgres went away')
+  }, { connection: workerConnection, prefix })
+  t.teardown(async () => {
+    await failing.close()
+    workerConnection.disconnect()
+    await wakes.obliterate({ force: true })
+    await wakes.close()
+  })
+  const courierId = '00000000-0000-4000-8000-0000000fa11d'
+  const failed = new Promise((resolve) => failing.once('failed', resolve))
+  await wakes.add(...spread(freeJob(courierId)))
+  await failed
+  await failing.pause()
+  const again = await wakes.add(...spread(freeJob(courierId)))
+  t.equal(await again.getState(), 'prioritized', 'the next wake is queued, not absorbed by the failed one')
 })
