@@ -140,7 +140,11 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   for (const order of active.filter((order) => order.status === 'assigned')) {
     handedBack.push(await changeOrder(sql, { orderId: order.id, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: 'courier disabled' }, { actor }))
   }
-  const keptOrderIds = active.filter((order) => order.status !== 'assigned').map((order) => order.id)
+  // Read again: an order the courier picked up meanwhile (their token was still cached) refused its
+  // hand-back and is theirs, for the operator to see listed.
+  const keptOrderIds = active.some((order) => order.status === 'assigned')
+    ? (await findActiveOrderIdsOfCourier(sql, courierId)).map((order) => order.id)
+    : active.map((order) => order.id)
   return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, sessionsEnded: disabled.sessionsEnded, handedBack, keptOrderIds }
 }
 

@@ -20,13 +20,17 @@ export interface Offer {
 const COLUMNS = 'id, order_id, courier_id, status, created_at, expires_at, decided_at, reason, traceparent, round_started_at'
 
 /**
- * A pending offer, unless the order or the courier already has one: the partial unique indexes
- * decide, whatever runs at once. Null: one of them was taken.
+ * A pending offer, unless the order or the courier already has one (the partial unique indexes
+ * decide, whatever runs at once) or the courier is disabled. The courier's row is read `for share`,
+ * which `courier:disable`'s update of it waits on: a disable that committed first leaves no offer
+ * made, and one that comes after withdraws the offer made. Null: no offer.
  */
 export async function insertOffer(db: Db, offer: { id: string; orderId: string; courierId: string; offerS: number; traceparent?: string | null; roundStartedAt?: Date | null }): Promise<Offer | null> {
   const [row] = await db<Offer[]>`
     insert into dispatch_offers (id, order_id, courier_id, expires_at, traceparent, round_started_at)
-    values (${offer.id}, ${offer.orderId}, ${offer.courierId}, now() + make_interval(secs => ${offer.offerS}), ${offer.traceparent ?? null}, ${offer.roundStartedAt ?? null})
+    select ${offer.id}::text, ${offer.orderId}::text, c.id, now() + make_interval(secs => ${offer.offerS}), ${offer.traceparent ?? null}::text, ${offer.roundStartedAt ?? null}::timestamptz
+    from couriers c where c.id = ${offer.courierId} and c.disabled_at is null
+    for share
     on conflict do nothing
     returning ${db.unsafe(COLUMNS)}`
   return row ?? null

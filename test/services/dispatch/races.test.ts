@@ -1,4 +1,5 @@
 import t from 'tap'
+import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { closeOffer, insertOffer } from '../../../shared/db/offers.js'
 import { offerNext, type DispatchSettings } from '../../../shared/dispatch/dispatch.js'
 import { newOfferId } from '../../../shared/ids.js'
@@ -122,6 +123,23 @@ t.test('a dispatch step that saw the courier free is not let through after they 
   t.equal(pending!.count, 0, 'the courier holds no offer beyond their order')
   for (const orderId of [late!, taken!]) await cancel(orderId)
   await offDuty(rider)
+})
+
+t.test('a dispatch step that saw the courier enabled makes no offer once they are disabled', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Leaving rider', kmNorth(ISLAND, 0.5))
+  const [late] = await orders(1)
+  // The step reads the courier as a candidate, then waits for the order's lock while an operator
+  // disables them: the disable finds no offer to withdraw, so the step must not make one after it.
+  const held = await holdLock(db.sql, (tx) => tx`select id from orders where id = ${late!} for update`)
+  const lateStep = dispatchStep(late!)
+  t.ok((await waitForValue(() => lockWaiters(db.sql, held.pid), (waiters) => waiters.length > 0, 10_000)).held, 'the step waits on the order lock')
+  t.equal((await disableCourier(db.sql, 'test', rider.id)).kind, 'disabled')
+  await held.release()
+  const after = await lateStep
+  t.not(after.kind, 'offered', `the disabled courier is not offered the order (${after.kind})`)
+  const offers = await db.sql`select status from dispatch_offers where courier_id = ${rider.id}`
+  t.same(offers, [], 'no offer of any kind was made to them')
+  await cancel(late!)
 })
 
 t.test('an accept racing a cancel: the order ends cancelled, assigned at most once, refunded once', async (t) => {
