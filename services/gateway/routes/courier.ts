@@ -86,6 +86,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
 
   // Server-Sent Events: offers and withdrawals as they happen, through Redis pub/sub.
   app.get('/stream', { config: { stream: true } }, async (request, reply) => {
+    // HEAD gets the stream's headers and ends: it has no body to keep open, and Node sends no
+    // headers of a HEAD answer until it ends.
+    if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-store').send()
     reply.hijack()
     const raw = reply.raw
     open.add(raw)

@@ -81,6 +81,15 @@ t.test('the stream needs a courier token', async (t) => {
   await business.body?.cancel()
 })
 
+t.test('HEAD answers the stream\'s headers at once and ends', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Head rider', kmNorth(ISLAND, 3))
+  const head = await fetch(`${base}/v2/courier/stream`, { method: 'HEAD', headers: bearer(rider.token), signal: AbortSignal.timeout(WAIT_MS) })
+  t.equal(head.status, 200)
+  t.match(head.headers.get('content-type'), /^text\/event-stream/)
+  t.equal(await head.text(), '', 'no body')
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(rider.token), payload: { status: 'offline' } })
+})
+
 t.test('offer, then offer_withdrawn when the business cancels the offered order, then order_cancelled for an order the courier holds', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Streamer', kmNorth(ISLAND, 0.3))
   const stream = await openStream(rider.token)
