@@ -72,10 +72,14 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const keys = createKeyCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
   const failures = createAuthFailureLimit(redis, { limit: config.AUTH_FAILURE_LIMIT, prefix: config.QUEUE_PREFIX })
   const courierTokens = createCourierTokenCache(sql, config.API_KEY_CACHE_TTL_S * 1000)
+  const streams = createCourierStreams(config, app.log)
   const invalidations = listenForInvalidations(config, {
     onMessage: (message) => {
       if (message.kind === 'api-key') keys.clear()
-      if (message.kind === 'courier-token') courierTokens.clear()
+      if (message.kind === 'courier-token') {
+        courierTokens.clear()
+        streams.revoke(message.tokenHashes)
+      }
     },
     onReset: () => {
       keys.clear()
@@ -83,7 +87,6 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     },
   })
   const dispatch = createDispatchQueue(config, app.log)
-  const streams = createCourierStreams(config, app.log)
 
   const publicBaseUrl = publicBaseUrlOf(config)
   const photos = createPhotoStore(config)

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { CommonConfig } from '../../shared/config.js'
 import { courierChannel, readCourierNotice, type CourierNoticeMessage } from '../../shared/couriers/stream.js'
@@ -12,6 +13,8 @@ type Listener = (notice: CourierNoticeMessage) => void
 export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX'>, log: FastifyBaseLogger) {
   const subscriber = createRedis(config, { maxRetriesPerRequest: null, lazyConnect: true })
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'courier stream subscriber error'))
+  /** The streams open here, each with the hash of the token it was opened with. */
+  const open = new Map<ServerResponse, string>()
   /** A channel's streams here, and its subscription (made once, awaited by every stream that joins meanwhile). */
   const channels = new Map<string, { listeners: Set<Listener>; subscribed: Promise<unknown> }>()
   subscriber.on('message', (channel: string, message: string) => {
@@ -58,6 +61,18 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
         throw err
       }
       return () => leave(channel, joined, listener)
+    },
+    /** Keeps a stream until `closed`, so a stop or its token's revocation can end it. */
+    opened: (raw: ServerResponse, tokenHash: string) => void open.set(raw, tokenHash),
+    closed: (raw: ServerResponse) => void open.delete(raw),
+    /** Ends every stream: the gateway is stopping, and its couriers reconnect to a replica still serving. */
+    endAll: () => {
+      for (const raw of open.keys()) raw.end()
+    },
+    /** Ends the streams opened with these tokens (revoked: the courier disabled), as the next request with one would be refused. */
+    revoke: (tokenHashes: string[]) => {
+      const revoked = new Set(tokenHashes)
+      for (const [raw, hash] of open) if (revoked.has(hash)) raw.end()
     },
     close: () => subscriber.disconnect(),
   }

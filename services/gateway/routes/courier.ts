@@ -1,9 +1,9 @@
-import type { ServerResponse } from 'node:http'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { CourierFix } from '../../../shared/courier.js'
 import { acceptOffer, changeShift, declineOffer, moveOrder, orderHeldBy, ordersHeldBy, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
 import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
+import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
@@ -15,6 +15,7 @@ import type { RedisClient } from '../../../shared/redis.js'
 import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES, type PhotoStore } from '../../../shared/storage/photos.js'
+import { bearerCourierToken } from '../courier-auth.js'
 import type { CourierStreams } from '../courier-streams.js'
 
 interface CourierRouteOptions {
@@ -78,9 +79,8 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   // The streams open on this gateway. When it stops (a deploy, a scale-in) they end first, so each
   // courier reconnects to a replica that still tells them of offers: open, they would hold up the
   // stop until it was forced, hearing nothing once the subscriber had gone.
-  const open = new Set<ServerResponse>()
   app.addHook('preClose', (done) => {
-    for (const raw of open) raw.end()
+    streams.endAll()
     done()
   })
 
@@ -91,7 +91,8 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-store').send()
     reply.hijack()
     const raw = reply.raw
-    open.add(raw)
+    // The hook admitted a token of the issued shape; its hash lets a revocation end this stream.
+    streams.opened(raw, hashApiKey(bearerCourierToken(request.headers.authorization) ?? ''))
     // x-accel-buffering: an nginx in front (the Ingress of deploy/k8s) passes each event on at once
     // instead of holding it in its proxy buffer, where an offer could sit past its expiry.
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })
@@ -100,7 +101,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     let closed = false
     const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS)
     request.raw.on('close', () => {
-      open.delete(raw)
+      streams.closed(raw)
       closed = true
       clearInterval(heartbeat)
       stop?.()

@@ -4,7 +4,9 @@ import gatewayApp from '../../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { createCourierStreams } from '../../../services/gateway/courier-streams.js'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
+import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { courierChannel, tellCourier } from '../../../shared/couriers/stream.js'
+import { publishInvalidation } from '../../../shared/invalidation.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
@@ -226,6 +228,18 @@ t.test('a second stream of the courier that opens and closes while the first sub
   await tellCourier(redis, db.config.QUEUE_PREFIX, { courierId, event: 'order_cancelled', data: { order_id: 'ORD-STILLHEARD' } })
   const got = await waitForValue(async () => heard, (events) => events.length > 0, WAIT_MS, 20)
   t.same(got.value, ['order_cancelled'], 'and the open stream hears the next notice')
+})
+
+t.test('disabling a courier ends their open streams, and only theirs', async (t) => {
+  const [leaving, staying] = [await onShift(gateway, db.sql, 'Leaving rider', kmNorth(ISLAND, 3)), await onShift(gateway, db.sql, 'Staying rider', kmNorth(ISLAND, 3.1))]
+  const [gone, kept] = [await openStream(leaving.token), await openStream(staying.token)]
+  t.teardown(gone.close)
+  t.teardown(kept.close)
+  for (const stream of [gone, kept]) t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  await disableCourierAndAnnounce(db.sql, 'test', leaving.id, (message) => publishInvalidation(redis, db.config.QUEUE_PREFIX, message))
+  t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends, as their token is refused from now on')
+  t.notOk(kept.state.ended, 'another courier\'s stream stays open')
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(staying.token), payload: { status: 'offline' } })
 })
 
 t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
