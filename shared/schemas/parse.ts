@@ -27,23 +27,34 @@ interface ListRules {
 export function listBody<S extends z.ZodType>(element: S, { min, max, message }: ListRules) {
   const list = z.array(element, { error: message }).min(min, { error: message }).max(max, { error: message })
   return z.preprocess((body, ctx) => {
-    if (Array.isArray(body) && body.length >= min && body.length <= max) return body.map(withoutNulls)
+    if (Array.isArray(body) && body.length >= min && body.length <= max) return body.map((element) => withoutNulls(element))
     ctx.addIssue({ code: 'custom', message })
     return z.NEVER
   }, list)
 }
 
-function withoutNulls(value: unknown): unknown {
+/**
+ * The object without its `null` fields, and those of the objects it holds one level down (a
+ * shipment's `proof`): deeper nesting is no field of any body, so it is left for the schema to refuse.
+ */
+function withoutNulls(value: unknown, depth = 1): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
-  if (!Object.values(value).includes(null)) return value
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null))
+  let kept: Record<string, unknown> | null = null
+  for (const [key, field] of Object.entries(value)) {
+    const inner = depth > 0 ? withoutNulls(field, depth - 1) : field
+    if (field !== null && inner === field) continue
+    kept ??= { ...value }
+    if (field === null) delete kept[key]
+    else kept[key] = inner
+  }
+  return kept ?? value
 }
 
 function toErrorItem(issue: z.core.$ZodIssue): ErrorItem {
   const [first, second] = issue.path
   if (typeof first === 'number') {
     if (second === undefined) return { index: first, message: `[${first}] ${issue.message}` }
-    return { index: first, field: String(second), message: `[${first}].${issue.message}` }
+    return { index: first, field: issue.path.slice(1).join('.'), message: `[${first}].${issue.message}` }
   }
-  return { ...(first !== undefined && { field: String(first) }), message: issue.message }
+  return { ...(first !== undefined && { field: issue.path.join('.') }), message: issue.message }
 }

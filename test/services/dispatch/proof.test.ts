@@ -86,6 +86,13 @@ t.test('proof must be an object of booleans', async (t) => {
   for (const [proof, message] of [[{ photo: 'yes' }, 'proof.photo must be a boolean value'], ['yes', 'proof must be an object'], [{ pin: 'yes' }, 'proof.pin must be a boolean value']] as const) {
     const refused = await gateway.inject({ method: 'POST', url: PLACE, headers: business, payload: [shipment({ proof })] })
     t.equal(refused.statusCode, 400, JSON.stringify(proof))
-    t.match(JSON.stringify(refused.json()), message)
+    t.match(refused.json(), { message: `[0].${message}`, errors: [{ index: 0, field: message.split(' ')[0], message: `[0].${message}` }] }, 'the error names the field inside proof')
   }
+  // null counts as omitted, inside proof too (DESIGN 2).
+  const placed = await gateway.inject({ method: 'POST', url: PLACE, headers: business, payload: [shipment({ proof: { pin: true, photo: null } }), shipment({ proof: { pin: null } })] })
+  t.equal(placed.statusCode, 201, placed.body)
+  const [pinned, plain] = await Promise.all(placed.json().orders.map((order: { order_id: string }) => read(order.order_id)))
+  t.same([pinned.proof, plain.proof], [{ pin: true }, {}], 'each null field as if it was not sent')
+  t.match(pinned.delivery_pin, /^\d{4}$/)
+  t.equal(plain.delivery_pin, null)
 })
