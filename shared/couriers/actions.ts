@@ -8,7 +8,7 @@ import type { DispatchQueue } from '../dispatch/queue.js'
 import { courierOnOrder, offerView } from '../dispatch/views.js'
 import { ApiError } from '../errors/api-error.js'
 import { isOfferId, isOrderId } from '../ids.js'
-import { changeOrder, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
+import { changeOrder, closedOfferMessage, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
 import { haversineKm } from '../pricing/distance.js'
 import type { RedisClient } from '../redis.js'
@@ -131,8 +131,14 @@ async function acceptedBefore(desk: CourierDesk, courierId: string, offer: Offer
 /** Declines an offer: the order goes on to its next courier, and the courier may take another waiting nearby. */
 export async function declineOffer(desk: CourierDesk, courierId: string, offerId: string, reason: string | null): Promise<void> {
   const offer = await ownOffer(desk, offerId, courierId)
-  if (!await letOfferGo(desk, offer, reason)) throw new ApiError(409, `Offer ${offer.id} ${offer.status === 'expired' ? 'has expired' : 'was withdrawn'}`)
-  await desk.dispatch.courierFree(courierId)
+  // A retry of a decline (a double tap, an answer lost) finds it done: nothing more to do.
+  if (offer.status === 'declined') return
+  if (await letOfferGo(desk, offer, reason)) {
+    await desk.dispatch.courierFree(courierId)
+    return
+  }
+  const closed = await ownOffer(desk, offerId, courierId)
+  if (closed.status !== 'declined') throw new ApiError(409, closedOfferMessage(closed, new Date()))
 }
 
 /** Closes a pending offer `declined` and sends its order on to the next courier; false if it was no longer pending. */

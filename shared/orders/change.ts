@@ -133,9 +133,19 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
 /** Why an accepted offer cannot assign the order: it is not pending, or its time is up. Null: it can. */
 function offerRefusal(offer: Offer | null, order: Order, now: Date): Extract<OrderChangeOutcome, { kind: 'refused' }> | null {
   if (!offer || offer.orderId !== order.id) return { kind: 'refused', message: `Offer was not found for ${order.id}` }
-  if (offer.status === 'expired' || (offer.status === 'pending' && offer.expiresAt <= now)) return { kind: 'refused', message: `Offer ${offer.id} has expired` }
-  if (offer.status !== 'pending' || order.status !== 'created') return { kind: 'refused', message: `Offer ${offer.id} was withdrawn` }
+  if (offer.status !== 'pending' || offer.expiresAt <= now || order.status !== 'created') return { kind: 'refused', message: closedOfferMessage(offer, now) }
   return null
+}
+
+/**
+ * What a courier is told of an offer no longer open (DESIGN 14): `has expired` once its time is up,
+ * `was withdrawn` when the order was taken from it (a cancel, another assignment), and what they
+ * did themselves when they decided it (`was accepted`, `was declined`).
+ */
+export function closedOfferMessage(offer: Pick<Offer, 'id' | 'status' | 'expiresAt'>, now: Date): string {
+  if (offer.status === 'expired' || (offer.status === 'pending' && offer.expiresAt <= now)) return `Offer ${offer.id} has expired`
+  if (offer.status === 'accepted' || offer.status === 'declined') return `Offer ${offer.id} was ${offer.status}`
+  return `Offer ${offer.id} was withdrawn`
 }
 
 /**

@@ -64,6 +64,9 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   const again = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: near.auth })
   t.equal(again.statusCode, 200, 'a second accept (a double tap, a retry after a lost answer) is no refusal')
   t.strictSame(again.json(), accepted.json(), 'it answers as the first did')
+  const declined = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/decline`, headers: near.auth })
+  t.equal(declined.statusCode, 409)
+  t.equal(declined.json().message, `Offer ${offer.offer_id} was accepted`, 'an accepted offer is not declined, and says why')
 
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${orderId}`, headers: bearer(account.apiKey) })
   t.match(read.json(), { status: 'assigned', courier: { id: near.id, name: 'Near Rider', vehicle_type: 'bike', location: { latitude: Number } }, eta: { stage: 'pickup', at: String } })
@@ -126,6 +129,10 @@ t.test('a declined or expired offer goes to the next courier; a cancel withdraws
   const orderId = await place()
   const [offer] = await offersOf(first.auth, orderId)
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/decline`, headers: first.auth, payload: { reason: 'flat tyre' } })).statusCode, 204)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/decline`, headers: first.auth })).statusCode, 204, 'declining again (a retry) finds it done')
+  const undone = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer.offer_id}/accept`, headers: first.auth })
+  t.equal(undone.statusCode, 409)
+  t.equal(undone.json().message, `Offer ${offer.offer_id} was declined`, 'a declined offer says so when accepted after all')
   const [next] = await offersOf(second.auth, orderId)
   t.ok(next, 'the second courier is offered it after the decline')
   // Left to expire: it comes back to nobody (the first declined this round), then a new round.
