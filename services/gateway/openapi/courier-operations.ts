@@ -1,5 +1,5 @@
 import { ref, type SchemaName } from './components.js'
-import { answer, commonHeaders, refusalsOf } from './responses.js'
+import { answer, commonHeaders, refusalsOf, requestIdHeader } from './responses.js'
 
 /*
  * The courier API (DESIGN 14) under /v2/courier: a courier token (`cc_live_…`), never an API key.
@@ -84,7 +84,8 @@ export const courierOperations = {
     post: {
       operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, and one more than 24 hours before it is refused (400).' + TOKEN_NOTE, ...courier,
       requestBody: requestBody('LocationRequest', 'The position'),
-      responses: { 204: noContent('Recorded'), ...refusalsOf(400) },
+      // Its own one-a-second gate, not the per-courier request limit: no RateLimit-* headers.
+      responses: { 204: { description: 'Recorded', headers: requestIdHeader }, ...refusalsOf(400) },
     },
   },
   '/courier/offers': {

@@ -2,7 +2,7 @@ import { ORDER_EVENT_TYPES, ORDER_STATUSES } from '../../../shared/courier.js'
 import { SCOPES_FOR, type Access } from '../access.js'
 import { ref, type SchemaName } from './components.js'
 import * as example from './examples.js'
-import { answer, commonHeaders, refusalsOf, replayedHeader } from './responses.js'
+import { answer, commonHeaders, refusalsOf, replayedHeader, requestIdHeader } from './responses.js'
 
 /*
  * Every operation of the public API under /v2, in the order an integrator meets them. The path
@@ -124,7 +124,8 @@ export const operations = {
         path('signature', 'HMAC-SHA256 of the two', { type: 'string', pattern: '^[A-Za-z0-9_-]+$' }),
       ],
       responses: {
-        200: { description: 'The photo', headers: commonHeaders, content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
+        // Outside the rate-limited /v2 routes: the signed link is the permission.
+        200: { description: 'The photo', headers: requestIdHeader, content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
         ...refusalsOf(404, 410),
       },
     },

@@ -20,9 +20,12 @@ export const headers = {
 
 const headerRef = (name: keyof typeof headers) => ({ $ref: `#/components/headers/${name}` })
 
-/** Headers of every answer of the /v2 routes. */
+/** The header of every answer, limited or not. */
+export const requestIdHeader = { 'x-request-id': headerRef('RequestId') }
+
+/** Headers of every answer of the rate-limited /v2 routes. */
 export const commonHeaders = {
-  'x-request-id': headerRef('RequestId'),
+  ...requestIdHeader,
   'ratelimit-limit': headerRef('RateLimitLimit'),
   'ratelimit-remaining': headerRef('RateLimitRemaining'),
   'ratelimit-reset': headerRef('RateLimitReset'),

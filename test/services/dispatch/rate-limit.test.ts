@@ -24,4 +24,6 @@ t.test('each courier has a budget of their own; pings do not spend it', async (t
     (response) => response.statusCode !== 429, 3000, 100)
   t.equal(ping.value.statusCode, 204, 'a courier out of budget still reports where they are')
   t.notOk(ping.value.headers['ratelimit-limit'], 'pings are not counted against the budget (their own gate applies)')
+  const documented = (await gateway.inject({ method: 'GET', url: '/openapi.json' })).json().paths['/courier/location'].post.responses['204'].headers
+  t.same(Object.keys(documented).filter((name) => ping.value.headers[name] === undefined), [], 'every header the document gives a ping\'s 204 is sent')
 })
