@@ -54,8 +54,9 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     const now = Date.now()
     const fix: CourierFix = { latitude: body.latitude, longitude: body.longitude, at: new Date(body.at ? Math.min(Date.parse(body.at), now) : now).toISOString() }
     if (await reportLocation(desk, request.courier, fix) === 'too_soon') {
+      // DESIGN 2's one 429 message; the gate opens again within the second.
       reply.header('retry-after', '1')
-      throw new ApiError(429, 'Too many location updates, at most one a second')
+      throw new ApiError(429, 'Too many requests, retry in 1 seconds')
     }
     return reply.code(204).send()
   })

@@ -164,6 +164,8 @@ t.test('courier routes take courier tokens only, and bad input gets the spec err
   t.equal(shift.statusCode, 400)
   const flood = await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: rider.auth, payload: { latitude: 9, longitude: 7 } })
   t.equal(flood.statusCode, 429, 'one ping a second')
+  t.match(flood.json(), { statusCode: 429, path: '/v2/courier/location', message: 'Too many requests, retry in 1 seconds' }, 'with DESIGN 2\'s one 429 message')
+  t.equal(flood.headers['retry-after'], '1')
   t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/offers/off_0000000000000000/accept', headers: rider.auth })).statusCode, 404)
   const me = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })
   t.match(me.json(), { name: 'Checker', shift: 'available', location: { latitude: 9, longitude: 7 }, active_orders: [] })
