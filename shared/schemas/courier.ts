@@ -5,10 +5,13 @@ import { optionalNumber, optionalText, requiredNumber, requiredText } from './fi
 
 const object = { error: 'body must be a JSON object' }
 
+/** The body of a move that takes none (pickup, return, accept): absent, or an object whose fields are ignored. */
+export const noFieldsRequestSchema = z.object({}, object)
+
 export const shiftRequestSchema = z.object({
   // Required: a refinement of an optional field never runs when the field is missing, and a
   // missing status would have read as `offline`.
-  status: z.enum(['available', 'offline'], { error: (issue) => (issue.input === undefined ? 'status is required: available or offline' : 'status must be one of the following values: available, offline') }),
+  status: z.enum(['available', 'offline'], { error: (issue) => (issue.input === undefined ? 'status should not be empty' : 'status must be one of the following values: available, offline') }),
 }, object)
 
 // A fix's time, with its offset (`2026-11-25T10:00:00Z`, `…+01:00`): `Date.parse` alone also reads

@@ -12,7 +12,7 @@ import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
 import type { RedisClient } from '../../../shared/redis.js'
-import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
+import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, noFieldsRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES, type PhotoStore } from '../../../shared/storage/photos.js'
 import { bearerCourierToken } from '../courier-auth.js'
@@ -68,6 +68,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.get<{ Params: { order_id: string } }>('/orders/:order_id', async (request) => courierOrderView(await orderHeldBy(desk, request.courier.id, request.params.order_id)))
 
   app.post<{ Params: { offer_id: string } }>('/offers/:offer_id/accept', async (request, reply) => {
+    parseBody(noFieldsRequestSchema, request.body ?? {})
     return reply.code(200).send(courierOrderView(await acceptOffer(desk, request.courier, request.params.offer_id)))
   })
 
@@ -140,7 +141,8 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     })
   }
   const reason = async (request: FastifyRequest) => parseBody(reasonRequestSchema, request.body ?? {}).reason
-  move('pickup', async () => ({ to: 'picked_up' }))
+  const noFields = (request: FastifyRequest) => parseBody(noFieldsRequestSchema, request.body ?? {})
+  move('pickup', async (request) => (noFields(request), { to: 'picked_up' }))
   // `/deliver` also takes multipart/form-data (a PIN and a photo): the parser and its two hooks
   // live in that route's own context, so no other courier request (a location ping above all) runs
   // them, and a multipart body anywhere else is a 415 like any body that is not JSON.
@@ -150,7 +152,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   })
   move('fail', async (request) => ({ to: 'failed', reason: await reason(request) }))
   move('unassign', async (request) => ({ to: 'created', reason: await reason(request) }))
-  move('return', async () => ({ to: 'returned' }))
+  move('return', async (request) => (noFields(request), { to: 'returned' }))
 }
 
 /** A delivery as JSON `{ pin }` or multipart/form-data (`pin`, `photo`): the PIN and the photo's bytes. */

@@ -48,14 +48,14 @@ const long = 'x'.repeat(256)
 const MULTIPART_FIX = '--fix\r\nContent-Disposition: form-data; name="latitude"\r\n\r\n6.45\r\n--fix--\r\n'
 
 const cases: Case[] = [
-  ['shift: empty object', 'POST', '/v2/courier/shift', { payload: {} }, 400, /^status is required: available or offline$/],
-  ['shift: no body', 'POST', '/v2/courier/shift', {}, 400, /^status is required/],
+  ['shift: empty object', 'POST', '/v2/courier/shift', { payload: {} }, 400, /^status should not be empty$/],
+  ['shift: no body', 'POST', '/v2/courier/shift', {}, 400, /^status should not be empty$/],
   ['shift: unknown status', 'POST', '/v2/courier/shift', { payload: { status: 'sleeping' } }, 400, /^status must be one of the following values: available, offline$/],
   ['shift: a number', 'POST', '/v2/courier/shift', { payload: { status: 1 } }, 400, /^status must be one of/],
   ['shift: an array body', 'POST', '/v2/courier/shift', { payload: [{ status: 'available' }] }, 400, /^body must be a JSON object$/],
   ['shift: a string body', 'POST', '/v2/courier/shift', { body: '"available"', contentType: 'application/json' }, 400, /^body must be a JSON object$/],
   ['shift: malformed JSON', 'POST', '/v2/courier/shift', { body: '{"status": ', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
-  ['shift: empty JSON body (no body)', 'POST', '/v2/courier/shift', { body: '', contentType: 'application/json' }, 400, /^status is required: available or offline$/],
+  ['shift: empty JSON body (no body)', 'POST', '/v2/courier/shift', { body: '', contentType: 'application/json' }, 400, /^status should not be empty$/],
   ['shift: not JSON', 'POST', '/v2/courier/shift', { body: 'status=available', contentType: 'application/x-www-form-urlencoded' }, 415, /^Content-Type must be application\/json$/],
   ['location: empty', 'POST', '/v2/courier/location', { payload: {} }, 400, /latitude should not be empty/],
   ['location: latitude out of range', 'POST', '/v2/courier/location', { payload: { latitude: 91, longitude: 3 } }, 400, /^latitude must not be greater than 90$/],
@@ -95,6 +95,9 @@ const cases: Case[] = [
   ["pickup: another courier's order", 'POST', order(theirs.orderId, 'pickup'), {}, 404, new RegExp(`^Order ${theirs.orderId} was not found$`)],
   ['pickup: an order only offered', 'POST', order(mine.offeredOrderId, 'pickup'), {}, 404, new RegExp(`^Order ${mine.offeredOrderId} was not found$`)],
   ['pickup: malformed JSON', 'POST', order(mine.orderId, 'pickup'), { body: '[', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
+  ['pickup: an array body', 'POST', order(mine.orderId, 'pickup'), { payload: [1] }, 400, /^body must be a JSON object$/],
+  ['return: a string body', 'POST', order(mine.orderId, 'return'), { body: '"back"', contentType: 'application/json' }, 400, /^body must be a JSON object$/],
+  ['accept: an array body', 'POST', offer(mine.offerId, 'accept'), { payload: [] }, 400, /^body must be a JSON object$/],
   ['deliver: not picked up yet', 'POST', order(mine.orderId, 'deliver'), { payload: {} }, 409, new RegExp(mine.orderId)],
   ['deliver: a number PIN', 'POST', order(mine.orderId, 'deliver'), { payload: { pin: 1234 } }, 400, /^pin must be a string$/],
   ["deliver: another courier's order", 'POST', order(theirs.orderId, 'deliver'), { payload: {} }, 404, /was not found$/],
