@@ -63,11 +63,13 @@ export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shif
 
 /**
  * A location ping: one Redis round trip, at most one a second per courier (`too_soon` beyond); a trail
- * point costs at most one Postgres statement per courier per 30 s, whatever the ping rate.
+ * point costs at most one Postgres statement per courier per 30 s, whatever the ping rate. A fix
+ * older than the one kept is taken and dropped (`stale`): the phone did its part, and where the
+ * courier is stays the newest fix.
  */
-export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'too_soon'> {
+export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'stale' | 'too_soon'> {
   const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
-  if (ping.kind === 'too_soon') return 'too_soon'
+  if (ping.kind !== 'recorded') return ping.kind
   // A point due, and no order held to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
   if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id, fix)
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.

@@ -55,11 +55,14 @@ export const TRAIL_EVERY_S = 30
 export const TRAIL_IDLE_S = 300
 
 // A ping in one round trip: the one-a-second gate, the fix, when it was heard, its place in the
-// dispatch set while on shift, and whether a trail point is due. -1: refused by the gate; else
-// 1 if a trail point is due, plus 2 if the courier has just entered the dispatch set. The trail
-// window holds the time of the fix that opened it, so `restTrail` can tell it is still that one.
+// dispatch set while on shift, and whether a trail point is due. -1: refused by the gate; -2: a
+// fix older than the one kept (a phone sending queued fixes late), which stays; else 1 if a trail
+// point is due, plus 2 if the courier has just entered the dispatch set. The trail window holds
+// the time of the fix that opened it, so `restTrail` can tell it is still that one.
 const PING = luaScript(`
 if not redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'NX') then return -1 end
+local kept = redis.call('ZSCORE', KEYS[3], ARGV[5])
+if kept and tonumber(kept) > tonumber(ARGV[4]) then return -2 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5])
 local answer = 0
@@ -67,8 +70,11 @@ if redis.call('GET', KEYS[4]) == 'available' and redis.call('GEOADD', KEYS[5], A
 if redis.call('SET', KEYS[6], ARGV[4], 'EX', ARGV[8], 'NX') then answer = answer + 1 end
 return answer`)
 
-/** `joined`: the courier, on shift, has just entered the dispatch set (their first fix of the shift). */
-export type PingOutcome = { kind: 'too_soon' } | { kind: 'recorded'; trailDue: boolean; joined: boolean }
+/**
+ * `joined`: the courier, on shift, has just entered the dispatch set (their first fix of the
+ * shift). `stale`: the fix is older than the one kept, which stands (where they are is the newest).
+ */
+export type PingOutcome = { kind: 'too_soon' } | { kind: 'stale' } | { kind: 'recorded'; trailDue: boolean; joined: boolean }
 
 /**
  * Records a courier's ping, at most one per `windowMs`: the fix, and an available courier's
@@ -81,7 +87,9 @@ export async function recordPing(redis: RedisClient, prefix: string, courier: Co
   const answer = Number(await PING(redis,
     [k.gate(courierId), k.fix(courierId), k.seen, k.shift(courierId), k.available(courier.vehicleType), k.trail(courierId)],
     [windowMs, JSON.stringify(fix), FIX_TTL_S, Date.parse(fix.at), courierId, fix.longitude, fix.latitude, TRAIL_EVERY_S]))
-  return answer === -1 ? { kind: 'too_soon' } : { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
+  if (answer === -1) return { kind: 'too_soon' }
+  if (answer === -2) return { kind: 'stale' }
+  return { kind: 'recorded', trailDue: (answer & 1) === 1, joined: (answer & 2) === 2 }
 }
 
 // Lengthens the trail window KEYS[1] only while it is still the one the fix ARGV[1] opened.

@@ -305,6 +305,8 @@ async function location() {
   const couriers = new LRUCache<string, { id: string; vehicleType: string }>({ max: 50_000, ttl: 300_000 })
   const ping = `
 if not redis.call('SET', KEYS[1], '1', 'PX', 1000, 'NX') then return -1 end
+local kept = redis.call('ZSCORE', KEYS[3], ARGV[3])
+if kept and tonumber(kept) > tonumber(ARGV[2]) then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'EX', 86400)
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
 if redis.call('GET', KEYS[4]) == 'available' then redis.call('GEOADD', KEYS[5], ARGV[4], ARGV[5], ARGV[3]) end

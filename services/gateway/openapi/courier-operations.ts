@@ -82,7 +82,7 @@ export const courierOperations = {
   },
   '/courier/location': {
     post: {
-      operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, and one more than 24 hours before it is refused (400).' + TOKEN_NOTE, ...courier,
+      operationId: 'reportLocation', summary: 'Report where I am', description: 'At most one a second (429 beyond). Kept in Redis: the last fix shows on the order and feeds its ETA. `at` (when the fix was taken) defaults to now; a time later than the ping\'s arrival is taken as now, one more than 24 hours before it is refused (400), and a fix older than the one kept is answered 204 and dropped (the position is the newest fix).' + TOKEN_NOTE, ...courier,
       requestBody: requestBody('LocationRequest', 'The position'),
       // Its own one-a-second gate, not the per-courier request limit: no RateLimit-* headers.
       responses: { 204: { description: 'Recorded', headers: requestIdHeader }, ...refusalsOf(400) },

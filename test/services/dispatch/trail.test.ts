@@ -92,10 +92,11 @@ t.test('a rest lengthens only the window its own fix opened', async (t) => {
   const window = trailKey(rider)
   const courier = { id: rider.id, vehicleType: 'bike' as const }
   let second = 0
-  // A ping as the gateway records it, a second after the last (past the one-a-second gate).
+  // A ping as the gateway records it, a second after the last (past the one-a-second gate), each newer than the fix kept.
+  const start = Date.now()
   const recorded = async () => {
     await client.del(gateKey(rider))
-    const fix = { latitude: 6.45, longitude: 3.4, at: new Date(Date.parse('2026-11-27T10:00:00Z') + ++second * 1000).toISOString() }
+    const fix = { latitude: 6.45, longitude: 3.4, at: new Date(start + ++second * 1000).toISOString() }
     return { fix, ping: await recordPing(client, prefix, courier, fix) }
   }
   const ttl = () => client.ttl(window)
@@ -130,8 +131,14 @@ t.test('a fix dated later than its arrival (a phone clock ahead) is taken as arr
   const at = Date.parse(me.json().location.at)
   t.ok(at <= after, `the fix's time (${me.json().location.at}) is no later than its arrival, not the phone's ${ahead.toISOString()}`)
 
-  // An earlier time stands: a fix the phone held while it had no signal.
+  // A fix older than the one kept (queued while the phone had no signal, sent after a newer one)
+  // is answered 204 and dropped: where the courier is stays the newest fix.
+  const kept = me.json().location
+  await ping(gateway, rider.auth, { lat: 6.5, lng: 3.5 }, new Date(at - 30_000))
+  t.same((await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })).json().location, kept, 'an older fix does not move the courier back')
+
+  // An earlier time than the ping's arrival stands as sent, when it is the newest fix.
   const earlier = new Date(Date.now() - 30_000)
-  await ping(gateway, rider.auth, here, earlier)
-  t.equal((await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: rider.auth })).json().location.at, earlier.toISOString(), 'an earlier time is kept as sent')
+  const late = await onShift(gateway, db.sql, 'Late Sender', here, { fixAt: earlier })
+  t.equal((await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: late.auth })).json().location.at, earlier.toISOString(), 'an earlier time is kept as sent')
 })
