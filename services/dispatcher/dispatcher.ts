@@ -140,12 +140,12 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
    */
   async function wake(courierId: string): Promise<void> {
     // The cheap questions first: a wave of couriers coming on shift where nothing waits costs
-    // two Redis reads and one indexed query each.
+    // two Redis reads and two indexed queries each.
     const [fix, shift] = await Promise.all([lastFix(redis, prefix, courierId), shiftOf(redis, prefix, courierId)])
     if (!fix || shift !== 'available') return
-    const near = await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, WAKE_LOOKS_AT)
-    const courier = near.length === 0 ? null : await findCourier(sql, courierId)
-    if (!courier) return
+    const courier = await findCourier(sql, courierId)
+    if (!courier || courier.disabledAt) return
+    const near = await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, courier, WAKE_LOOKS_AT)
     for (const { id: orderId } of near.filter((order) => canCarry(courier, order)).slice(0, settings.capacity * 2)) {
       const waiting = await queue.getJob(offerJobId(orderId))
       if (!waiting) await queue.add(...spread(offerJob(orderId)))

@@ -37,9 +37,11 @@ export type WaitingNear = Pick<Order, 'id' | 'pricingModel' | 'vehicleType' | 's
 /**
  * Live `created` orders with no pending offer whose pickup lies within `radiusKm` of `point`
  * (a box around it: dispatch measures the real distance), oldest first: the ones a courier who
- * just became free may take. The shipment holds only its weight and quantity.
+ * just became free may take. Orders the courier cannot carry (`canCarry`'s rule: a rate-card
+ * order's vehicle, the load within their maximum) are left out here, so older ones for another
+ * vehicle never fill the page. The shipment holds only its weight and quantity.
  */
-export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, limit: number): Promise<WaitingNear[]> {
+export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { vehicleType: string; maxWeightKg: number }, limit: number): Promise<WaitingNear[]> {
   const dLat = radiusKm / 111.2
   const dLng = radiusKm / (111.2 * Math.max(0.01, Math.cos((point.lat * Math.PI) / 180)))
   return db<WaitingNear[]>`
@@ -49,6 +51,8 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
     where o.status = 'created' and o.livemode
       and o.pickup_lat between ${point.lat - dLat} and ${point.lat + dLat}
       and o.pickup_lng between ${point.lng - dLng} and ${point.lng + dLng}
+      and (o.pricing_model <> 'rate_card' or o.vehicle_type = ${carrier.vehicleType})
+      and coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg}
       and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending')
     order by o.created_at limit ${limit}`
 }

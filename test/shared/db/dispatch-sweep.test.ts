@@ -1,5 +1,5 @@
 import t from 'tap'
-import { findOrdersWithoutOffer, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
+import { findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
 import { genericPlanOf, useTestDb } from '../../helpers/db.js'
@@ -43,4 +43,18 @@ t.test('a page is read from the index of orders waiting for a courier, from the 
   const { config } = await useTestDb(t)
   const after = { id: 'ORD-0000000000', createdAt: new Date().toISOString() }
   t.match(await genericPlanOf(t, config, (reads) => findOrdersWithoutOffer(reads, 2, 60, 200, after)), /"Index Name":"orders_waiting_for_courier"/)
+})
+
+t.test("a free courier's waiting orders leave out what they cannot carry before the page is cut", async (t) => {
+  const { sql } = await useTestDb(t)
+  const { businessId } = await seedAccount(sql)
+  const [van, heavy, bike] = [await seedOrder(sql, businessId), await seedOrder(sql, businessId), await seedOrder(sql, businessId)]
+  // Older first: a van's rate-card order and a distance-priced load past a bike's 20 kg.
+  await sql`update orders set vehicle_type = 'bus_van', created_at = now() - interval '3 minutes' where id = ${van}`
+  await sql`update orders set pricing_model = 'distance', shipment = shipment || '{"weight": 30, "quantity": 1}', created_at = now() - interval '2 minutes' where id = ${heavy}`
+  const near = { lat: 6.4413, lng: 3.4714 }
+  const page = await findWaitingOrdersNear(sql, near, 10, { vehicleType: 'bike', maxWeightKg: 20 }, 1)
+  t.same(page.map(({ id }) => id), [bike], 'the one order a bike may carry, though two older ones wait')
+  const truck = await findWaitingOrdersNear(sql, near, 10, { vehicleType: 'truck', maxWeightKg: 5000 }, 5)
+  t.same(truck.map(({ id }) => id), [heavy], 'a truck: only the distance-priced load (the rate-card orders were priced for a van and a bike)')
 })
