@@ -18,8 +18,8 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
   /** A channel's streams here, and its subscription (made once, awaited by every stream that joins meanwhile). */
   const channels = new Map<string, { listeners: Set<Listener>; subscribed: Promise<unknown> }>()
   subscriber.on('message', (channel: string, message: string) => {
-    const open = channels.get(channel)?.listeners
-    if (!open) return
+    const listening = channels.get(channel)?.listeners
+    if (!listening) return
     // Read once for every stream of the courier; one this gateway cannot read is dropped, never thrown
     // out of the subscriber (which would take the process down with it).
     const notice = readCourierNotice(message)
@@ -27,7 +27,7 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
       log.warn({ channel }, 'unreadable courier notice dropped')
       return
     }
-    for (const listener of open) listener(notice)
+    for (const listener of listening) listener(notice)
   })
   /** Takes `listener` off the channel, and the channel off Redis with its last stream. */
   function leave(channel: string, entry: { listeners: Set<Listener> }, listener: Listener) {

@@ -54,7 +54,7 @@ function toErrorItem(issue: z.core.$ZodIssue): ErrorItem {
   const [first, second] = issue.path
   if (typeof first === 'number') {
     if (second === undefined) return { index: first, message: `[${first}] ${issue.message}` }
-    return { index: first, field: issue.path.slice(1).join('.'), message: `[${first}].${issue.message}` }
+    return { index: first, field: issue.path.slice(1).map(String).join('.'), message: `[${first}].${issue.message}` }
   }
-  return { ...(first !== undefined && { field: issue.path.join('.') }), message: issue.message }
+  return { ...(first !== undefined && { field: issue.path.map(String).join('.') }), message: issue.message }
 }
