@@ -7,7 +7,7 @@ import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shar
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
 import { findCourier } from '../../shared/db/couriers.js'
-import { closeOffer, expireDueOffers, type Offer } from '../../shared/db/offers.js'
+import { expireDueOffers, expireOfferIfDue, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
 import { canCarry, offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
@@ -127,7 +127,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
 
   /** An offer whose time is up: closed, and the order offered to its next courier. */
   async function expire(offerId: string, orderId: string): Promise<void> {
-    const expired = await closeOffer(sql, offerId, 'expired', null)
+    const expired = await expireOfferIfDue(sql, offerId)
     if (!expired) return
     await announceExpired(expired)
     const retry = await offer(orderId, {})

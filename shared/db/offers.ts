@@ -61,6 +61,19 @@ export async function closeOffer(db: Db, id: string, status: Exclude<OfferStatus
   return row ?? null
 }
 
+/**
+ * Closes a pending offer `expired` once the database's clock says its time is up (its job ran on
+ * another machine's clock); null when it was decided first or is not due yet (then the sweep's
+ * `expireDueOffers` closes it when it is).
+ */
+export async function expireOfferIfDue(db: Db, id: string): Promise<Offer | null> {
+  const [row] = await db<Offer[]>`
+    update dispatch_offers set status = 'expired', decided_at = now()
+    where id = ${id} and status = 'pending' and expires_at <= now()
+    returning ${db.unsafe(COLUMNS)}`
+  return row ?? null
+}
+
 /** Withdraws the order's pending offer (a cancel, an operator's assignment); the one withdrawn, if any. */
 export async function withdrawOffersOfOrder(db: Db, orderId: string, reason: string): Promise<Offer[]> {
   return db<Offer[]>`

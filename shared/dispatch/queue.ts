@@ -58,8 +58,13 @@ export function offersJob(orderIds: string[]): JobSpec {
 /** The id of an offer's `expire` job. */
 export const expireJobId = (offerId: string) => `expire-${offerId}`
 
+/**
+ * An offer's `expire` job, due just after `delayMs`: rounded up and a millisecond on, since the
+ * offer's time in JavaScript lost the microseconds the database keeps, and an expiry that ran a
+ * moment early would leave the offer to the sweep.
+ */
 export function expireJob(offerId: string, orderId: string, delayMs: number): JobSpec {
-  return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: expireJobId(offerId), delay: Math.max(0, Math.round(delayMs)) } }
+  return { name: 'expire', data: { kind: 'expire', offer_id: offerId, order_id: orderId }, opts: { ...base, jobId: expireJobId(offerId), delay: Math.max(0, Math.ceil(delayMs) + 1) } }
 }
 
 /**
