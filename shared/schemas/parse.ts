@@ -54,7 +54,12 @@ function toErrorItem(issue: z.core.$ZodIssue): ErrorItem {
   const [first, second] = issue.path
   if (typeof first === 'number') {
     if (second === undefined) return { index: first, message: `[${first}] ${issue.message}` }
-    return { index: first, field: issue.path.slice(1).map(String).join('.'), message: `[${first}].${issue.message}` }
+    return { index: first, field: fieldOf(issue.path.slice(1)), message: `[${first}].${issue.message}` }
   }
-  return { ...(first !== undefined && { field: issue.path.map(String).join('.') }), message: issue.message }
+  return { ...(first !== undefined && { field: fieldOf(issue.path) }), message: issue.message }
+}
+
+/** The field a path names: its keys, dotted (`proof.pin`), without the positions inside a list (`event_types`). */
+function fieldOf(path: PropertyKey[]): string {
+  return path.filter((part) => typeof part !== 'number').map(String).join('.')
 }
