@@ -9,7 +9,7 @@ import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrders
 import { findCourier } from '../../shared/db/couriers.js'
 import { expireDueOffers, expireOfferIfDue, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
-import { canCarry, offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
+import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
 import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
@@ -24,8 +24,6 @@ import { inSpan } from '../../shared/telemetry/tracing.js'
 const SWEEP_MS = 5000
 /** How old an order without a job must be before the sweep queues one: past its placement's own enqueue. */
 const SWEEP_GRACE_S = 2
-/** The waiting orders near a courier come free that a wake weighs, oldest first, for the few they may carry. */
-const WAKE_LOOKS_AT = 50
 /** Orders without an offer a sweep queues again, oldest first from where the last sweep stopped. */
 const SWEEP_PAGE = 200
 /** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
@@ -145,8 +143,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (!fix || shift !== 'available') return
     const courier = await findCourier(sql, courierId)
     if (!courier || courier.disabledAt) return
-    const near = await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, courier, WAKE_LOOKS_AT)
-    for (const { id: orderId } of near.filter((order) => canCarry(courier, order)).slice(0, settings.capacity * 2)) {
+    for (const orderId of await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, courier, settings.capacity * 2)) {
       const waiting = await queue.getJob(offerJobId(orderId))
       if (!waiting) await queue.add(...spread(offerJob(orderId)))
       // It may have started meanwhile: then it is looking already.

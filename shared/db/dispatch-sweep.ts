@@ -1,4 +1,3 @@
-import type { Order } from './orders.js'
 import type { Db } from './sql.js'
 
 /**
@@ -31,23 +30,18 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
     order by o.created_at, o.id limit ${limit}`
 }
 
-/** A waiting order as a free courier's wake weighs it: what `canCarry` reads. */
-export type WaitingNear = Pick<Order, 'id' | 'pricingModel' | 'vehicleType' | 'shipment'>
-
 /**
  * Live `created` orders with no pending offer whose pickup lies within `radiusKm` of `point`
  * (a box around it: dispatch measures the real distance), oldest first: the ones a courier who
  * just became free may take. Orders the courier cannot carry (`canCarry`'s rule: a rate-card
  * order's vehicle, the load within their maximum) are left out here, so older ones for another
- * vehicle never fill the page. The shipment holds only its weight and quantity.
+ * vehicle never fill the page; the offer's own look (`offerNext`) applies `canCarry` itself.
  */
-export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { vehicleType: string; maxWeightKg: number }, limit: number): Promise<WaitingNear[]> {
+export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { vehicleType: string; maxWeightKg: number }, limit: number): Promise<string[]> {
   const dLat = radiusKm / 111.2
   const dLng = radiusKm / (111.2 * Math.max(0.01, Math.cos((point.lat * Math.PI) / 180)))
-  return db<WaitingNear[]>`
-    select o.id, o.pricing_model, o.vehicle_type,
-      jsonb_build_object('weight', o.shipment -> 'weight', 'quantity', o.shipment -> 'quantity') as shipment
-    from orders o
+  const rows = await db<{ id: string }[]>`
+    select o.id from orders o
     where o.status = 'created' and o.livemode
       and o.pickup_lat between ${point.lat - dLat} and ${point.lat + dLat}
       and o.pickup_lng between ${point.lng - dLng} and ${point.lng + dLng}
@@ -55,6 +49,7 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
       and coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg}
       and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending')
     order by o.created_at limit ${limit}`
+  return rows.map((row) => row.id)
 }
 
 /** Live orders waiting for a courier, for the gauge. */

@@ -67,8 +67,11 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.get('/orders', async (request) => ({ data: (await ordersHeldBy(desk, request.courier.id)).map(courierOrderView) }))
   app.get<{ Params: { order_id: string } }>('/orders/:order_id', async (request) => courierOrderView(await orderHeldBy(desk, request.courier.id, request.params.order_id)))
 
+  // A move that takes no body (pickup, return, accept) still refuses one that is no JSON object.
+  const noFields = (request: FastifyRequest) => parseBody(noFieldsRequestSchema, request.body ?? {})
+
   app.post<{ Params: { offer_id: string } }>('/offers/:offer_id/accept', async (request, reply) => {
-    parseBody(noFieldsRequestSchema, request.body ?? {})
+    noFields(request)
     return reply.code(200).send(courierOrderView(await acceptOffer(desk, request.courier, request.params.offer_id)))
   })
 
@@ -141,7 +144,6 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     })
   }
   const reason = async (request: FastifyRequest) => parseBody(reasonRequestSchema, request.body ?? {}).reason
-  const noFields = (request: FastifyRequest) => parseBody(noFieldsRequestSchema, request.body ?? {})
   move('pickup', async (request) => (noFields(request), { to: 'picked_up' }))
   // `/deliver` also takes multipart/form-data (a PIN and a photo): the parser and its two hooks
   // live in that route's own context, so no other courier request (a location ping above all) runs
