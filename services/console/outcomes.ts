@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { tellCouriers } from '../../shared/couriers/stream.js'
+import { afterOrderChange } from '../../shared/dispatch/after-change.js'
 import { changeOrder, type OrderChange, type OrderChangeOutcome } from '../../shared/orders/change.js'
 import type { OrderAccess } from '../../shared/db/orders.js'
 import type { ConsoleDeps } from './deps.js'
@@ -30,10 +30,10 @@ export function orderChangeFlash(outcome: OrderChangeOutcome, what: 'cancel' | '
 /**
  * An order change made in the console, as the API and the CLI make it: through the one state
  * machine, then, once it has committed, the couriers it concerns told on their stream (an offer
- * withdrawn, an order they hold cancelled; DESIGN 17).
+ * withdrawn, an order they hold cancelled; DESIGN 17) and dispatch asked to look again.
  */
-export async function changeOrderAndTell(deps: Pick<ConsoleDeps, 'sql' | 'redis' | 'config'>, log: FastifyBaseLogger, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
+export async function changeOrderAndTell(deps: Pick<ConsoleDeps, 'sql' | 'redis' | 'config' | 'dispatch'>, log: FastifyBaseLogger, target: { orderId: string; scope: OrderAccess }, change: OrderChange, audit: { actor: string } | null = null): Promise<OrderChangeOutcome> {
   const outcome = await changeOrder(deps.sql, target, change, audit)
-  if (outcome.kind === 'changed') await tellCouriers(deps.redis, deps.config.QUEUE_PREFIX, outcome, (err) => log.warn({ err }, 'courier notice lost'))
+  if (outcome.kind === 'changed') await afterOrderChange({ redis: deps.redis, prefix: deps.config.QUEUE_PREFIX, dispatch: deps.dispatch }, outcome, (err) => log.warn({ err }, 'courier notice lost'))
   return outcome
 }

@@ -137,7 +137,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })
-    await v2.register(orderRoutes, { sql, reads, redis, queuePrefix: config.QUEUE_PREFIX })
+    await v2.register(orderRoutes, { sql, reads, redis, queuePrefix: config.QUEUE_PREFIX, dispatch })
     await v2.register(businessPhotoRoutes, { sql, photos, links, publicBaseUrl, ttlS: config.PHOTO_LINK_TTL_S })
     await v2.register(sandboxRoutes, { sql })
     await v2.register(walletRoutes, { sql, reads })

@@ -4,6 +4,7 @@ import { closeOffer, findOffer, findPendingOffersOfCourier, type Offer } from '.
 import { findOrderById, type Order } from '../db/orders.js'
 import type { Sql } from '../db/sql.js'
 import { appendTrailPoint } from '../db/trails.js'
+import { afterOrderChange } from '../dispatch/after-change.js'
 import type { DispatchQueue } from '../dispatch/queue.js'
 import { courierOnOrder, offerView } from '../dispatch/views.js'
 import { ApiError } from '../errors/api-error.js'
@@ -16,7 +17,6 @@ import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../s
 import { instruments } from '../telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../telemetry/tracing.js'
 import { lastFix, recordPing, restTrail, setShift, type CourierOnMap } from './positions.js'
-import { tellCouriers } from './stream.js'
 
 // What a courier does (DESIGN 14), one function per step, shared by the courier API
 // (services/gateway/routes/courier.ts) and the courier web app (services/console): each refusal
@@ -110,7 +110,7 @@ export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerI
     if (now.status === 'accepted') return acceptedBefore(desk, courier.id, now)
     throw refusal(outcome, offer.orderId)
   }
-  await tellCouriers(desk.redis, desk.prefix, outcome, (err) => desk.warn(err, 'courier notice lost'))
+  await afterOrderChange(desk, outcome, (err) => desk.warn(err, 'courier notice lost'))
   await desk.dispatch.offerSettled(offer.id)
   const metrics = instruments()
   metrics.dispatchOffers.add(1, { outcome: 'accepted' })
@@ -168,10 +168,8 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
     if (photo) await desk.photos.remove(photo.key).catch((err: unknown) => desk.warn(err, 'refused delivery photo left in the store'))
     throw refusal(outcome, orderId)
   }
-  await tellCouriers(desk.redis, desk.prefix, outcome, (err) => desk.warn(err, 'courier notice lost'))
   // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
-  if (move.to === 'created') await desk.dispatch.offer([orderId])
-  if (move.to === 'created' || move.to === 'delivered' || move.to === 'returned') await desk.dispatch.courierFree(courier.id)
+  await afterOrderChange(desk, outcome, (err) => desk.warn(err, 'courier notice lost'))
   return outcome.row
 }
 

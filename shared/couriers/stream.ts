@@ -49,7 +49,4 @@ export async function tellCouriers(redis: RedisClient, prefix: string, change: C
 type CourierChange = { notices: CourierNotice[]; row: Pick<Order, 'status' | 'courierId'> }
 
 /** The registered courier the change gave the order to, if it did. */
-const courierGiven = ({ row }: CourierChange): string | null => (row.status === 'assigned' ? row.courierId : null)
-
-/** Whether `tellCouriers` has anything to do for the change (a caller may then skip connecting to Redis). */
-export const concernsCouriers = (change: CourierChange): boolean => change.notices.length > 0 || courierGiven(change) !== null
+export const courierGiven = ({ row }: CourierChange): string | null => (row.status === 'assigned' ? row.courierId : null)

@@ -1,6 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq'
 import { BullMQOtel } from 'bullmq-otel'
-import type { FastifyBaseLogger } from 'fastify'
 import type { CommonConfig } from '../config.js'
 import { createRedis } from '../redis.js'
 import { errorMessage } from '../errors/error-message.js'
@@ -88,11 +87,17 @@ export function spread(job: JobSpec): [string, DispatchJob, JobsOptions] {
   return [job.name, job.data, job.opts]
 }
 
+/** Where the producer says what it left to the sweep: a service's logger, or the operator CLI's stderr. */
+export interface ProducerLog {
+  warn(fields: object, message: string): void
+  debug(fields: object, message: string): void
+}
+
 /**
- * The producer the placement worker and the gateway use to say "offer these orders now". A job
+ * The producer the placement worker, the gateway, the console and the operator CLI use to say "look now". A job
  * lost here is found by the dispatcher's sweep: the order row is the truth.
  */
-export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: FastifyBaseLogger) {
+export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES' | 'QUEUE_PREFIX' | 'REDIS_COMMAND_TIMEOUT_MS'>, log: ProducerLog) {
   const connection = createRedis(config, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS })
   connection.on('error', (err) => log.debug({ err: err.message }, 'dispatch producer connection error'))
   // Traced: the dispatch job continues the trace of the placement (or move) that asked for it.

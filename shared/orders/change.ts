@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
-import type { Courier, CourierFix, OrderMover, OrderStatus, PlatformRates } from '../courier.js'
+import { HELD_STATUSES, type Courier, type CourierFix, type OrderMover, type OrderStatus, type PlatformRates } from '../courier.js'
 import type { CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
@@ -44,7 +44,8 @@ const courierNotice = z.object({ courierId: z.string(), event: z.enum(['offer', 
 export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // `notices`: what couriers must hear once this has committed (an offer withdrawn, an order cancelled).
   // `row`: the order as this change wrote it, for a courier's answer, which shows what the row holds.
-  z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice) }),
+  // `freed`: the registered couriers this change left free to take another order, for dispatch to wake.
+  z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice), freed: z.array(z.string()) }),
   // A cancelled order cancelled again: the same answer, no money moved.
   z.object({ kind: z.literal('unchanged'), order: resource }),
   z.object({ kind: z.literal('not_found'), orderId: z.string() }),
@@ -125,7 +126,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
       order.status === 'created' && !offer ? sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : [],
     ], ([, , , , , withdrawn]): OrderChangeOutcome => {
       countChange(move, next, refund)
-      return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn) }
+      return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn), freed: freedBy(order, next, withdrawn) }
     })
   }))
 }
@@ -158,6 +159,19 @@ function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNoti
   const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason } }))
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
   return notices
+}
+
+/**
+ * The registered couriers a change of a live order leaves free for another: one whose pending
+ * offer it withdrew (a cancel, an operator's assignment), and one who held the order and no longer
+ * does (a cancel, a hand-back, a delivery or a return, by whoever made it).
+ */
+function freedBy(before: Order, after: Order, withdrawn: Offer[]): string[] {
+  if (!after.livemode) return []
+  const freed = new Set(withdrawn.map((offer) => offer.courierId))
+  const held = (order: Order) => HELD_STATUSES.includes(order.status)
+  if (before.courierId && held(before) && !(held(after) && after.courierId === before.courierId)) freed.add(before.courierId)
+  return [...freed]
 }
 
 /**

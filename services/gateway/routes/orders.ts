@@ -9,7 +9,8 @@ import { isOrderId, isUuid } from '../../../shared/ids.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { locatedBy, orderAsShown } from '../../../shared/orders/resource.js'
 import { lastFixes } from '../../../shared/couriers/positions.js'
-import { tellCouriers } from '../../../shared/couriers/stream.js'
+import { afterOrderChange } from '../../../shared/dispatch/after-change.js'
+import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
 import type { RedisClient } from '../../../shared/redis.js'
 import { cancelRequestSchema } from '../../../shared/schemas/order.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
@@ -30,10 +31,12 @@ interface OrderRouteOptions {
   redis: RedisClient
   /** Not `prefix`: fastify would take that for the routes' URL prefix. */
   queuePrefix: string
+  /** A cancel frees the courier it concerns (an offer withdrawn, an order held): dispatch looks again. */
+  dispatch: DispatchQueue
 }
 
 /** The caller's orders: read, list, cancel (docs/contracts.md section 6). */
-export default async function orderRoutes(app: FastifyInstance, { sql, reads, redis, queuePrefix: prefix }: OrderRouteOptions) {
+export default async function orderRoutes(app: FastifyInstance, { sql, reads, redis, queuePrefix: prefix, dispatch }: OrderRouteOptions) {
   /** Where the couriers of these orders are, one Redis round trip; without Redis, nowhere (the order still reads). */
   const couriersOnTheWay = (orders: Order[]) =>
     lastFixes(redis, prefix, orders.flatMap((order) => locatedBy(order) ?? [])).catch(() => new Map<string, CourierFix>())
@@ -75,7 +78,7 @@ export default async function orderRoutes(app: FastifyInstance, { sql, reads, re
     const body = request.body === undefined ? {} : parseBody(cancelRequestSchema, request.body)
     if (!isOrderId(orderId)) throw orderNotFound(orderId)
     const outcome = await changeOrder(sql, { orderId, scope: request.caller }, { kind: 'cancel', by: 'business', reason: body.reason ?? null })
-    if (outcome.kind === 'changed') await tellCouriers(redis, prefix, outcome, (err) => request.log.warn({ err }, 'courier notice lost'))
+    if (outcome.kind === 'changed') await afterOrderChange({ redis, prefix, dispatch }, outcome, (err) => request.log.warn({ err }, 'courier notice lost'))
     return sendOrderChange(reply, outcome)
   })
 }

@@ -6,11 +6,12 @@ import { DISPATCH_QUEUE, freeJob, offerJobId, spread, type DispatchJob } from '.
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
-// A courier who becomes free (a delivery done, an offer declined, a shift begun) is offered an
+// A courier who becomes free (a delivery done, an offer declined, a shift begun, an order cancelled) is offered an
 // order waiting near them at once, not at the order's next retry: the retry here is ten minutes,
 // the deadline fifteen seconds.
 const WAIT_MS = 15_000
@@ -59,6 +60,44 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
+})
+
+t.test("a business's cancel and an operator's free the courier they concern at once, as a delivery does", async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Freed Rider', kmNorth(ISLAND, 1))
+  const accepted = async (orderId: string) => {
+    const offered = await pendingOffer(db.sql, orderId, [], WAIT_MS)
+    t.equal(offered?.courierId, rider.id, `${orderId} is offered to the one courier`)
+    t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offered!.id}/accept`, headers: rider.auth })).statusCode, 200)
+  }
+  const waiting = async (what: string) => {
+    const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+    const delayed = await waitForValue(async () => await (await queue.getJob(offerJobId(orderId!)))?.getState(), (state) => state === 'delayed', WAIT_MS, 50)
+    t.equal(delayed.value, 'delayed', `${what}: the next order finds the courier busy and waits its ten-minute retry`)
+    return orderId!
+  }
+
+  // The business cancels the order the courier holds.
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment()])
+  await accepted(held!)
+  const second = await waiting('holding an order')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/business/orders/${held}/cancel`, headers: bearer(account.apiKey) })).statusCode, 200)
+  const afterCancel = await pendingOffer(db.sql, second, [], WAIT_MS)
+  t.equal(afterCancel?.courierId, rider.id, "the business's cancel freed the courier, and the waiting order is offered to them")
+
+  // The business cancels the order the courier is offered: the withdrawal frees them too.
+  const third = await waiting('holding an offer')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/business/orders/${second}/cancel`, headers: bearer(account.apiKey) })).statusCode, 200)
+  await accepted(third)
+
+  // The operator cancels from the CLI the order the courier holds.
+  const fourth = await waiting('holding an order again')
+  const cancelled = await runOperatorCli(db, ['order:cancel', '--order', third, '--reason', 'the shop closed'])
+  t.equal(cancelled.code, 0, cancelled.stderr)
+  t.equal(cancelled.json?.status, 'cancelled')
+  const afterOperator = await pendingOffer(db.sql, fourth, [], WAIT_MS)
+  t.equal(afterOperator?.courierId, rider.id, "the operator's cancel freed the courier, and the waiting order is offered to them")
+  await cancel([fourth])
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
 })
 
 t.test('a courier who goes off shift with an offer pending lets it go: the order goes on to the next courier at once', async (t) => {

@@ -1,0 +1,35 @@
+import { courierGiven, tellCouriers } from '../couriers/stream.js'
+import type { OrderChangeOutcome } from '../orders/change.js'
+import type { RedisClient } from '../redis.js'
+import type { DispatchQueue } from './queue.js'
+
+/** What follows a change: the one the state machine committed. */
+type Changed = Pick<Extract<OrderChangeOutcome, { kind: 'changed' }>, 'notices' | 'freed' | 'row'>
+
+/** What the step after a change needs: where couriers are told, and the queue that says "look now". */
+export interface AfterChangeDeps {
+  redis: RedisClient
+  /** The deployment's queue prefix (its Redis hash tag). */
+  prefix: string
+  dispatch: DispatchQueue
+}
+
+/** A live order the change handed back to `created`: dispatch offers it again. */
+const handedBack = ({ row }: Changed): boolean => row.status === 'created' && row.livemode
+
+/**
+ * After an order change commits, whoever made it (a courier, a business, an operator in the
+ * console or the CLI): the couriers it concerns hear of it on their stream, an order handed back
+ * is offered again, and each courier it left free (an offer withdrawn, an order cancelled, handed
+ * back or delivered) has the orders waiting near them looked at now, not at their next retry. A
+ * lost notice or job costs a delay, never the change: the sweep and the retries find the rows.
+ */
+export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, onError: (err: unknown) => void): Promise<void> {
+  await tellCouriers(deps.redis, deps.prefix, change, onError)
+  if (handedBack(change)) await deps.dispatch.offer([change.row.id])
+  await Promise.all(change.freed.map((courierId) => deps.dispatch.courierFree(courierId)))
+}
+
+/** Whether `afterOrderChange` has anything to do (the CLI then skips connecting to Redis). */
+export const concernsCouriers = (change: Changed): boolean =>
+  change.notices.length > 0 || change.freed.length > 0 || handedBack(change) || courierGiven(change) !== null
