@@ -10,7 +10,7 @@ import { findCourier } from '../../shared/db/couriers.js'
 import { expireDueOffers, expireOfferIfDue, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
 import { offerNext, type DispatchSettings } from '../../shared/dispatch/dispatch.js'
-import { DISPATCH_QUEUE, expireJob, offerJob, offerJobId, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, expireJob, lookNow, offerJob, spread, type DispatchJob, type Rounds } from '../../shared/dispatch/queue.js'
 import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
@@ -144,10 +144,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     const courier = await findCourier(sql, courierId)
     if (!courier || courier.disabledAt) return
     for (const orderId of await findWaitingOrdersNear(sql, { lat: fix.latitude, lng: fix.longitude }, settings.radiusKm, courier, settings.capacity * 2)) {
-      const waiting = await queue.getJob(offerJobId(orderId))
-      if (!waiting) await queue.add(...spread(offerJob(orderId)))
-      // It may have started meanwhile: then it is looking already.
-      else if (await waiting.isDelayed()) await waiting.promote().catch(() => undefined)
+      await lookNow(queue, orderId)
     }
   }
 

@@ -149,7 +149,7 @@ async function letOfferGo(desk: CourierDesk, offer: Offer, reason: string | null
   if (!declined) return false
   instruments().dispatchOffers.add(1, { outcome: 'declined' })
   await desk.dispatch.offerSettled(offer.id)
-  await desk.dispatch.offer([offer.orderId])
+  await desk.dispatch.offerAgain(offer.orderId)
   return true
 }
 

@@ -26,7 +26,7 @@ const handedBack = ({ row }: Changed): boolean => row.status === 'created' && ro
  */
 export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, onError: (err: unknown) => void): Promise<void> {
   await tellCouriers(deps.redis, deps.prefix, change, onError)
-  if (handedBack(change)) await deps.dispatch.offer([change.row.id])
+  if (handedBack(change)) await deps.dispatch.offerAgain(change.row.id)
   await Promise.all(change.freed.map((courierId) => deps.dispatch.courierFree(courierId)))
 }
 

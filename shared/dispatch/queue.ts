@@ -82,6 +82,17 @@ export function freeJob(courierId: string): JobSpec {
   return { name: 'free', data: { kind: 'free', courier_id: courierId }, opts: { ...base, attempts: 1, jobId: `free-${courierId}`, priority: WAKE_PRIORITY, removeOnFail: true } }
 }
 
+/**
+ * Has the order looked at now: an `offer` job queued, or the one already waiting under its id
+ * brought forward when it is delayed to a retry (an add would be absorbed by it, and the order
+ * would wait the retry out). One that has started is looking already.
+ */
+export async function lookNow(queue: Queue<DispatchJob>, orderId: string): Promise<void> {
+  const waiting = await queue.getJob(offerJobId(orderId))
+  if (!waiting) await queue.add(...spread(offerJob(orderId)))
+  else if (await waiting.isDelayed()) await waiting.promote().catch(() => undefined)
+}
+
 /** A job as `Queue.add` takes it. */
 export function spread(job: JobSpec): [string, DispatchJob, JobsOptions] {
   return [job.name, job.data, job.opts]
@@ -110,6 +121,13 @@ export function createDispatchQueue(config: Pick<CommonConfig, 'REDIS_URL' | 'RE
       if (orderIds.length === 0) return
       const job = orderIds.length === 1 ? offerJob(orderIds[0]) : offersJob(orderIds)
       await queue.add(...spread(job)).catch((err) => log.warn({ err: errorMessage(err) }, 'dispatch left to the sweep'))
+    },
+    /**
+     * Asks for the order's next offer now, though its `offer` job may wait delayed to a retry: an
+     * offer declined, an order handed back. Lost, the sweep queues it (or the retry runs).
+     */
+    async offerAgain(orderId: string): Promise<void> {
+      await lookNow(queue, orderId).catch((err) => log.warn({ err: errorMessage(err) }, 'dispatch left to the sweep'))
     },
     /** An offer accepted or declined needs no expiry: its delayed job goes, so no dispatcher spends a run on it. */
     async offerSettled(offerId: string): Promise<void> {

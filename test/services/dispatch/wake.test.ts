@@ -2,7 +2,7 @@ import { Queue, Worker } from 'bullmq'
 import t from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
-import { DISPATCH_QUEUE, freeJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { DISPATCH_QUEUE, freeJob, offerJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
@@ -111,6 +111,26 @@ t.test('a courier who goes off shift with an offer pending lets it go: the order
   t.same(closed, { status: 'declined', reason: OFF_SHIFT_REASON }, 'their offer is declined for them, saying why')
   const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
   t.equal(next?.courierId, staying.id, 'and the order is offered to the next courier, not left to the offer\'s ten minutes')
+  await cancel([orderId!])
+  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
+})
+
+t.test("an offer let go brings forward the order's job even when one waits delayed to a retry", async (t) => {
+  // A look that found nobody while the placement's own look made the offer leaves the order a
+  // job delayed to its retry; a plain add of the next look would be absorbed by it.
+  const leaving = await onShift(gateway, db.sql, 'Leaving Again', kmNorth(ISLAND, 0.5))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await pendingOffer(db.sql, orderId!)
+  t.equal(offered?.courierId, leaving.id, 'the nearest courier is offered the order')
+  const staying = await onShift(gateway, db.sql, 'Staying Again', kmNorth(ISLAND, 2))
+  // Their shift's wake has looked (the order is offered already) before the delayed job is made.
+  await waitForValue(() => queue.getJobCounts('wait', 'prioritized', 'active'), (counts) => Object.values(counts).every((n) => n === 0), WAIT_MS, 50)
+  await waitForValue(() => queue.getJob(offerJobId(orderId!)), (job) => job === undefined, WAIT_MS, 50)
+  await queue.add(...spread(offerJob(orderId!, 600_000)))
+  t.equal(await (await queue.getJob(offerJobId(orderId!)))?.getState(), 'delayed', "the order's job waits its ten-minute retry")
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: leaving.auth, payload: { status: 'offline' } })).statusCode, 200)
+  const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
+  t.equal(next?.courierId, staying.id, 'the order goes on to the next courier at once, not at the retry')
   await cancel([orderId!])
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
 })
