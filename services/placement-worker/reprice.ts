@@ -2,7 +2,7 @@ import type { Business } from '../../shared/db/businesses.js'
 import { PricingError } from '../../shared/errors/pricing-error.js'
 import { chargeHeldQuote, checkMaxPrice } from '../../shared/pricing/held-quote.js'
 import type { HeldQuote } from '../../shared/pricing/quote-store.js'
-import { locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
+import { billableWeight, locateForPricing, priceLocated, type LocateTools, type Located, type QuoteInput } from '../../shared/pricing/pipeline.js'
 import type { PlatformRates, Quote, RateCard } from '../../shared/courier.js'
 import type { Shipment } from '../../shared/schemas/shipment.js'
 
@@ -86,11 +86,6 @@ function batchMessage(err: PricingError, index: number): string {
   return err.field === null ? err.message : `[${index}].${err.message}`
 }
 
-/** Weight is per unit; the price follows the whole load. Rounded to shed float noise. */
-export function billableWeight(shipment: Pick<Shipment, 'weight' | 'quantity'>): number {
-  return Math.round(shipment.weight * shipment.quantity * 1e6) / 1e6
-}
-
 /** A shipment as a quote input: without its own pickup address it leaves from the business, at its pinned point if it has one. */
 function shipmentInput(business: Business, shipment: Shipment): QuoteInput {
   const fromBusiness = shipment.pickup_address === undefined
@@ -104,7 +99,7 @@ function shipmentInput(business: Business, shipment: Shipment): QuoteInput {
     pickup_longitude: shipment.pickup_longitude ?? (businessPinned ? business.longitude! : undefined),
     dropoff_latitude: shipment.dropoff_latitude,
     dropoff_longitude: shipment.dropoff_longitude,
-    weight: billableWeight(shipment),
+    weight: billableWeight(shipment.weight, shipment.quantity),
     vehicle_type: shipment.vehicle_type,
     option_id: shipment.option_id,
   }

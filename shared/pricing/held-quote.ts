@@ -1,9 +1,9 @@
 import type { Point, Quote, VehicleType } from '../courier.js'
 import { PricingError } from '../errors/pricing-error.js'
-import { toMajor, toMinor } from '../money.js'
+import { floorMinor, toMajor } from '../money.js'
 import { haversineKm } from './distance.js'
 import { newQuoteId } from '../ids.js'
-import type { Located, QuoteInput } from './pipeline.js'
+import { billableWeight, type Located, type QuoteInput } from './pipeline.js'
 import type { HeldQuote } from './quote-store.js'
 
 /** Both ends of a shipment must lie this close to the quote's (docs/contracts.md). */
@@ -17,7 +17,7 @@ export function toHeldQuote(caller: { businessId: string; livemode: boolean }, i
     livemode: caller.livemode,
     vehicleType: input.vehicle_type ?? null,
     optionId: input.option_id ?? null,
-    weight: input.weight,
+    weight: billableWeight(input.weight),
     pickup: priced.located.pickup,
     dropoff: priced.located.dropoff,
     quote: priced.quote,
@@ -64,8 +64,8 @@ function mismatch(claim: QuoteClaim, held: HeldQuote): string | null {
   return null
 }
 
-/** Refuses a price above the shipment's `max_price` (major units), naming both. */
+/** Refuses a price above the shipment's `max_price` (major units, any decimals), naming both. */
 export function checkMaxPrice(index: number, price: number, maxPrice: number | undefined): void {
-  if (maxPrice === undefined || price <= toMinor(maxPrice)) return
+  if (maxPrice === undefined || price <= floorMinor(maxPrice)) return
   throw new PricingError(`[${index}].price ${toMajor(price)} exceeds max_price ${maxPrice}`)
 }

@@ -20,6 +20,14 @@ export interface QuoteInput extends ShipmentEnds {
   option_id?: string
 }
 
+/**
+ * The billable weight of `weight` kg a unit, `quantity` units: rounded to the milligram, so float
+ * noise (0.1 × 3) changes no band, and a quote and the placement of the same load weigh the same.
+ */
+export function billableWeight(weight: number, quantity = 1): number {
+  return Math.round(weight * quantity * 1e6) / 1e6
+}
+
 /** What locating needs besides the input: where the ends are, how far apart, which area is served. */
 export interface LocateTools {
   geocoder: Geocoder
@@ -57,6 +65,6 @@ export async function locateForPricing(input: QuoteInput, facts: LocateFacts, to
 
 /** The second half, pure: the card's option, zones and price, or the distance fare; then the distance limit. */
 export function priceLocated(input: QuoteInput, located: Located, card: RateCard | null, rates: PlatformRates, currency: string): Quote {
-  const request = { pickup: located.pickup, dropoff: located.dropoff, weight: input.weight, vehicleType: input.vehicle_type, optionId: input.option_id }
+  const request = { pickup: located.pickup, dropoff: located.dropoff, weight: billableWeight(input.weight), vehicleType: input.vehicle_type, optionId: input.option_id }
   return priceShipment(request, located.distanceKm, card, rates, currency)
 }

@@ -132,11 +132,24 @@ t.test('quotes that hold their price', async (t) => {
     const refused = await place(account.apiKey, [shipment({ max_price: 3500 }), shipment({ max_price: 3499.99 })])
     t.equal(refused.statusCode, 400)
     t.same(refused.json().errors, [{ index: 1, message: '[1].price 3500 exceeds max_price 3499.99' }])
+    // A limit with more decimals than money has is not rounded up past itself.
+    const finer = await place(account.apiKey, [shipment({ max_price: 3499.999 }), shipment({ max_price: 3500.001 })])
+    t.same(finer.json().errors, [{ index: 0, message: '[0].price 3500 exceeds max_price 3499.999' }], 'a limit of 3499.999 refuses 3500; one of 3500.001 allows it')
     const { quote_id: id } = await doubleCardPrices(account.businessId).then(() => quote(account.apiKey))
     const placed = await place(account.apiKey, [shipment({ max_price: 7000 }), shipment({ quote_id: id, max_price: 7000 })])
     t.equal(placed.statusCode, 201, placed.body)
     const quoted = await place(account.apiKey, [shipment({ max_price: 5000 })])
     t.same(quoted.json().errors, [{ index: 0, message: '[0].price 7000 exceeds max_price 5000' }], 'the price it would be charged now')
+  })
+
+  t.test('a quote and the placement of the same load weigh the same, float noise and all', async (t) => {
+    const account = await seedAccount(sql, { balance: 100_000 })
+    // 5.0000004 kg is 5 kg to the milligram: the "Up to 5 kg" band, quoted and placed alike.
+    const held = await quote(account.apiKey, { weight: 5.0000004 })
+    const unheld = await quote(account.apiKey, { weight: 5.0000004 })
+    const placed = await place(account.apiKey, [shipment({ weight: 5.0000004, quote_id: held.quote_id }), shipment({ weight: 5.0000004 })])
+    t.equal(placed.statusCode, 201, placed.body)
+    t.same(placed.json().orders.map((order: { price: number }) => order.price), [held.price, unheld.price], 'the held quote matches its shipment, and a fresh quote prices as the placement does')
   })
 
   t.test('Redis losing its data loses quotes: a shipment naming one fails as unknown, nothing is charged', async (t) => {
