@@ -6,7 +6,7 @@ import { MAX_LISTED_PROBLEMS, RateCardFileError, type RateCardProblem } from '..
 import { ringProblem } from '../geo/ring.js'
 import { newOptionId, newUuid } from '../ids.js'
 import { jsonSyntaxError, locatePaths, pathOf, type SourcePosition } from '../json-source.js'
-import { hasAtMostTwoDecimals } from '../money.js'
+import { hasAtMostTwoDecimals, MAX_AMOUNT_MAJOR } from '../money.js'
 import { rateCardFileSchema, type RateCardFile, type RateCardFileOption } from '../schemas/rate-card.js'
 
 /** The largest rate-card file an operator may upload (the console's form, `ratecard:import`): 2 MiB. */
@@ -181,6 +181,7 @@ function checkOption(option: RateCardFileOption, index: number, { zoneNames }: P
       if (zoneNames && !zoneNames.has(price[end])) report(`${at}.${end}`, `${said}.${end}: unknown zone ${price[end]}`)
     }
     if (!hasAtMostTwoDecimals(price.price)) report(`${at}.price`, `${said}.price: ${price.price} has more than 2 decimals`)
+    else if (price.price > MAX_AMOUNT_MAJOR) report(`${at}.price`, `${said}.price: ${price.price} is more than the most a card may charge, ${MAX_AMOUNT_MAJOR}`)
     const pair = `${price.from}\u0000${price.to}`
     if (pairs.has(pair)) report(at, `${said}: a price from ${price.from} to ${price.to} is listed twice`)
     pairs.add(pair)

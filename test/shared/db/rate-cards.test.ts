@@ -81,6 +81,8 @@ t.test('rate cards: import, version, load, reject', async (t) => {
       ['self-intersecting ring', (file) => { file.zones[0].polygon = [[3.37, 6.41], [3.45, 6.47], [3.45, 6.41], [3.37, 6.47], [3.37, 6.41]] }, /ring intersects itself/],
       ['a ring past the vertex cap', (file) => { file.zones[0].polygon = circle(10_000) }, /^zones\[0\]\.polygon \(Island\): ring must have at most 500 vertices \(this one has 10000\)$/],
       ['price with 3 decimals', (file) => { file.options[0].prices[0].price = 1500.125 }, /1500\.125 has more than 2 decimals/],
+      // Past it a price is no longer exact in kobo, and at 1e17 it overflows the column.
+      ['a price past the cap', (file) => { file.options[0].prices[0].price = 1e17 }, /options\[0\] \(Up to 5 kg\)\.prices\[0\]\.price: 100000000000000000 is more than the most a card may charge, 1000000000/],
       ['negative price', (file) => { file.options[0].prices[0].price = -1 }, /options\[0\]\.prices\[0\]\.price: must not be negative/],
       ['duplicate pair in one option', (file) => { file.options[0].prices[1] = { ...file.options[0].prices[0] } }, /a price from Island to Island is listed twice/],
       ['duplicate label', (file) => { file.options[3].label = '5-tonne truck' }, /label 5-tonne truck is used by two options/],
