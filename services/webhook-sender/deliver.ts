@@ -28,7 +28,7 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('succeeded') }),
   z.object({ kind: z.literal('retrying'), delayMs: z.number().int().nonnegative(), reason: z.string() }),
   z.object({ kind: z.literal('failed'), reason: z.string() }),
-  // Nothing to do: the delivery is at rest already, its endpoint deleted, or its event gone.
+  // Nothing to do: the delivery is at rest already, or its endpoint deleted.
   z.object({ kind: z.literal('skipped') }),
   // A crash left the job running before the delivery's next attempt is due.
   z.object({ kind: z.literal('early'), delayMs: z.number().int().nonnegative() }),
@@ -36,6 +36,8 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('busy'), delayMs: z.number().int().nonnegative() }),
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
+
+const EVENT_GONE = 'the event is no longer kept (EVENT_RETENTION_D)'
 
 // How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
 const SLOT_WAIT_MS = 250
@@ -58,7 +60,12 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
   if (delivery.status === 'succeeded' || delivery.status === 'failed') return { kind: 'skipped' }
   const waitMs = delivery.nextAttemptAt.getTime() - Date.now()
   if (delivery.attempts > 0 && waitMs > 1000) return { kind: 'early', delayMs: waitMs }
-  if (!event || !endpoint) return { kind: 'skipped' }
+  // A deleted endpoint's deliveries go with it (the purge sweep); an event gone past retention fails its delivery.
+  if (!endpoint) return { kind: 'skipped' }
+  if (!event) {
+    await deps.rows.failWithoutEvent(deliveryId)
+    return { kind: 'failed', reason: EVENT_GONE }
+  }
 
   // Ready before the slot is taken, so the slot is held for the POST alone.
   const outgoing = await prepare(deps, event, endpoint)

@@ -1,5 +1,5 @@
 import type { Sql } from '../../shared/db/sql.js'
-import { findDeliveriesToAttempt, recordAttempts, recordFailedAttempt, type AttemptRecord, type DeliveryToAttempt, type OpenAttemptRecord } from '../../shared/db/webhooks.js'
+import { failDeliveryWithoutEvent, findDeliveriesToAttempt, recordAttempts, recordFailedAttempt, type AttemptRecord, type DeliveryToAttempt, type OpenAttemptRecord } from '../../shared/db/webhooks.js'
 import { failureLimit } from '../../shared/webhooks/queue.js'
 import { inBatches } from './batches.js'
 
@@ -36,6 +36,8 @@ export function createDeliveryRows(sql: Sql, { retryScale }: { retryScale: numbe
   return {
     /** The delivery with its event and endpoint; null when the delivery is gone. */
     find,
+    /** Fails a delivery whose event retention dropped: without it the delivery would be queued again by every sweep, for ever. */
+    failWithoutEvent: (deliveryId: number) => failDeliveryWithoutEvent(sql, deliveryId),
     /**
      * Writes an attempt: its log row, the delivery's new state and the endpoint's failure streak.
      * A 410 (`disableReason`, which fails its delivery) disables the endpoint, and so do 10

@@ -177,6 +177,15 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
   }))
 }
 
+/**
+ * Fails an open delivery whose event is gone (its month dropped by EVENT_RETENTION_D while the
+ * delivery still retried): nothing is left to send. No attempt is logged, as none was made, and
+ * the endpoint's failure streak is untouched: it is not the endpoint's failure.
+ */
+export async function failDeliveryWithoutEvent(db: Db, deliveryId: number): Promise<void> {
+  await db`update webhook_deliveries set status = 'failed', updated_at = now() where id = ${deliveryId} and status in ('pending', 'retrying')`
+}
+
 /** Any endpoint not deleted by id, whoever owns it (the caller checks the owner); the sender reads endpoints with their deliveries instead (`findDeliveriesToAttempt`). */
 export async function findEndpointById(db: Db, id: string): Promise<WebhookEndpoint | null> {
   const [row] = await db<WebhookEndpoint[]>`select ${db.unsafe(ENDPOINT_COLUMNS)} from webhook_endpoints where id = ${id} and deleted_at is null`

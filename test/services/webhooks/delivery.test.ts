@@ -254,6 +254,22 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     t.strictSame({ ...state }, { status: 'enabled', consecutiveFailures: 1 }, 'one failed delivery counts, and does not disable the endpoint')
   })
 
+  t.test('an event dropped by retention while its delivery retries fails the delivery, not the endpoint', async (t) => {
+    const account = await business('Retention Ltd')
+    const down = await endpoint(t, account, '/gone-event', () => 503)
+    await place(t, account)
+    const event = await lastEvent(account)
+    await logUntil(t, account, down.id, (rows) => rows.length >= 1, 'the first attempt failed and the delivery retries')
+    // As when its month's partition is dropped by EVENT_RETENTION_D.
+    await sql`delete from events where id = ${event.id}`
+    const settled = await waitForValue(() => deliveryRows(down.id), (rows) => rows.every((row) => row.status === 'failed'), WAIT_MS, 50)
+    t.ok(settled.held, `the delivery ended failed instead of being queued again by every sweep: ${JSON.stringify(settled.value)}`)
+    const sent = receiver.at('/gone-event').length
+    t.equal((await log(account, down.id)).length, sent, 'no attempt is logged for what was not sent')
+    const [state] = await sql`select status, consecutive_failures from webhook_endpoints where id = ${down.id}`
+    t.strictSame({ ...state }, { status: 'enabled', consecutiveFailures: 0 }, 'and the endpoint is not blamed for it')
+  })
+
   const endpointState = async (endpointId: string): Promise<Resource> =>
     ({ ...(await sql`select status, disabled_reason, consecutive_failures, failing_since from webhook_endpoints where id = ${endpointId}`)[0] })
   /** The endpoint's status and failure streak, once `done` holds of them. */
