@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq'
 import { drainInBatches } from '../../shared/drain.js'
 import type { Sql } from '../../shared/db/sql.js'
-import { deleteDeletedEndpointDeliveries, deleteEmptiedEndpoints, findOverdueDeliveries, relayEvents } from '../../shared/db/webhooks.js'
+import { deleteDeletedEndpointDeliveries, deleteEmptiedEndpoints, findOverdueDeliveries, relayEvents, type DeliverySweepCursor } from '../../shared/db/webhooks.js'
 import { queueDeliveries, webhookJobId, type WebhookJob } from '../../shared/webhooks/queue.js'
 
 const RELAY_BATCH = 500
@@ -24,10 +24,11 @@ export async function relayOnce(sql: Sql, queue: Queue<WebhookJob>): Promise<num
  * Re-queues overdue open deliveries whose job Redis no longer has (a flush, a failover without
  * persistence, a queue call that failed after the row was written), or whose job BullMQ gave up
  * on (stalled too often, or faults past its attempts): that job is removed and queued afresh.
- * Returns their ids.
+ * Looks at one page from `after`; returns the ids re-queued and where the next sweep takes up
+ * (null: from the oldest again).
  */
-export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: number): Promise<number[]> {
-  const overdue = await findOverdueDeliveries(sql, idleS, SWEEP_BATCH)
+export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: number, after: DeliverySweepCursor | null, batch = SWEEP_BATCH): Promise<{ requeued: number[]; next: DeliverySweepCursor | null }> {
+  const { deliveries: overdue, next } = await findOverdueDeliveries(sql, idleS, batch, after)
   const missing = []
   for (const delivery of overdue) {
     const job = await queue.getJob(webhookJobId(delivery))
@@ -36,7 +37,7 @@ export async function requeueMissing(sql: Sql, queue: Queue<WebhookJob>, idleS: 
     missing.push(delivery)
   }
   await queueDeliveries(queue, missing)
-  return missing.map((delivery) => delivery.id)
+  return { requeued: missing.map((delivery) => delivery.id), next }
 }
 
 /**

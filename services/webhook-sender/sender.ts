@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { Agent } from 'undici'
 import type { WebhookSenderConfig } from '../../shared/config.js'
 import { createSql } from '../../shared/db/sql.js'
-import { webhookLagSeconds } from '../../shared/db/webhooks.js'
+import { webhookLagSeconds, type DeliverySweepCursor } from '../../shared/db/webhooks.js'
 import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
@@ -96,10 +96,13 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   }
   relayTimer = setTimeout(relay, 0)
 
+  // Each sweep takes up where the last stopped, and starts over after the newest.
+  let sweptTo: DeliverySweepCursor | null = null
   const sweep = repeatWithoutOverlap(SWEEP_EVERY_MS, async () => {
     const purged = await purgeDeleted(sql)
     if (purged > 0) app.log.info({ deliveries: purged }, 'deleted webhook endpoints\' deliveries and log removed')
-    const requeued = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S)
+    const { requeued, next } = await requeueMissing(sql, queue, config.WEBHOOK_REQUEUE_AFTER_S, sweptTo)
+    sweptTo = next
     if (requeued.length > 0) app.log.warn({ deliveryIds: requeued }, 're-queued webhook deliveries whose job was missing')
   }, (err) => app.log.warn({ err: errorMessage(err) }, 'webhook sweep failed'))
 

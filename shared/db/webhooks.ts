@@ -252,16 +252,35 @@ export async function insertRedeliveries(db: Db, eventId: string, endpointId: st
 }
 
 /**
+ * Where a sweep of overdue deliveries stopped: the last row's `next_attempt_at` as Postgres's
+ * text, exact to the microsecond (a timestamptz parameter would pass through a JavaScript Date and
+ * lose them), and its id.
+ */
+export interface DeliverySweepCursor {
+  nextAttemptAt: string
+  id: number
+}
+
+/**
  * Deliveries not at rest whose attempt is overdue by `idleS` and that nothing touched for as
  * long: the sweep checks each still has its job. A retry waiting hours with its job in place
- * is not looked at until it is due, so the batch is made of the ones likely lost.
+ * is not looked at until it is due, so the batch is made of the ones likely lost. Oldest due
+ * first from `after`: a backlog of deliveries waiting for their endpoint's slots (their jobs in
+ * place, their rows untouched) fills one page, not every sweep's, so a lost job behind it is
+ * found within a few sweeps.
  */
-export async function findOverdueDeliveries(db: Db, idleS: number, limit: number): Promise<Delivery[]> {
-  return db<Delivery[]>`
-    select ${db.unsafe(DELIVERY_COLUMNS)} from webhook_deliveries
+export async function findOverdueDeliveries(db: Db, idleS: number, limit: number, after: DeliverySweepCursor | null): Promise<{ deliveries: Delivery[]; next: DeliverySweepCursor | null }> {
+  const rows = await db<(Delivery & { sweptAt: string })[]>`
+    select ${db.unsafe(DELIVERY_COLUMNS)}, next_attempt_at::text as swept_at from webhook_deliveries
     where status in ('pending', 'retrying') and next_attempt_at < now() - make_interval(secs => ${idleS})
       and updated_at < now() - make_interval(secs => ${idleS})
-    order by next_attempt_at limit ${limit}`
+      ${after ? db`and next_attempt_at >= ${after.nextAttemptAt}::text::timestamptz and (next_attempt_at > ${after.nextAttemptAt}::text::timestamptz or id > ${after.id})` : db``}
+    order by next_attempt_at, id limit ${limit}`
+  const last = rows.length === limit ? rows.at(-1) : undefined
+  return {
+    deliveries: rows.map(({ sweptAt: _, ...delivery }) => delivery),
+    next: last ? { nextAttemptAt: last.sweptAt, id: last.id } : null,
+  }
 }
 
 /** What one attempt came to, as the delivery log shows it. */
