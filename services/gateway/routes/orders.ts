@@ -21,8 +21,9 @@ import { dateParam, decodeCursor, keysetPage, enumListParam, limitParam, readQue
 
 const LIST_PARAMS = ['status', 'placement_id', 'created_gte', 'created_lt', 'limit', 'cursor'] as const
 
-// The last order of a page: its creation time (ISO, to the millisecond) and id.
-const orderCursor = z.object({ t: z.iso.datetime().refine((t) => isStorableTime(Date.parse(t))), id: z.string().max(64) }).strict()
+// The last order of a page: its creation time (ISO, to the millisecond) and id (an order id's
+// shape: a NUL in a hand-made one reached Postgres's text and was a 500).
+const orderCursor = z.object({ t: z.iso.datetime().refine((t) => isStorableTime(Date.parse(t))), id: z.string().refine(isOrderId) }).strict()
 
 interface OrderRouteOptions {
   sql: Sql
