@@ -14,9 +14,13 @@ const setPasswordSchema = z.object({ token: z.string().max(200).default(''), pas
 export const CSRF_COOKIE = 'console_csrf'
 export const LOGIN_REFUSED = 'The email or password is wrong, or the account is locked for 15 minutes after 5 failed logins.'
 
-/** Only a path inside the console: a login link must not send anyone elsewhere. */
+/**
+ * Only a path inside the console, in the printable ASCII a URL is sent in: a login link must not
+ * send anyone elsewhere, and a character a header cannot carry (a line break, a raw `中`) made the
+ * redirect throw once the session was saved, which took the process down.
+ */
 function safeNext(next: string | undefined): string {
-  return next && /^\/console(\/|$|\?)/.test(next) && !next.startsWith('//') ? next : '/console'
+  return next && /^\/console(?:[/?][\x21-\x7e]*)?$/.test(next) && !next.startsWith('//') ? next : '/console'
 }
 
 function loginForm(frame: Frame, values: { email?: string; next?: string; error?: string }) {
@@ -70,7 +74,8 @@ export default async function authRoutes(app: FastifyInstance, { sql, loginLimit
   })
 
   app.get<{ Querystring: { token?: string } }>('/console/set-password', async (request, reply) => {
-    const token = request.query.token ?? ''
+    // Given twice, the query's token is a list: no link.
+    const token = typeof request.query.token === 'string' ? request.query.token : ''
     const user = token.length <= 200 ? await passwordLinkUser(sql, token) : null
     const frame = frameOf(request, reply)
     if (!user) return sendPage(reply, 404, frame, { title: 'Set your password', path: '/console/set-password', body: html`<p role="alert">This link was used already or has expired; ask an operator for a new one.</p>` })

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { getPlatformRates } from '../../../shared/db/platform-rates.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
+import { errorCode } from '../../../shared/errors/error-message.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import type { PlatformRates } from '../../../shared/courier.js'
 import { changePlatformRates, MAX_FARE_MAJOR, PLATFORM_RATE_LIMITS, readPlatformRate } from '../../../shared/pricing/platform-rates.js'
@@ -53,9 +54,7 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
 
   app.post('/console/ops/rate-cards', async (request, reply) => {
     // Read here, after the login and CSRF checks: nothing of an anonymous upload is parsed.
-    const upload = request.isMultipart() ? await request.file() : undefined
-    if (!upload || upload.fieldname !== 'file') throw new FormError('file: choose a rate-card file')
-    const text = (await upload.toBuffer()).toString('utf8')
+    const text = await readUpload(request)
     try {
       const imported = await importRateCardAs(sql, actorOf(request), text, config.CURRENCY)
       await announce({ kind: 'rate-card', rateCardId: imported.rate_card_id })
@@ -65,6 +64,21 @@ ${cards.map((card) => html`<tr><td>${card.name}<br><code>${card.id}</code></td><
       return cardsPage(request, reply, 422, rateCardRefusal(text, err))
     }
   })
+
+  /**
+   * The uploaded file's text. A body the multipart parser cannot read (no boundary, an upload cut
+   * short) is the form's 400; the parser's own limits (a file too large: 413) keep their status.
+   */
+  async function readUpload(request: FastifyRequest): Promise<string> {
+    try {
+      const upload = request.isMultipart() ? await request.file() : undefined
+      if (!upload || upload.fieldname !== 'file') throw new FormError('file: choose a rate-card file')
+      return (await upload.toBuffer()).toString('utf8')
+    } catch (err) {
+      if (err instanceof FormError || String(errorCode(err)).startsWith('FST_')) throw err
+      throw new FormError('file: the upload could not be read; choose the file and send it again')
+    }
+  }
 
   async function ratesPage(request: FastifyRequest, reply: FastifyReply, status: number, typedRates: FormState | null) {
     const frame = frameOf(request, reply)

@@ -252,6 +252,39 @@ t.test('a malformed form or query is a 400 page, never a 500', async (t) => {
   t.equal(negative.statusCode, 400)
   t.match(negative.body, /id="field-amount-error">Amount must be a positive number with at most 2 decimals, got &#39;-5&#39;</)
   t.equal((await findWallet(db.sql, ada.businessId))?.balance, 100000, 'nothing credited')
+  // A link's token given twice is no link (hashing the list was a 500).
+  t.equal((await new ConsoleClient(app).get('/console/set-password?token=a&token=b')).statusCode, 404)
+  // A multipart body its parser cannot read: no boundary, or cut short (an upload dropped midway).
+  await client.get('/console/ops/rate-cards')
+  const target = `/console/ops/rate-cards?_csrf=${encodeURIComponent(client.csrf)}`
+  for (const [what, contentType, payload] of [
+    ['no boundary', 'multipart/form-data', 'garbage'],
+    ['cut short', 'multipart/form-data; boundary=cut', '--cut\r\ncontent-disposition: form-data; name="file"; filename="card.json"\r\n\r\n{"na'],
+  ]) {
+    const upload = await app.inject({ method: 'POST', url: target, payload, headers: { cookie: client.cookie ?? '', 'content-type': contentType! } })
+    t.equal(upload.statusCode, 400, `a rate-card upload with ${what} is the form's 400`)
+    t.match(upload.body, /the upload could not be read/)
+  }
+})
+
+t.test("a login's next page is a console path; any other, or one no header can carry, lands on the console", async (t) => {
+  const cases: [string, string][] = [
+    ['/console/ops/orders?status=created', '/console/ops/orders?status=created'],
+    ['//evil.example/console', '/console'],
+    ['https://evil.example/console/', '/console'],
+    ['/consoleevil', '/console'],
+    // Characters a Location header cannot carry: the redirect threw after the session was saved, and the process exited.
+    ['/console/\u4e2d', '/console'],
+    ['/console/\r\nSet-Cookie: x=1', '/console'],
+  ]
+  for (const [next, landing] of cases) {
+    const client = new ConsoleClient(app)
+    await client.get('/console/login')
+    const login = await client.post('/console/login', { email: operator.email, password: TEST_PASSWORD, next })
+    t.equal(login.statusCode, 303, JSON.stringify(next))
+    t.equal(login.headers.location, landing, `${JSON.stringify(next)} leads to ${landing}`)
+  }
+  t.equal((await new ConsoleClient(app).get('/console/login')).statusCode, 200, 'and the console is still up')
 })
 
 t.test('operator actions land on the audit trail with who, what, before and after', async (t) => {
