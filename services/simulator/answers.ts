@@ -25,7 +25,7 @@ export type HeldOrder = z.infer<typeof heldOrder>
 /** `GET /orders`: what the rider still holds from a run that stopped mid-delivery. */
 export const heldOrders = z.object({ data: z.array(heldOrder) })
 
-/** The stream's `order_cancelled` event. */
+/** The stream's `order_cancelled` and `order_unassigned` events. */
 export const orderNotice = z.object({ order_id: z.string() })
 
 const refusal = z.object({ message: z.string() })

@@ -80,9 +80,10 @@ export function startRider(client: CourierClient, options: RiderOptions) {
   const onEvent = ({ event, data }: StreamEvent) => {
     const offer = event === 'offer' ? offerNotice.safeParse(data) : null
     if (offer?.success) void guarded(() => consider(offer.data))
-    const cancelled = event === 'order_cancelled' ? orderNotice.safeParse(data) : null
-    if (cancelled?.success && errand.kind !== 'idle' && errand.orderId === cancelled.data.order_id) {
-      options.log(`${options.name}: ${errand.orderId} was cancelled`)
+    // Cancelled, or handed back by an operator: the order is no longer theirs to carry.
+    const gone = event === 'order_cancelled' || event === 'order_unassigned' ? orderNotice.safeParse(data) : null
+    if (gone?.success && errand.kind !== 'idle' && errand.orderId === gone.data.order_id) {
+      options.log(`${options.name}: ${errand.orderId} was ${event === 'order_cancelled' ? 'cancelled' : 'handed back'}`)
       errand = { kind: 'idle' }
     }
   }

@@ -4,8 +4,12 @@ import type { Order } from '../db/orders.js'
 import type { RedisClient } from '../redis.js'
 import { resumeTrail } from './positions.js'
 
-/** What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled. */
-const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled'] as const
+/**
+ * What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled;
+ * and an order handed back to dispatch (an operator's unassign), which DESIGN 14 leaves unsaid but
+ * an app showing the order as theirs must hear.
+ */
+export const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled', 'order_unassigned'] as const
 export type CourierNoticeEvent = (typeof COURIER_NOTICE_EVENTS)[number]
 
 /** A notice as it travels on a courier's channel. */

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import { HELD_STATUSES, type Courier, type CourierFix, type OrderMover, type OrderStatus, type PlatformRates } from '../courier.js'
-import type { CourierNotice } from '../couriers/stream.js'
+import { COURIER_NOTICE_EVENTS, type CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
 import { closeOffer, lockOffer, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
@@ -39,7 +39,7 @@ const resource = z.record(z.string(), z.unknown())
  * How a change ended: the one value the gateway (services/gateway/order-answer.ts) and the CLI
  * map to their answers. `order` is the resource as it stands after the change.
  */
-const courierNotice = z.object({ courierId: z.string(), event: z.enum(['offer', 'offer_withdrawn', 'order_cancelled']), data: resource })
+const courierNotice = z.object({ courierId: z.string(), event: z.enum(COURIER_NOTICE_EVENTS), data: resource })
 
 export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // `notices`: what couriers must hear once this has committed (an offer withdrawn, an order cancelled).
@@ -150,14 +150,19 @@ export function closedOfferMessage(offer: Pick<Offer, 'id' | 'status' | 'expires
 }
 
 /**
- * What couriers hear of this change: offers withdrawn, and a cancel of an order one of them holds.
- * A withdrawal says why, as the dispatcher's `expired` does: the order was `cancelled`, or an
- * operator `assigned` it to someone (the only moves out of `created` without the offer).
+ * What couriers hear of this change: offers withdrawn, a cancel of an order one of them holds, and
+ * an order handed back from them to dispatch (by an operator, or by themselves: their app drops it
+ * either way). A withdrawal says why, as the dispatcher's `expired` does: the order was
+ * `cancelled`, or an operator `assigned` it to someone (the only moves out of `created` without
+ * the offer).
  */
 function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNotice[] {
   const reason = after.status === 'cancelled' ? 'cancelled' : 'assigned'
   const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason } }))
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
+  if (after.status === 'created' && before.courierId && HELD_STATUSES.includes(before.status)) {
+    notices.push({ courierId: before.courierId, event: 'order_unassigned', data: { order_id: before.id, reason: after.history.at(-1)?.reason ?? null } })
+  }
   return notices
 }
 

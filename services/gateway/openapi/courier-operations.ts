@@ -97,7 +97,7 @@ export const courierOperations = {
   '/courier/stream': {
     get: {
       operationId: 'streamOffers', summary: 'Offers as they happen (Server-Sent Events)', ...courier,
-      description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn` and `order_cancelled` events, and a comment every 15 s. On connecting, the offers already pending come first as `offer` events, then the comment `connected`; an offer made at that moment may come twice (key on `offer_id`).' + TOKEN_NOTE,
+      description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn`, `order_cancelled` and `order_unassigned` (an order the courier held, handed back to dispatch: `{order_id, reason}`) events, and a comment every 15 s. On connecting, the offers already pending come first as `offer` events, then the comment `connected`; an offer made at that moment may come twice (key on `offer_id`).' + TOKEN_NOTE,
       responses: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
     },
   },

@@ -209,6 +209,18 @@ t.test('a cancel or an assignment made in the console tells the courier on the s
   await business.get(`/console/orders/${held}`)
   t.equal((await business.post(`/console/orders/${held}/cancel`, { reason: 'changed my mind' })).statusCode, 303)
   t.ok((await stream.next('order_cancelled', held!)).held, 'a business\'s cancel in the console tells the courier who holds the order')
+
+  // Accepted, then handed back to dispatch by the operator: the courier is told it is no longer theirs.
+  const [unassigned] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const toAccept = await stream.next('offer', unassigned!)
+  const acceptedAgain = await fetch(`${base}/v2/courier/offers/${String(toAccept.value?.data.offer_id)}/accept`, { method: 'POST', headers: bearer(rider.token) })
+  t.equal(acceptedAgain.status, 200)
+  await acceptedAgain.body?.cancel()
+  await ops.get(`/console/ops/orders/${unassigned}`)
+  t.equal((await ops.post(`/console/ops/orders/${unassigned}/advance`, { to: 'created', reason: 'rider stuck in traffic' })).statusCode, 303)
+  const handedBack = await stream.next('order_unassigned', unassigned!)
+  t.match(handedBack.value?.data, { order_id: unassigned, reason: 'rider stuck in traffic' }, 'an operator\'s hand-back tells the courier who held the order, saying why')
+  await gateway.inject({ method: 'POST', url: `/v2/business/orders/${unassigned}/cancel`, headers: bearer(account.apiKey) })
 })
 
 t.test('a second stream of the courier that opens and closes while the first subscribes leaves the first listening', async (t) => {
