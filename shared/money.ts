@@ -19,14 +19,6 @@ export function toMinor(major: number): number {
 }
 
 /**
- * The most kobo a major-unit limit allows: `maxPrice` rounded down, so a limit of 3499.999 allows
- * 3499.99, never 3500. The tolerance absorbs binary noise such as 35.1 * 100 = 3509.9999999999995.
- */
-export function floorMinor(major: number): number {
-  return Math.floor(major * 100 + 1e-6)
-}
-
-/**
  * The largest amount, in kobo, whose naira value a JSON number still shows exactly to the kobo
  * (ten trillion naira): past it, `minor / 100` and back is no longer the same integer.
  */

@@ -1,6 +1,6 @@
 import type { Point, Quote, VehicleType } from '../courier.js'
 import { PricingError } from '../errors/pricing-error.js'
-import { floorMinor, toMajor } from '../money.js'
+import { toMajor } from '../money.js'
 import { haversineKm } from './distance.js'
 import { newQuoteId } from '../ids.js'
 import { billableWeight, type Located, type QuoteInput } from './pipeline.js'
@@ -64,8 +64,12 @@ function mismatch(claim: QuoteClaim, held: HeldQuote): string | null {
   return null
 }
 
-/** Refuses a price above the shipment's `max_price` (major units, any decimals), naming both. */
+/**
+ * Refuses a price above the shipment's `max_price` (major units, any decimals), naming both. The
+ * price in major units is compared, not the limit in kobo: dividing by 100 is rounded correctly, so
+ * a price equal to its limit is that very number, and a limit is never rounded up past itself.
+ */
 export function checkMaxPrice(index: number, price: number, maxPrice: number | undefined): void {
-  if (maxPrice === undefined || price <= floorMinor(maxPrice)) return
+  if (maxPrice === undefined || toMajor(price) <= maxPrice) return
   throw new PricingError(`[${index}].price ${toMajor(price)} exceeds max_price ${maxPrice}`)
 }

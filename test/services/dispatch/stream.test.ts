@@ -210,17 +210,31 @@ t.test('a cancel or an assignment made in the console tells the courier on the s
   t.equal((await business.post(`/console/orders/${held}/cancel`, { reason: 'changed my mind' })).statusCode, 303)
   t.ok((await stream.next('order_cancelled', held!)).held, 'a business\'s cancel in the console tells the courier who holds the order')
 
+  /** A new order, offered to the rider and accepted by them. */
+  const heldByRider = async () => {
+    const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+    const offer = await stream.next('offer', orderId!)
+    const accept = await fetch(`${base}/v2/courier/offers/${String(offer.value?.data.offer_id)}/accept`, { method: 'POST', headers: bearer(rider.token) })
+    t.equal(accept.status, 200)
+    await accept.body?.cancel()
+    return orderId!
+  }
+
+  // Accepted, then handed back by the courier themselves: nothing to tell them.
+  const ownHandBack = await heldByRider()
+  const own = await fetch(`${base}/v2/courier/orders/${ownHandBack}/unassign`, { method: 'POST', headers: { ...bearer(rider.token), 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'flat tyre' }) })
+  t.equal(own.status, 200)
+  await own.body?.cancel()
+
   // Accepted, then handed back to dispatch by the operator: the courier is told it is no longer theirs.
-  const [unassigned] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const toAccept = await stream.next('offer', unassigned!)
-  const acceptedAgain = await fetch(`${base}/v2/courier/offers/${String(toAccept.value?.data.offer_id)}/accept`, { method: 'POST', headers: bearer(rider.token) })
-  t.equal(acceptedAgain.status, 200)
-  await acceptedAgain.body?.cancel()
+  const unassigned = await heldByRider()
   await ops.get(`/console/ops/orders/${unassigned}`)
   t.equal((await ops.post(`/console/ops/orders/${unassigned}/advance`, { to: 'created', reason: 'rider stuck in traffic' })).statusCode, 303)
-  const handedBack = await stream.next('order_unassigned', unassigned!)
+  const handedBack = await stream.next('order_unassigned', unassigned)
   t.match(handedBack.value?.data, { order_id: unassigned, reason: 'rider stuck in traffic' }, 'an operator\'s hand-back tells the courier who held the order, saying why')
-  await gateway.inject({ method: 'POST', url: `/v2/business/orders/${unassigned}/cancel`, headers: bearer(account.apiKey) })
+  // Notices reach a channel in the order they were sent: the first hand-back's would have come before.
+  t.same(stream.events.filter((event) => event.data.order_id === ownHandBack && event.event !== 'offer').map((event) => event.event), [], 'the courier\'s own hand-back was not told back to them')
+  for (const orderId of [ownHandBack, unassigned]) await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })
 })
 
 t.test('a second stream of the courier that opens and closes while the first subscribes leaves the first listening', async (t) => {

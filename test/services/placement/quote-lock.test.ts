@@ -133,8 +133,11 @@ t.test('quotes that hold their price', async (t) => {
     t.equal(refused.statusCode, 400)
     t.same(refused.json().errors, [{ index: 1, message: '[1].price 3500 exceeds max_price 3499.99' }])
     // A limit with more decimals than money has is not rounded up past itself.
-    const finer = await place(account.apiKey, [shipment({ max_price: 3499.999 }), shipment({ max_price: 3500.001 })])
-    t.same(finer.json().errors, [{ index: 0, message: '[0].price 3500 exceeds max_price 3499.999' }], 'a limit of 3499.999 refuses 3500; one of 3500.001 allows it')
+    const finer = await place(account.apiKey, [shipment({ max_price: 3499.999 }), shipment({ max_price: 3500.001 }), shipment({ max_price: 3499.99999999 })])
+    t.same(finer.json().errors, [
+      { index: 0, message: '[0].price 3500 exceeds max_price 3499.999' },
+      { index: 2, message: '[2].price 3500 exceeds max_price 3499.99999999' },
+    ], 'a limit below 3500 by any amount refuses 3500; one of 3500.001 allows it')
     const { quote_id: id } = await doubleCardPrices(account.businessId).then(() => quote(account.apiKey))
     const placed = await place(account.apiKey, [shipment({ max_price: 7000 }), shipment({ quote_id: id, max_price: 7000 })])
     t.equal(placed.statusCode, 201, placed.body)
