@@ -37,7 +37,7 @@ export const attemptOutcomeSchema = z.discriminatedUnion('kind', [
 ])
 export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>
 
-const EVENT_GONE = 'the event is no longer kept (EVENT_RETENTION_D)'
+const EVENT_GONE = 'the event is no longer kept (EVENT_RETENTION_D); nothing was sent'
 
 // How long a delivery waits in hand for a slot of its endpoint, then aside before it looks again.
 const SLOT_WAIT_MS = 250
@@ -63,7 +63,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: number): Promise<At
   // A deleted endpoint's deliveries go with it (the purge sweep); an event gone past retention fails its delivery.
   if (!endpoint) return { kind: 'skipped' }
   if (!event) {
-    await deps.rows.failWithoutEvent(deliveryId)
+    await deps.rows.failWithoutEvent(deliveryId, EVENT_GONE)
     return { kind: 'failed', reason: EVENT_GONE }
   }
 

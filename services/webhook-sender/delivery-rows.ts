@@ -37,7 +37,7 @@ export function createDeliveryRows(sql: Sql, { retryScale }: { retryScale: numbe
     /** The delivery with its event and endpoint; null when the delivery is gone. */
     find,
     /** Fails a delivery whose event retention dropped: without it the delivery would be queued again by every sweep, for ever. */
-    failWithoutEvent: (deliveryId: number) => failDeliveryWithoutEvent(sql, deliveryId),
+    failWithoutEvent: (deliveryId: number, error: string) => failDeliveryWithoutEvent(sql, deliveryId, error),
     /**
      * Writes an attempt: its log row, the delivery's new state and the endpoint's failure streak.
      * A 410 (`disableReason`, which fails its delivery) disables the endpoint, and so do 10

@@ -179,11 +179,21 @@ export async function findDeliveriesToAttempt(db: Db, ids: number[]): Promise<De
 
 /**
  * Fails an open delivery whose event is gone (its month dropped by EVENT_RETENTION_D while the
- * delivery still retried): nothing is left to send. No attempt is logged, as none was made, and
- * the endpoint's failure streak is untouched: it is not the endpoint's failure.
+ * delivery still retried): nothing is left to send. Its log ends with a failed row saying why (the
+ * event's type taken from its last attempt; a delivery never tried has none to end), so the
+ * business's log does not show a retry that never comes. The endpoint's failure streak is
+ * untouched: it is not the endpoint's failure.
  */
-export async function failDeliveryWithoutEvent(db: Db, deliveryId: number): Promise<void> {
-  await db`update webhook_deliveries set status = 'failed', updated_at = now() where id = ${deliveryId} and status in ('pending', 'retrying')`
+export async function failDeliveryWithoutEvent(db: Db, deliveryId: number, error: string): Promise<void> {
+  await db`
+    with closed as (
+      update webhook_deliveries set status = 'failed', updated_at = now()
+      where id = ${deliveryId} and status in ('pending', 'retrying')
+      returning id, endpoint_id, event_id, attempts
+    )
+    insert into webhook_attempts (delivery_id, endpoint_id, event_id, event_type, attempt, status, response_status, duration_ms, error, next_attempt_at)
+    select c.id, c.endpoint_id, c.event_id, last.event_type, c.attempts + 1, 'failed', null, 0, ${error}, null
+    from closed c join lateral (select event_type from webhook_attempts where delivery_id = c.id order by id desc limit 1) last on true`
 }
 
 /** Any endpoint not deleted by id, whoever owns it (the caller checks the owner); the sender reads endpoints with their deliveries instead (`findDeliveriesToAttempt`). */

@@ -265,7 +265,9 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     const settled = await waitForValue(() => deliveryRows(down.id), (rows) => rows.every((row) => row.status === 'failed'), WAIT_MS, 50)
     t.ok(settled.held, `the delivery ended failed instead of being queued again by every sweep: ${JSON.stringify(settled.value)}`)
     const sent = receiver.at('/gone-event').length
-    t.equal((await log(account, down.id)).length, sent, 'no attempt is logged for what was not sent')
+    const rows = await log(account, down.id)
+    t.equal(rows.length, sent + 1, 'one row for each attempt sent, and one that ends the log')
+    t.match(rows[0], { attempt: sent + 1, status: 'failed', response_status: null, error: 'the event is no longer kept (EVENT_RETENTION_D); nothing was sent', next_attempt_at: null, event_type: 'order.created' }, 'the last row says why nothing more comes')
     const [state] = await sql`select status, consecutive_failures from webhook_endpoints where id = ${down.id}`
     t.strictSame({ ...state }, { status: 'enabled', consecutiveFailures: 0 }, 'and the endpoint is not blamed for it')
   })
