@@ -1,10 +1,6 @@
-import type { Db } from './sql.js'
+import { pastCursor, type Db } from './sql.js'
 
-/**
- * Where a sweep of orders without an offer stopped: the last order it took, its time as Postgres's
- * text, exact to the microsecond (sent back as text: a timestamptz parameter would pass through a
- * JavaScript Date and lose the microseconds, and the sweep would take that order again).
- */
+/** Where a sweep of orders without an offer stopped: the last order it took, and its time as Postgres's text (`pastCursor`). */
 export interface SweepCursor {
   id: string
   createdAt: string
@@ -23,7 +19,7 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
     select o.id, o.created_at::text as created_at from orders o
     where o.status = 'created' and o.livemode and o.pickup_lat is not null
       and o.updated_at < now() - make_interval(secs => ${graceS})
-      ${after ? db`and o.created_at >= ${after.createdAt}::text::timestamptz and (o.created_at > ${after.createdAt}::text::timestamptz or o.id > ${after.id})` : db``}
+      ${after ? db`and ${pastCursor(db, 'o.created_at', 'o.id', { at: after.createdAt, id: after.id })}` : db``}
       and not exists (
         select 1 from dispatch_offers d
         where d.order_id = o.id and (d.status = 'pending' or (d.status in ('declined', 'expired') and d.decided_at > now() - make_interval(secs => ${quietS}))))

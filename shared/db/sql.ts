@@ -20,6 +20,16 @@ export function literalList(db: Db, names: readonly string[]) {
   return db.unsafe(names.map((name) => `'${name}'`).join(', '))
 }
 
+/**
+ * The rows of a sweep past where the last one stopped, in `(timeColumn, idColumn)` order: `at` is
+ * the last row's time as Postgres's text, exact to the microsecond, and sent back as text (a
+ * timestamptz parameter would pass through a JavaScript Date and lose the microseconds, and the
+ * sweep would take that row again). The first comparison alone is what an index on the time uses.
+ */
+export function pastCursor(db: Db, timeColumn: string, idColumn: string, cursor: { at: string; id: string | number }) {
+  return db`${db(timeColumn)} >= ${cursor.at}::text::timestamptz and (${db(timeColumn)} > ${cursor.at}::text::timestamptz or ${db(idColumn)} > ${cursor.id})`
+}
+
 /** The bounds a service's sessions run under; migrations and the CLI go without them. */
 export type SessionTimeouts = Pick<ServingConfig, 'PG_STATEMENT_TIMEOUT_MS' | 'PG_LOCK_TIMEOUT_MS' | 'PG_IDLE_TX_TIMEOUT_MS'>
 

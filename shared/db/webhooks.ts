@@ -1,7 +1,7 @@
 import type { OrderEventType } from '../courier.js'
 import type { StoredEvent } from './events.js'
 import type { OrderScope } from './orders.js'
-import type { Db, Tx } from './sql.js'
+import { pastCursor, type Db, type Tx } from './sql.js'
 
 export interface WebhookEndpoint {
   id: string
@@ -261,11 +261,7 @@ export async function insertRedeliveries(db: Db, eventId: string, endpointId: st
     returning ${db.unsafe(DELIVERY_COLUMNS)}`
 }
 
-/**
- * Where a sweep of overdue deliveries stopped: the last row's `next_attempt_at` as Postgres's
- * text, exact to the microsecond (a timestamptz parameter would pass through a JavaScript Date and
- * lose them), and its id.
- */
+/** Where a sweep of overdue deliveries stopped: the last row's `next_attempt_at` as Postgres's text (`pastCursor`), and its id. */
 export interface DeliverySweepCursor {
   nextAttemptAt: string
   id: number
@@ -284,7 +280,7 @@ export async function findOverdueDeliveries(db: Db, idleS: number, limit: number
     select ${db.unsafe(DELIVERY_COLUMNS)}, next_attempt_at::text as swept_at from webhook_deliveries
     where status in ('pending', 'retrying') and next_attempt_at < now() - make_interval(secs => ${idleS})
       and updated_at < now() - make_interval(secs => ${idleS})
-      ${after ? db`and next_attempt_at >= ${after.nextAttemptAt}::text::timestamptz and (next_attempt_at > ${after.nextAttemptAt}::text::timestamptz or id > ${after.id})` : db``}
+      ${after ? db`and ${pastCursor(db, 'next_attempt_at', 'id', { at: after.nextAttemptAt, id: after.id })}` : db``}
     order by next_attempt_at, id limit ${limit}`
   const last = rows.length === limit ? rows.at(-1) : undefined
   return {
