@@ -3,7 +3,7 @@ import { PricingError } from '../errors/pricing-error.js'
 import { toMajor } from '../money.js'
 import { haversineKm } from './distance.js'
 import { newQuoteId } from '../ids.js'
-import { billableWeight, type Located, type QuoteInput } from './pipeline.js'
+import type { Located, QuoteInput } from './pipeline.js'
 import type { HeldQuote } from './quote-store.js'
 
 /** Both ends of a shipment must lie this close to the quote's (docs/contracts.md). */
@@ -17,7 +17,7 @@ export function toHeldQuote(caller: { businessId: string; livemode: boolean }, i
     livemode: caller.livemode,
     vehicleType: input.vehicle_type ?? null,
     optionId: input.option_id ?? null,
-    weight: billableWeight(input.weight),
+    weight: input.weight,
     pickup: priced.located.pickup,
     dropoff: priced.located.dropoff,
     quote: priced.quote,

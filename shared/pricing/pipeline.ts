@@ -65,6 +65,6 @@ export async function locateForPricing(input: QuoteInput, facts: LocateFacts, to
 
 /** The second half, pure: the card's option, zones and price, or the distance fare; then the distance limit. */
 export function priceLocated(input: QuoteInput, located: Located, card: RateCard | null, rates: PlatformRates, currency: string): Quote {
-  const request = { pickup: located.pickup, dropoff: located.dropoff, weight: billableWeight(input.weight), vehicleType: input.vehicle_type, optionId: input.option_id }
+  const request = { pickup: located.pickup, dropoff: located.dropoff, weight: input.weight, vehicleType: input.vehicle_type, optionId: input.option_id }
   return priceShipment(request, located.distanceKm, card, rates, currency)
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { toHeldQuote } from '../../../shared/pricing/held-quote.js'
+import { billableWeight } from '../../../shared/pricing/pipeline.js'
 import type { QuoteStore } from '../../../shared/pricing/quote-store.js'
 import type { Quoter } from '../../../shared/pricing/quoter.js'
 import { toQuoteResponse } from '../../../shared/pricing/quote-response.js'
@@ -29,7 +30,9 @@ const internalQuoteSchema = z.object({
 export default async function quoteRoutes(app: FastifyInstance, { quoter, quotes, quoteTtlS }: QuoteRouteOptions) {
   app.post('/internal/quote', async (request) => {
     const body = parseBody(internalQuoteSchema, request.body)
-    const quoteRequest = parseBody(quoteRequestSchema, body.request)
+    const parsed = parseBody(quoteRequestSchema, body.request)
+    // The weight priced and held is the billable weight, as a placement's shipment has it.
+    const quoteRequest = { ...parsed, weight: billableWeight(parsed.weight) }
     const priced = await quoter.quote(body.business_id, quoteRequest)
     instruments().quotes.add(1, { pricing_model: priced.quote.pricingModel })
     // Held in Redis with its TTL; without Redis the quote still answers, with no id to lock it.
