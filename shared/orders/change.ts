@@ -151,19 +151,22 @@ export function closedOfferMessage(offer: Pick<Offer, 'id' | 'status' | 'expires
 
 /**
  * What couriers hear of this change: offers withdrawn, a cancel of an order one of them holds, and
- * an order handed back from them to dispatch by someone else (an operator). A withdrawal says why, as the dispatcher's `expired` does: the order was
- * `cancelled`, or an operator `assigned` it to someone (the only moves out of `created` without
- * the offer).
+ * an order handed back from them to dispatch by someone else (an operator). A withdrawal says
+ * why, as the dispatcher's `expired` does: the order was `cancelled`, or an operator `assigned` it
+ * to someone (the only moves out of `created` without the offer).
  */
 function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNotice[] {
   const reason = after.status === 'cancelled' ? 'cancelled' : 'assigned'
   const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason } }))
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
-  if (after.status === 'created' && before.courierId && HELD_STATUSES.includes(before.status) && after.history.at(-1)?.by !== 'courier') {
+  if (after.status === 'created' && before.courierId && isHeld(before) && after.history.at(-1)?.by !== 'courier') {
     notices.push({ courierId: before.courierId, event: 'order_unassigned', data: { order_id: before.id, reason: after.history.at(-1)?.reason ?? null } })
   }
   return notices
 }
+
+/** Whether a courier holds the order: assigned, picked up, or failed and to be returned. */
+const isHeld = (order: Order): boolean => HELD_STATUSES.includes(order.status)
 
 /**
  * The registered couriers a change of a live order leaves free for another: one whose pending
@@ -173,10 +176,9 @@ function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNoti
 function freedBy(before: Order, after: Order, withdrawn: Offer[]): string[] {
   if (!after.livemode) return []
   const freed = new Set(withdrawn.map((offer) => offer.courierId))
-  const held = (order: Order) => HELD_STATUSES.includes(order.status)
-  if (before.courierId && held(before) && !(held(after) && after.courierId === before.courierId)) freed.add(before.courierId)
+  if (before.courierId && isHeld(before) && !(isHeld(after) && after.courierId === before.courierId)) freed.add(before.courierId)
   // An operator's assignment to the very courier it was offered to withdraws their offer, and binds them.
-  if (held(after) && after.courierId) freed.delete(after.courierId)
+  if (isHeld(after) && after.courierId) freed.delete(after.courierId)
   return [...freed]
 }
 
