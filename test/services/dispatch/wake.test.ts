@@ -1,11 +1,11 @@
 import { Queue, Worker } from 'bullmq'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { DISPATCH_QUEUE, freeJob, offerJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
-import { kmNorth, offersOf, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
+import { kmNorth, offersOf, onShift, pendingOffer, placeOrders, type TestCourier } from '../../helpers/couriers.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
@@ -23,6 +23,19 @@ t.teardown(async () => {
   await queue.close()
   connection.disconnect()
 })
+
+/** Takes a courier off shift: at a case's end, so the next case's orders are not offered to them. */
+const offShift = (courier: TestCourier) => gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+
+/** A new order offered to `leaving` (the nearest, 0.5 km away), with `staying` on shift 2 km away to be offered it next. */
+async function offeredWithNextInLine(t: Test, names: { leaving: string; staying: string }) {
+  const leaving = await onShift(gateway, db.sql, names.leaving, kmNorth(ISLAND, 0.5))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await pendingOffer(db.sql, orderId!)
+  t.equal(offered?.courierId, leaving.id, 'the nearest courier is offered the order (for ten minutes)')
+  const staying = await onShift(gateway, db.sql, names.staying, kmNorth(ISLAND, 2))
+  return { leaving, staying, orderId: orderId!, offered: offered! }
+}
 
 /** Cancels a case's orders still waiting, so the next case's couriers are not offered them. */
 async function cancel(orderIds: string[]) {
@@ -57,7 +70,7 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   const forNewcomer = await pendingOffer(db.sql, second!, [woken!.id], WAIT_MS)
   t.equal(forNewcomer?.courierId, newcomer.id, 'going on shift wakes the orders waiting nearby')
   await cancel([second!, third!])
-  for (const courier of [rider, newcomer]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+  for (const courier of [rider, newcomer]) await offShift(courier)
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.equal(read.json().status, 'delivered')
 })
@@ -97,42 +110,34 @@ t.test("a business's cancel and an operator's free the courier they concern at o
   const afterOperator = await pendingOffer(db.sql, fourth, [], WAIT_MS)
   t.equal(afterOperator?.courierId, rider.id, "the operator's cancel freed the courier, and the waiting order is offered to them")
   await cancel([fourth])
-  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
+  await offShift(rider)
 })
 
 t.test('a courier who goes off shift with an offer pending lets it go: the order goes on to the next courier at once', async (t) => {
-  const leaving = await onShift(gateway, db.sql, 'Leaving Rider', kmNorth(ISLAND, 0.5))
-  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const offered = await pendingOffer(db.sql, orderId!)
-  t.equal(offered?.courierId, leaving.id, 'the nearest courier is offered the order (for ten minutes)')
-  const staying = await onShift(gateway, db.sql, 'Staying Rider', kmNorth(ISLAND, 2))
-  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: leaving.auth, payload: { status: 'offline' } })).statusCode, 200)
-  const [closed] = await db.sql<{ status: string; reason: string | null }[]>`select status, reason from dispatch_offers where id = ${offered!.id}`
+  const { leaving, staying, orderId, offered } = await offeredWithNextInLine(t, { leaving: 'Leaving Rider', staying: 'Staying Rider' })
+  t.equal((await offShift(leaving)).statusCode, 200)
+  const [closed] = await db.sql<{ status: string; reason: string | null }[]>`select status, reason from dispatch_offers where id = ${offered.id}`
   t.same(closed, { status: 'declined', reason: OFF_SHIFT_REASON }, 'their offer is declined for them, saying why')
-  const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
+  const next = await pendingOffer(db.sql, orderId, [offered.id], WAIT_MS)
   t.equal(next?.courierId, staying.id, 'and the order is offered to the next courier, not left to the offer\'s ten minutes')
-  await cancel([orderId!])
-  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
+  await cancel([orderId])
+  await offShift(staying)
 })
 
 t.test("an offer let go brings forward the order's job even when one waits delayed to a retry", async (t) => {
   // A look that found nobody while the placement's own look made the offer leaves the order a
   // job delayed to its retry; a plain add of the next look would be absorbed by it.
-  const leaving = await onShift(gateway, db.sql, 'Leaving Again', kmNorth(ISLAND, 0.5))
-  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const offered = await pendingOffer(db.sql, orderId!)
-  t.equal(offered?.courierId, leaving.id, 'the nearest courier is offered the order')
-  const staying = await onShift(gateway, db.sql, 'Staying Again', kmNorth(ISLAND, 2))
+  const { leaving, staying, orderId, offered } = await offeredWithNextInLine(t, { leaving: 'Leaving Again', staying: 'Staying Again' })
   // Their shift's wake has looked (the order is offered already) before the delayed job is made.
   await waitForValue(() => queue.getJobCounts('wait', 'prioritized', 'active'), (counts) => Object.values(counts).every((n) => n === 0), WAIT_MS, 50)
-  await waitForValue(() => queue.getJob(offerJobId(orderId!)), (job) => job === undefined, WAIT_MS, 50)
-  await queue.add(...spread(offerJob(orderId!, 600_000)))
-  t.equal(await (await queue.getJob(offerJobId(orderId!)))?.getState(), 'delayed', "the order's job waits its ten-minute retry")
-  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: leaving.auth, payload: { status: 'offline' } })).statusCode, 200)
-  const next = await pendingOffer(db.sql, orderId!, [offered!.id], WAIT_MS)
+  await waitForValue(() => queue.getJob(offerJobId(orderId)), (job) => job === undefined, WAIT_MS, 50)
+  await queue.add(...spread(offerJob(orderId, 600_000)))
+  t.equal(await (await queue.getJob(offerJobId(orderId)))?.getState(), 'delayed', "the order's job waits its ten-minute retry")
+  t.equal((await offShift(leaving)).statusCode, 200)
+  const next = await pendingOffer(db.sql, orderId, [offered.id], WAIT_MS)
   t.equal(next?.courierId, staying.id, 'the order goes on to the next courier at once, not at the retry')
-  await cancel([orderId!])
-  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: staying.auth, payload: { status: 'offline' } })
+  await cancel([orderId])
+  await offShift(staying)
 })
 
 t.test('disabling couriers sends their assigned and their offered order to the next courier within the sweep, not the retry', async (t) => {
@@ -153,7 +158,7 @@ t.test('disabling couriers sends their assigned and their offered order to the n
   t.ok(heldAgain && [next.id, other.id].includes(heldAgain.courierId), 'the handed-back order is offered again')
   t.ok(offeredAgain && [next.id, other.id].includes(offeredAgain.courierId), 'and so is the one whose offer was withdrawn')
   await cancel([held!, offered!])
-  for (const courier of [next, other]) await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: courier.auth, payload: { status: 'offline' } })
+  for (const courier of [next, other]) await offShift(courier)
 })
 
 t.test('a courier come free is woken for an order they may carry, past older ones for another vehicle', async (t) => {
@@ -170,7 +175,7 @@ t.test('a courier come free is woken for an order they may carry, past older one
   const offered = await pendingOffer(db.sql, bikeOrder!, [], WAIT_MS)
   t.equal(offered?.courierId, rider.id, 'the bike order is offered to them at once')
   await cancel([...trucks, bikeOrder!])
-  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
+  await offShift(rider)
 })
 
 t.test('a burst of couriers coming free never holds back a new order\'s offer', async (t) => {
@@ -188,7 +193,7 @@ t.test('a burst of couriers coming free never holds back a new order\'s offer', 
   t.ok((counts.wait ?? 0) + (counts.prioritized ?? 0) > 0, `the order went ahead of the wakes still queued (${JSON.stringify(counts)})`)
   // What is left of the burst goes, so it spends no more of the machine.
   await queue.drain()
-  await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: rider.auth, payload: { status: 'offline' } })
+  await offShift(rider)
 })
 
 t.test("a wake that fails does not swallow the courier's next one", async (t) => {
