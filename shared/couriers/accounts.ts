@@ -109,15 +109,15 @@ function isPhoneTaken(err: unknown): boolean {
 }
 
 export type CourierDisabling =
-  | { kind: 'disabled'; courier: CourierRow; tokenHashes: string[]; sessionsEnded: number; handedBack: OrderChangeOutcome[]; keptOrderIds: string[] }
+  | { kind: 'disabled'; courier: CourierRow; tokenHashes: string[]; sessionsEnded: number; handedBack: OrderChangeOutcome[]; withdrawnOrderIds: string[]; keptOrderIds: string[] }
   | { kind: 'no_courier' }
 
 /**
- * Disables a courier: every token revoked, every web-app session ended, any login code void, and their pending offer withdrawn at once (the order goes
- * on to the next courier through the dispatcher's sweep); each `assigned` order goes back to `created`
- * (reason `courier disabled`) through the state machine; an order already picked up stays with
- * them and is listed for the operator. The caller tells the gateways (token hashes) and the
- * dispatcher (orders handed back).
+ * Disables a courier: every token revoked, every web-app session ended, any login code void, and
+ * their pending offer withdrawn at once; each `assigned` order goes back to `created` (reason
+ * `courier disabled`) through the state machine; an order already picked up stays with them and
+ * is listed for the operator. The caller tells the gateways (token hashes) and dispatch (the
+ * orders handed back and those whose offer was withdrawn, to offer to the next courier now).
  */
 export async function disableCourier(sql: Sql, actor: string, courierId: string): Promise<CourierDisabling> {
   const before = await findCourier(sql, courierId)
@@ -125,14 +125,14 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   const disabled = await sql.begin(async (tx) => {
     const row = await disableCourierRow(tx, courierId)
     if (!row) return null
-    await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
+    const withdrawn = await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
     const sessionsEnded = await deleteCourierSessions(tx, courierId)
     await deleteLoginCode(tx, courierId)
     // Disabling again (a retry that hands back what a first run left) is no new operator action.
     if (before.disabledAt === null) {
       await insertAudit(tx, { actor, action: 'courier.disable', businessId: null, subject: courierId, before: { disabled_at: null }, after: { disabled_at: row.courier.disabledAt?.toISOString() ?? null, tokens_revoked: row.tokenHashes.length, sessions_ended: sessionsEnded } })
     }
-    return { ...row, sessionsEnded }
+    return { ...row, sessionsEnded, withdrawnOrderIds: withdrawn.map((offer) => offer.orderId) }
   })
   if (!disabled) return { kind: 'no_courier' }
   const active = await findActiveOrderIdsOfCourier(sql, courierId)
@@ -145,7 +145,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   const keptOrderIds = active.some((order) => order.status === 'assigned')
     ? (await findActiveOrderIdsOfCourier(sql, courierId)).map((order) => order.id)
     : active.map((order) => order.id)
-  return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, sessionsEnded: disabled.sessionsEnded, handedBack, keptOrderIds }
+  return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, sessionsEnded: disabled.sessionsEnded, handedBack, withdrawnOrderIds: disabled.withdrawnOrderIds, keptOrderIds }
 }
 
 /** What disabling did, as `courier:disable` prints it and the console shows it. */
@@ -161,14 +161,22 @@ export interface CourierDisabled {
   stillWithCourier: string[]
 }
 
+/** What follows a courier's disabling: the gateways told, and dispatch given the orders the courier left. */
+export interface AfterDisabling {
+  announce(message: Invalidation): Promise<void>
+  redispatch(left: Extract<CourierDisabling, { kind: 'disabled' }>): Promise<void>
+}
+
 /**
- * `disableCourier`, then the gateways told to drop the courier's tokens from their caches: the
- * one step the CLI and the console both take. Null: no such courier.
+ * `disableCourier`, then the gateways told to drop the courier's tokens from their caches and the
+ * orders the courier left offered to the next one: the one step the CLI and the console both
+ * take. Null: no such courier.
  */
-export async function disableCourierAndAnnounce(sql: Sql, actor: string, courierId: string, announce: (message: Invalidation) => Promise<void>): Promise<CourierDisabled | null> {
+export async function disableCourierAndAnnounce(sql: Sql, actor: string, courierId: string, after: AfterDisabling): Promise<CourierDisabled | null> {
   const disabled = await disableCourier(sql, actor, courierId)
   if (disabled.kind === 'no_courier') return null
-  await announce({ kind: 'courier-token', tokenHashes: disabled.tokenHashes })
+  await after.announce({ kind: 'courier-token', tokenHashes: disabled.tokenHashes })
+  await after.redispatch(disabled)
   return {
     courierId: disabled.courier.id,
     disabledAt: disabled.courier.disabledAt,

@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis.js'
 import type { DispatchQueue } from './queue.js'
 
 /** What follows a change: the one the state machine committed. */
-type Changed = Pick<Extract<OrderChangeOutcome, { kind: 'changed' }>, 'notices' | 'freed' | 'row'>
+export type Changed = Pick<Extract<OrderChangeOutcome, { kind: 'changed' }>, 'notices' | 'freed' | 'row'>
 
 /** What the step after a change needs: where couriers are told, and the queue that says "look now". */
 export interface AfterChangeDeps {
@@ -33,3 +33,19 @@ export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, o
 /** Whether `afterOrderChange` has anything to do (the CLI then skips connecting to Redis). */
 export const concernsCouriers = (change: Changed): boolean =>
   change.notices.length > 0 || change.freed.length > 0 || handedBack(change) || courierGiven(change) !== null
+
+/** What a disabled courier left: the outcomes of handing back their orders, and the orders whose offer to them was withdrawn. */
+export interface LeftByCourier {
+  handedBack: OrderChangeOutcome[]
+  withdrawnOrderIds: string[]
+}
+
+/**
+ * After a courier is disabled: each order handed back goes through the step after a change, and
+ * each order whose offer to them was withdrawn is offered to the next courier now, not at the
+ * sweep (which a job delayed to its retry would absorb).
+ */
+export async function afterCourierLeft(deps: AfterChangeDeps, left: LeftByCourier, onError: (err: unknown) => void): Promise<void> {
+  for (const outcome of left.handedBack) if (outcome.kind === 'changed') await afterOrderChange(deps, outcome, onError)
+  await Promise.all(left.withdrawnOrderIds.map((orderId) => deps.dispatch.offerAgain(orderId)))
+}

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { disableCourierAndAnnounce, type CourierDisabled } from '../../../shared/couriers/accounts.js'
 import { lastFixes, shiftsOf } from '../../../shared/couriers/positions.js'
+import { afterCourierLeft, type LeftByCourier } from '../../../shared/dispatch/after-change.js'
 import { findActiveOrdersOfCouriers, listCouriers } from '../../../shared/db/couriers.js'
 import { listOrdersWaitingForCourier } from '../../../shared/db/dispatch-sweep.js'
 import { isUuid } from '../../../shared/ids.js'
@@ -20,7 +21,7 @@ const WAITING_SHOWN = 100
 const csrfOnly = z.object({ _csrf: z.string() })
 
 /** The couriers (shift, last fix, orders held, disable) and the live orders still waiting for one. */
-export default async function operatorCourierRoutes(app: FastifyInstance, { sql, reads, config, redis, announce }: ConsoleDeps) {
+export default async function operatorCourierRoutes(app: FastifyInstance, { sql, reads, config, redis, announce, dispatch }: ConsoleDeps) {
   app.get('/console/ops/couriers', async (request, reply) => {
     const frame = frameOf(request, reply)
     const couriers = await listCouriers(sql, COURIERS_SHOWN + 1)
@@ -37,7 +38,8 @@ ${couriers.length > COURIERS_SHOWN ? html`<p>Showing the newest ${COURIERS_SHOWN
 
   app.post<{ Params: { id: string } }>('/console/ops/couriers/:id/disable', async (request, reply) => {
     readForm(csrfOnly, request.body)
-    const disabled = isUuid(request.params.id) ? await disableCourierAndAnnounce(sql, actorOf(request), request.params.id, announce) : null
+    const redispatch = (left: LeftByCourier) => afterCourierLeft({ redis, prefix: config.QUEUE_PREFIX, dispatch }, left, (err) => request.log.warn({ err }, 'courier notice lost'))
+    const disabled = isUuid(request.params.id) ? await disableCourierAndAnnounce(sql, actorOf(request), request.params.id, { announce, redispatch }) : null
     if (!disabled) return reply.callNotFound()
     return redirectWith(request, reply, `/console/ops/couriers#courier-${disabled.courierId}`, { kind: 'ok', text: disabledText(disabled) })
   })

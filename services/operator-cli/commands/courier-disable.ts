@@ -1,12 +1,13 @@
 import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
+import { redispatchLeft } from '../notices.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
  * `courier:disable`: every token revoked (gateways drop them within a second), web-app sessions
  * and login code gone, assigned orders
- * handed back to dispatch, orders already picked up listed for the operator to finish.
+ * handed back and offered orders withdrawn, each offered to the next courier at once, orders already picked up listed for the operator to finish.
  */
 export const courierDisable = defineCommand({
   options: {
@@ -15,8 +16,9 @@ export const courierDisable = defineCommand({
   prepare(flags) {
     return { courierId: requiredUuid(flags, 'courier') }
   },
-  async run({ sql, announce, actor }, input) {
-    const disabled = await disableCourierAndAnnounce(sql, actor, input.courierId, announce)
+  async run(context, input) {
+    const { sql, announce, actor } = context
+    const disabled = await disableCourierAndAnnounce(sql, actor, input.courierId, { announce, redispatch: (left) => redispatchLeft(context, left) })
     if (!disabled) throw new OperatorInputError(`courier ${input.courierId} does not exist`)
     return {
       courier_id: disabled.courierId,

@@ -386,7 +386,7 @@ t.test('fail with a reason, then returned; courier:disable ends the courier\'s s
   t.match(await findOrderById(sql, orderId!), { status: 'returned' })
 
   await issueLoginCode(sql, courier.id, 15)
-  const disabled = await disableCourierAndAnnounce(sql, 'test', courier.id, async () => {})
+  const disabled = await disableCourierAndAnnounce(sql, 'test', courier.id, { announce: async () => {}, redispatch: async () => {} })
   t.equal(disabled?.sessionsEnded, 1, 'the web session ended')
   t.equal((await rider.get('/courier')).headers.location, '/courier/login', 'the open app is logged out')
   t.same(await sql`select 1 from courier_login_codes where courier_id = ${courier.id}`, [], 'the pending code is gone')

@@ -1,7 +1,6 @@
 import { Queue, Worker } from 'bullmq'
 import t, { type Test } from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
-import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { DISPATCH_QUEUE, freeJob, offerJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -140,7 +139,7 @@ t.test("an offer let go brings forward the order's job even when one waits delay
   await offShift(staying)
 })
 
-t.test('disabling couriers sends their assigned and their offered order to the next courier within the sweep, not the retry', async (t) => {
+t.test('disabling couriers sends their assigned and their offered order to the next courier at once, past jobs delayed to a retry', async (t) => {
   const holding = await onShift(gateway, db.sql, 'Holding Rider', kmNorth(ISLAND, 0.5))
   const [held] = await placeOrders(gateway, account.apiKey, [shipment()])
   const accepted = await pendingOffer(db.sql, held!)
@@ -151,9 +150,15 @@ t.test('disabling couriers sends their assigned and their offered order to the n
   const pending = await pendingOffer(db.sql, offered!)
   t.equal(pending?.courierId, offeredTo.id, 'another is offered one (for ten minutes)')
 
+  // Each order's job waits its ten-minute retry: the sweep's add would be absorbed by it.
+  for (const orderId of [held!, offered!]) {
+    await waitForValue(() => queue.getJob(offerJobId(orderId)), (job) => job === undefined, WAIT_MS, 50)
+    await queue.add(...spread(offerJob(orderId, 600_000)))
+  }
   const next = await onShift(gateway, db.sql, 'Next Rider', kmNorth(ISLAND, 2))
   const other = await onShift(gateway, db.sql, 'Other Rider', kmNorth(ISLAND, 2.5))
-  for (const courier of [holding, offeredTo]) t.equal((await disableCourier(db.sql, 'test', courier.id)).kind, 'disabled')
+  const disabled = await Promise.all([holding, offeredTo].map((courier) => runOperatorCli(db, ['courier:disable', '--courier', courier.id])))
+  t.same(disabled.map(({ code, json }) => [code, json?.handed_back]), [[0, [held]], [0, []]], 'the holder hands back their order')
   const [heldAgain, offeredAgain] = await Promise.all([pendingOffer(db.sql, held!, [], WAIT_MS), pendingOffer(db.sql, offered!, [pending!.id], WAIT_MS)])
   t.ok(heldAgain && [next.id, other.id].includes(heldAgain.courierId), 'the handed-back order is offered again')
   t.ok(offeredAgain && [next.id, other.id].includes(offeredAgain.courierId), 'and so is the one whose offer was withdrawn')
