@@ -9,6 +9,7 @@ import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
 import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
 import { PHONE_RULE, e164Phone } from '../phone.js'
+import { instruments } from '../telemetry/metrics.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
 // on request, disabled with every token and every order not yet picked up handed back.
@@ -135,6 +136,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
     return { ...row, sessionsEnded, withdrawnOrderIds: withdrawn.map((offer) => offer.orderId) }
   })
   if (!disabled) return { kind: 'no_courier' }
+  if (disabled.withdrawnOrderIds.length > 0) instruments().dispatchOffers.add(disabled.withdrawnOrderIds.length, { outcome: 'withdrawn' })
   const active = await findActiveOrderIdsOfCourier(sql, courierId)
   const handedBack: OrderChangeOutcome[] = []
   for (const order of active.filter((order) => order.status === 'assigned')) {

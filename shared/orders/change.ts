@@ -125,7 +125,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
       offer && sqlSpan('accept offer', () => closeOffer(tx, offer.id, 'accepted', null)),
       order.status === 'created' && !offer ? sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : [],
     ], ([, , , , , withdrawn]): OrderChangeOutcome => {
-      countChange(move, next, refund)
+      countChange(move, next, refund, withdrawn.length)
       return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn), freed: freedBy(order, next, withdrawn) }
     })
   }))
@@ -260,9 +260,10 @@ function moved(order: Order, move: Move, reason: string | null, now: Date, by: O
   return { ...order, status: move.to, version: order.version + 1, history: [...order.history, step], updatedAt: now }
 }
 
-function countChange(move: Move, order: Order, refund: number): void {
+function countChange(move: Move, order: Order, refund: number, offersWithdrawn: number): void {
   const metrics = instruments()
   metrics.orderChanges.add(1, { event: move.event, from: move.from, to: move.to })
+  if (offersWithdrawn > 0) metrics.dispatchOffers.add(offersWithdrawn, { outcome: 'withdrawn' })
   if (refund > 0) {
     metrics.refunds.add(1, { currency: order.currency })
     metrics.refunded.add(toMajor(refund), { currency: order.currency })

@@ -200,13 +200,21 @@ t.test('one trace from placement through the dispatch job and the offer to the c
   const assignedInTrace = finished.filter((span) => span.spanContext().traceId === placement).map((span) => span.name)
   t.ok(assignedInTrace.includes('order.change') && assignedInTrace.includes('sql append event'), 'the assignment\'s state-machine step and its event are in it')
 
+  // An order offered to a second rider and then cancelled: its offer is withdrawn.
+  await onShift(gateway, db.sql, 'Second Rider', ISLAND)
+  const second = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
+  const secondId: string = second.json().orders[0].order_id
+  t.ok(await pendingOffer(db.sql, secondId), 'a second order is offered')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/business/orders/${secondId}/cancel`, headers: bearer(account.apiKey) })).statusCode, 200)
+
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="offered"[^}]*\} [1-9]/)
+  t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="withdrawn"[^}]*\} [1-9]/)
   t.match(text, /courier_dispatch_offers_total\{[^}]*outcome="accepted"[^}]*\} [1-9]/)
   t.match(text, /courier_dispatch_time_to_assign_seconds_count(\{[^}]*\})? [1-9]/)
   t.match(text, /courier_location_updates_total(\{[^}]*\})? [1-9]/)
-  // A series per vehicle, as dispatch searches them: the rider is a bike, and no truck is out.
-  t.match(text, /courier_couriers_available\{[^}]*vehicle="bike"[^}]*\} 1\b/)
+  // A series per vehicle, as dispatch searches them: the two riders are bikes, and no truck is out.
+  t.match(text, /courier_couriers_available\{[^}]*vehicle="bike"[^}]*\} 2\b/)
   t.match(text, /courier_couriers_available\{[^}]*vehicle="truck"[^}]*\} 0\b/)
 })
 
