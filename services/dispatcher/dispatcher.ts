@@ -64,9 +64,11 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   const metrics = instruments()
 
   /**
-   * Offers the order to its next courier. When nobody can take it now: when to look again, and
-   * the rounds to keep. A round over starts afresh at `next_round`; an order woken before then (a
-   * courier came free) goes on with its round, so whoever was asked in it stays asked.
+   * Offers the order to its next courier. When nobody can take it now (everyone in range asked,
+   * busy or unable to carry it, or the round's cap reached): when to look again, and the rounds to
+   * keep. The retry starts a new round at `next_round` (DESIGN 14: the order "waits and starts
+   * again"), so a courier who declined may be asked again; an order woken before then (a courier
+   * came free) goes on with its round, so whoever was asked in it stays asked until the retry.
    */
   async function offer(orderId: string, rounds: Rounds): Promise<Retry | null> {
     const now = Date.now()
@@ -86,10 +88,10 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     }
     if (step.kind === 'not_needed') return null
     metrics.dispatchOffers.add(1, { outcome: 'nobody' })
-    // Couriers in range but all busy: look again at the retry, or sooner when one comes free.
+    // Look again at the retry, with a new round, or sooner when a courier comes free.
     const retryAt = pending ?? now + settings.retryS * 1000
     const kept: Rounds = round === undefined ? {} : { round }
-    return { retryAt, rounds: step.roundOver || pending !== null ? { ...kept, next_round: new Date(retryAt).toISOString() } : kept }
+    return { retryAt, rounds: { ...kept, next_round: new Date(retryAt).toISOString() } }
   }
 
   /** An order nobody could take, looked at outside its own `offer` job: that job, delayed to the retry, with the rounds to keep. */

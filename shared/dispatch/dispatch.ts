@@ -25,7 +25,7 @@ export interface DispatchSettings {
 export type DispatchStep =
   | { kind: 'offered'; offer: Offer; courierId: string; view: Record<string, unknown> }
   | { kind: 'not_needed'; why: 'not_found' | 'not_created' | 'test_mode' | 'not_located' | 'offer_pending' }
-  | { kind: 'nobody'; roundOver: boolean }
+  | { kind: 'nobody' }
 
 /**
  * DESIGN 14: whether a courier may carry the order. A rate-card order needs the vehicle it was
@@ -65,7 +65,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   // the offer committed): that offer's accept, decline or expiry moves it on.
   if (offers.some((offer) => offer.status === 'pending')) return { kind: 'not_needed', why: 'offer_pending' }
   const { since, offered } = currentRound(offers, round, becameCreated)
-  if (offered.size >= settings.maxOffers) return { kind: 'nobody', roundOver: true }
+  if (offered.size >= settings.maxOffers) return { kind: 'nobody' }
   const pickup = { lat: order.pickupLat, lng: order.pickupLng }
   // The nearest few first, in the sets of the vehicles that may take it; when none of them can
   // (busy, or too small for a distance-priced load) and more may be in range, the search widens,
@@ -75,18 +75,16 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
   // whatever stopped that courier (a breakdown, a full bag) has not gone in a moment.
   const handedBackBy = since.getTime() === becameCreated.getTime() && order.history.length > 1 ? await lastAcceptedBy(sql, order.id) : null
   if (handedBackBy) looked.add(handedBackBy)
-  let anyInRange = false
   const vehicles = vehiclesFor(order)
   for (const count of SEARCH_COUNTS) {
     const search = await nearbyCouriers(redis, prefix, vehicles, pickup, settings.radiusKm, settings.staleS, count)
     const near = search.couriers.filter((courier) => !looked.has(courier.courierId))
     for (const courier of near) looked.add(courier.courierId)
-    anyInRange ||= near.length > 0
     const step = near.length === 0 ? null : await offerToFirstFree(sql, settings, order, near, since)
     if (step) return step
     if (search.complete) break
   }
-  return { kind: 'nobody', roundOver: !anyInRange }
+  return { kind: 'nobody' }
 }
 
 /**

@@ -25,8 +25,8 @@ const base: JobsOptions = { attempts: 5, backoff: { type: 'exponential', delay: 
 
 /**
  * An order's dispatch rounds: `round`, when the current one began (unset: when the order last
- * became `created`); `next_round`, when a new one starts because this one is over (every courier
- * in range asked, or the cap reached). Woken before then, the round goes on.
+ * became `created`); `next_round`, when a new one starts: the retry of a look that found nobody
+ * to ask. Woken before then, the round goes on.
  */
 export interface Rounds {
   round?: string

@@ -124,6 +124,26 @@ t.test('every round goes on to its next courier after a decline: the second roun
   await finish([orderId!], [near, middle, far])
 })
 
+t.test('a courier who cannot carry the order, or is busy, does not keep the round open: the one who declined is asked again', async (t) => {
+  // 50 kg, priced by distance: the nearer bike (20 kg) can never take it, the busy car holds an
+  // order. Neither was asked, so the car that declined would be left out of every later look if
+  // they kept the round open; after the retry (1 s) a new round asks it again.
+  const bike = await onShift(gateway, db.sql, 'Light bike', kmNorth(ISLAND, 0.2), { vehicleType: 'bike' })
+  const busy = await onShift(gateway, db.sql, 'Busy car', kmNorth(ISLAND, 0.4), { vehicleType: 'car' })
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment({ vehicle_type: undefined, weight: 50 })])
+  const holding = await pendingOffer(db.sql, held!)
+  t.equal(holding?.courierId, busy.id)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${holding!.id}/accept`, headers: busy.auth })).statusCode, 200, 'the nearer car is busy with an order')
+  const car = await onShift(gateway, db.sql, 'Declining car', kmNorth(ISLAND, 1), { vehicleType: 'car' })
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment({ vehicle_type: undefined, weight: 50 })])
+  const first = await pendingOffer(db.sql, orderId!)
+  t.equal(first?.courierId, car.id, 'the one free car that can carry it is offered the order')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${first!.id}/decline`, headers: car.auth, payload: {} })).statusCode, 204)
+  const again = await pendingOffer(db.sql, orderId!, [first!.id], WAIT_MS)
+  t.equal(again?.courierId, car.id, 'the next round offers it to the car again')
+  await finish([held!, orderId!], [bike, busy, car])
+})
+
 t.test('a distance-priced order goes to the nearest vehicle of any type that carries weight × quantity', async (t) => {
   // 30 kg × 2 = 60 kg: a bike's default 20 kg is too little; a bike rated for exactly 60 kg will do.
   const small = await onShift(gateway, db.sql, 'Small bike', kmNorth(ISLAND, 0.2), { vehicleType: 'bike' })
