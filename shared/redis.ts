@@ -1,5 +1,6 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, ReplyError, type RedisOptions } from 'ioredis'
 import type { CommonConfig } from './config.js'
+import { ApiError } from './errors/api-error.js'
 
 /** A single Redis or a Redis Cluster: BullMQ, the rate limiter and pub/sub take either. */
 export type RedisClient = Redis | Cluster
@@ -29,4 +30,14 @@ export function createRedis(config: RedisSettings, options: RedisOptions = {}): 
     ...(lazyConnect !== undefined && { lazyConnect }),
     redisOptions: { ...nodeOptions, ...credentials },
   })
+}
+
+/**
+ * For a step that cannot do without Redis (a shift, a location ping): Redis out of reach (down,
+ * or past `REDIS_COMMAND_TIMEOUT_MS`) is an outage to wait out, a 503 as Postgres's is; an error
+ * Redis answered (a script's) stays what it is.
+ */
+export function unavailableWithoutRedis(err: unknown): never {
+  if (err instanceof ReplyError) throw err
+  throw new ApiError(503, 'Service temporarily unavailable, retry shortly')
 }

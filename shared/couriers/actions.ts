@@ -12,7 +12,7 @@ import { isOfferId, isOrderId } from '../ids.js'
 import { changeOrder, closedOfferMessage, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
 import { haversineKm } from '../pricing/distance.js'
-import type { RedisClient } from '../redis.js'
+import { unavailableWithoutRedis, type RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
 import { instruments } from '../telemetry/metrics.js'
 import { continuingTrace, inSpan } from '../telemetry/tracing.js'
@@ -53,7 +53,7 @@ export const OFF_SHIFT_REASON = 'went off shift'
  * courier at once rather than when the offers expire.
  */
 export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shift: CourierShift): Promise<CourierShift> {
-  const { joined } = await setShift(desk.redis, desk.prefix, courier, shift)
+  const { joined } = await setShift(desk.redis, desk.prefix, courier, shift).catch(unavailableWithoutRedis)
   if (joined) await desk.dispatch.courierFree(courier.id)
   if (shift === 'offline') {
     for (const offer of await findPendingOffersOfCourier(desk.sql, courier.id)) await letOfferGo(desk, offer, OFF_SHIFT_REASON)
@@ -68,7 +68,12 @@ export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shif
  * courier is stays the newest fix.
  */
 export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, fix: CourierFix): Promise<'recorded' | 'stale' | 'too_soon'> {
-  const ping = await recordPing(desk.redis, desk.prefix, courier, fix)
+  let ping: Awaited<ReturnType<typeof recordPing>>
+  try {
+    ping = await recordPing(desk.redis, desk.prefix, courier, fix)
+  } catch (err) {
+    unavailableWithoutRedis(err)
+  }
   if (ping.kind !== 'recorded') return ping.kind
   // A point due, and no order held to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
   if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id, fix)
@@ -78,9 +83,20 @@ export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, f
   return 'recorded'
 }
 
+/**
+ * The courier's last fix, for the distance to a pickup or the order's record of a move; without
+ * Redis, none: offers, accepts and moves stand on Postgres alone.
+ */
+function fixIfKnown(desk: CourierDesk, courierId: string): Promise<CourierFix | null> {
+  return lastFix(desk.redis, desk.prefix, courierId).catch((err: unknown) => {
+    desk.warn(err, 'courier position unavailable')
+    return null
+  })
+}
+
 /** The courier's pending offers of orders still waiting, as they are shown. */
 export async function pendingOffers(desk: CourierDesk, courierId: string): Promise<Record<string, unknown>[]> {
-  const [offers, fix] = await Promise.all([findPendingOffersOfCourier(desk.sql, courierId), lastFix(desk.redis, desk.prefix, courierId)])
+  const [offers, fix] = await Promise.all([findPendingOffersOfCourier(desk.sql, courierId), fixIfKnown(desk, courierId)])
   const shown = []
   for (const offer of offers) {
     const order = await findOrderById(desk.sql, offer.orderId)
@@ -99,7 +115,7 @@ function kmToPickup(fix: CourierFix | null, order: Order): number | null {
 export async function acceptOffer(desk: CourierDesk, courier: CourierRow, offerId: string): Promise<Order> {
   const offer = await ownOffer(desk, offerId, courier.id)
   if (offer.status === 'accepted') return acceptedBefore(desk, courier.id, offer)
-  const location = await lastFix(desk.redis, desk.prefix, courier.id)
+  const location = await fixIfKnown(desk, courier.id)
   const outcome = await continuingTrace(offer.traceparent, () => inSpan('courier.accept', { 'courier.order_id': offer.orderId }, () =>
     changeOrder(desk.sql, { orderId: offer.orderId, scope: null }, {
       kind: 'advance', to: 'assigned', reason: null, offer: { id: offer.id, courierId: courier.id }, location, courier: courierOnOrder(courier),
@@ -162,7 +178,7 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
   const photo = move.to === 'delivered' && move.photo ? await storePhoto(desk, orderId, move.photo) : null
   const reason = 'reason' in move ? move.reason : null
   const proof = move.to === 'delivered' ? { pin: move.pin, photo } : {}
-  const location = await lastFix(desk.redis, desk.prefix, courier.id)
+  const location = await fixIfKnown(desk, courier.id)
   const outcome = await changeOrder(desk.sql, { orderId, scope: { courierId: courier.id } }, { kind: 'advance', to: move.to satisfies OrderStatus, courier: null, reason, location, ...proof })
   if (outcome.kind !== 'changed') {
     if (photo) await desk.photos.remove(photo.key).catch((err: unknown) => desk.warn(err, 'refused delivery photo left in the store'))

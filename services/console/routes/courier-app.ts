@@ -10,6 +10,7 @@ import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
 import { reasonRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
+import { unavailableWithoutRedis } from '../../../shared/redis.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
 import { courierSessions, type CourierSession } from '../courier-session.js'
 import { cspDirectives } from '../csp.js'
@@ -105,7 +106,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   app.get('/courier/state', async (request, reply) => {
     const session = request.courierSession
     if (!session) return reply.code(401).send({ state: null })
-    const [shift, offers, active] = await Promise.all([shiftOf(redis, desk.prefix, session.courier.id), pendingOffers(desk, session.courier.id), findActiveOrderIdsOfCourier(sql, session.courier.id)])
+    const [shift, offers, active] = await Promise.all([shiftOf(redis, desk.prefix, session.courier.id).catch(unavailableWithoutRedis), pendingOffers(desk, session.courier.id), findActiveOrderIdsOfCourier(sql, session.courier.id)])
     return { state: stateOf(shift, offers.map((offer) => String(offer.offer_id)), active) }
   })
 
@@ -159,7 +160,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
 
   async function homeOf(session: CourierSession): Promise<CourierHome> {
     const courierId = session.courier.id
-    const [shift, offers, orders] = await Promise.all([shiftOf(redis, desk.prefix, courierId), pendingOffers(desk, courierId), ordersHeldBy(desk, courierId)])
+    const [shift, offers, orders] = await Promise.all([shiftOf(redis, desk.prefix, courierId).catch(unavailableWithoutRedis), pendingOffers(desk, courierId), ordersHeldBy(desk, courierId)])
     const offer = offers.length > 0 ? offerShownSchema.parse(offers[0]) : null
     return { shift, offer, orders, state: stateOf(shift, offers.map((shown) => String(shown.offer_id)), orders) }
   }

@@ -11,7 +11,7 @@ import type { CourierNoticeMessage } from '../../../shared/couriers/stream.js'
 import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
-import type { RedisClient } from '../../../shared/redis.js'
+import { unavailableWithoutRedis, type RedisClient } from '../../../shared/redis.js'
 import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, noFieldsRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES, type PhotoStore } from '../../../shared/storage/photos.js'
@@ -37,7 +37,10 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   const profile = (courier: CourierRow) => ({ courier_id: courier.id, name: courier.name, phone: courier.phone, vehicle_type: courier.vehicleType, vehicle_plate: courier.vehiclePlate, max_weight_kg: courier.maxWeightKg })
 
   app.get('/me', async (request) => {
-    const [shift, fix, active] = await Promise.all([shiftOf(redis, prefix, request.courier.id), lastFix(redis, prefix, request.courier.id), findActiveOrderIdsOfCourier(sql, request.courier.id)])
+    const [[shift, fix], active] = await Promise.all([
+      Promise.all([shiftOf(redis, prefix, request.courier.id), lastFix(redis, prefix, request.courier.id)]).catch(unavailableWithoutRedis),
+      findActiveOrderIdsOfCourier(sql, request.courier.id),
+    ])
     return { ...profile(request.courier), shift, location: fix, active_orders: active.map((order) => ({ order_id: order.id, status: order.status })) }
   })
 
