@@ -36,6 +36,8 @@ export const reasonRequestSchema = z.object({ reason: requiredText('reason', { m
 
 /** `deliver` as JSON; the PIN is checked when the order asks for one (proof of delivery). */
 export const deliverRequestSchema = z.object({ pin: optionalText('pin', { max: 8 }) }, object)
+/** The PIN a delivery gives, as the door's check reads it: a blank field is none (not a wrong try), and spaces around it are the keyboard's. */
+export const pinGiven = (pin: string | undefined): string | null => pin?.trim() || null
 
 // The answers of `/v2/courier/*`, as the routes build them: the OpenAPI document and the tests'
 // response checks read these.

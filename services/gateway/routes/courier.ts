@@ -12,7 +12,7 @@ import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
 import { unavailableWithoutRedis, type RedisClient } from '../../../shared/redis.js'
-import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, noFieldsRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
+import { declineRequestSchema, deliverRequestSchema, locationRequestSchema, pinGiven, noFieldsRequestSchema, reasonRequestSchema, shiftRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES, type PhotoStore } from '../../../shared/storage/photos.js'
 import { bearerCourierToken } from '../courier-auth.js'
@@ -162,7 +162,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
 
 /** A delivery as JSON `{ pin }` or multipart/form-data (`pin`, `photo`): the PIN and the photo's bytes. */
 async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
-  if (!request.isMultipart()) return { to: 'delivered', pin: parseBody(deliverRequestSchema, request.body ?? {}).pin ?? null, photo: null }
+  if (!request.isMultipart()) return { to: 'delivered', pin: pinGiven(parseBody(deliverRequestSchema, request.body ?? {}).pin), photo: null }
   const fields: Record<string, string> = {}
   let photo: Buffer | null = null
   try {
@@ -177,8 +177,7 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
   } catch (err) {
     throw multipartRefusal(err)
   }
-  const { pin } = parseBody(deliverRequestSchema, fields)
-  return { to: 'delivered', pin: pin ?? null, photo }
+  return { to: 'delivered', pin: pinGiven(parseBody(deliverRequestSchema, fields).pin), photo }
 }
 
 /** A multipart body @fastify/multipart refused, as the spec's error body. */

@@ -43,6 +43,11 @@ t.test('the PIN: shown to the business, never to the courier, checked at the doo
   t.equal(none.statusCode, 400)
   t.equal(none.json().message, `a PIN is required to deliver ${locked}`)
   t.same(none.json().errors, [{ field: 'pin', message: `a PIN is required to deliver ${locked}` }], 'the refusal names the pin field, for a client to act on')
+  // A blank field is no PIN, not a wrong one: as many as a client sends, none counts as a try.
+  for (let attempt = 0; attempt <= PIN_TRIES; attempt++) {
+    const blank = await deliver(locked!, { pin: attempt % 2 === 0 ? '' : '   ' })
+    t.equal(blank.json().message, `a PIN is required to deliver ${locked}`, `blank PIN ${attempt + 1}: no PIN`)
+  }
   const wrongPin = lockedOrder.delivery_pin === '0000' ? '0001' : '0000'
   for (let attempt = 1; attempt < PIN_TRIES; attempt++) {
     const wrong = await deliver(locked!, { pin: wrongPin })
