@@ -5,7 +5,8 @@ import { OperatorInputError } from '../operator-input-error.js'
 
 /**
  * `courier:phone`: a courier's new phone, stored in E.164 as `courier:create` stores it, refused
- * when another enabled courier has it. The rider logs in to the courier app with it from now on.
+ * when another enabled courier has it. The rider logs in to the courier app with it from now on,
+ * and the gateways drop the courier's cached row, so the orders they accept carry it at once.
  */
 export const courierPhoneCommand = defineCommand({
   options: {
@@ -15,10 +16,11 @@ export const courierPhoneCommand = defineCommand({
   prepare(flags) {
     return { courierId: requiredUuid(flags, 'courier'), phone: phoneFlag(flags) }
   },
-  async run({ sql, actor }, input) {
+  async run({ sql, actor, announce }, input) {
     const changed = await changeCourierPhone(sql, actor, input.courierId, input.phone)
     if (changed.kind === 'not_found') throw new OperatorInputError(`courier ${input.courierId} does not exist`)
     if (changed.kind === 'invalid') throw new OperatorInputError(changed.message)
+    await announce({ kind: 'courier-token', tokenHashes: changed.tokenHashes })
     return { courier_id: changed.courier.id, phone: changed.courier.phone }
   },
 })

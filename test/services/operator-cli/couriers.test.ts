@@ -5,6 +5,7 @@ import { PLACE } from '../../helpers/gateway.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { shipment } from '../../helpers/shipments.js'
+import { waitForValue } from '../../helpers/processes.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 
 // The operator's couriers (DESIGN 14): `courier:create`, `courier:token`, `courier:code`, `courier:disable`, and
@@ -33,6 +34,10 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   const code = await cli(['courier:code', '--courier', courierId])
   t.equal(code.code, 0, code.stderr)
   t.match(code.json, { courier_id: courierId, phone: '+2348095555555', login_code: /^\d{6}$/ })
+  // A new phone reaches the gateways' cached courier at once (the cache's TTL is minutes), as a disable does.
+  t.equal((await cli(['courier:phone', '--courier', courierId, '--phone', '+2348095555556'])).code, 0)
+  const renumbered = await waitForValue(async () => (await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(token) })).json().phone, (phone) => phone === '+2348095555556', 5000, 50)
+  t.equal(renumbered.value, '+2348095555556', "the courier's new phone is what the gateway shows")
   const codes = await db.sql<{ codeHash: string }[]>`select code_hash from courier_login_codes where courier_id = ${courierId}`
   t.equal(codes.length, 1, 'a new code replaces the old one')
   t.notOk(codes[0]!.codeHash.includes(code.json.login_code), 'stored hashed')
@@ -48,7 +53,7 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
 
   const assigned = await cli(['order:advance', '--order', first, '--to', 'assigned', '--courier', courierId])
   t.equal(assigned.code, 0, assigned.stderr)
-  t.same(assigned.json.courier, { id: courierId, name: 'Bola Ade', phone: '+2348095555555', vehicle_type: 'bike', vehicle_plate: 'KJA-1', location: null }, 'the registered courier, by id, with their vehicle')
+  t.same(assigned.json.courier, { id: courierId, name: 'Bola Ade', phone: '+2348095555556', vehicle_type: 'bike', vehicle_plate: 'KJA-1', location: null }, 'the registered courier, by id, with their vehicle')
   const read = await gateway.inject({ method: 'GET', url: `/v2/business/orders/${first}`, headers: bearer(account.apiKey) })
   t.same(read.json().courier, assigned.json.courier, 'the business reads the same courier')
   const mine = await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: bearer(token) })
