@@ -550,6 +550,8 @@ t.test('deploy/k8s', async (t) => {
           const fromSecret = entry.valueFrom?.secretKeyRef
           if (fromSecret) {
             const value = named('Secret', fromSecret.name)?.stringData?.[fromSecret.key]
+            // An optional key left out of secrets.env leaves the variable unset.
+            if (fromSecret.optional === true && value === undefined) continue
             t.type(value, 'string', `env ${entry.name} comes from Secret ${fromSecret.name} key ${fromSecret.key}`)
             env[entry.name] = value
             continue
@@ -619,9 +621,11 @@ t.test('deploy/k8s', async (t) => {
     // Every key a pod or KEDA reads is in the example file, so a copy of it is complete.
     const exampleKeys = new Set(Object.keys(named('Secret', 'courier-secrets')?.stringData ?? {}))
     const refs = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((d) => (d.spec.template.spec.containers[0].env ?? []).map((e: Doc) => e.valueFrom?.secretKeyRef).filter(Boolean))
+    // An optional key is there as a comment, to be filled in where it applies.
+    const commentedKeys = new Set(read(`${K8S_DIR}/secrets.env.example`).split('\n').flatMap((line) => /^# ([A-Z][A-Z0-9_]*)=/.exec(line)?.[1] ?? []))
     for (const ref of [...refs, ...ofKind('TriggerAuthentication').flatMap((a) => a.spec.secretTargetRef)]) {
       t.equal(ref.name, 'courier-secrets', `${ref.key} comes from the generated Secret`)
-      t.ok(exampleKeys.has(ref.key), `secrets.env.example has ${ref.key}`)
+      t.ok(ref.optional === true ? commentedKeys.has(ref.key) : exampleKeys.has(ref.key), `secrets.env.example has ${ref.key}`)
     }
     // kustomize renames the generated Secret (content hash) in the pods' refs; KEDA's needs kustomizeconfig.yaml.
     const nameRefs = [...kustomizeConfigs].flatMap((file) => (parse(read(`${K8S_DIR}/${file}`)) as Doc).nameReference ?? [])
@@ -902,6 +906,11 @@ t.test('deploy/k8s', async (t) => {
       // With S3_BUCKET set every process that opens the photo store talks to S3, whatever the table above says.
       if (workload.kind === 'Deployment' && config.S3_BUCKET && opensPhotoStore(role)) {
         t.ok(allowed(workload, 'egress').some((pair) => pair.startsWith('any:') && pair.endsWith(`:${s3Port}`)), `${role} opens the photo store (createPhotoStore), so it may reach S3 on port ${s3Port}`)
+        // And it has a way to the bucket's credentials: the ServiceAccount a pod identity annotates, or static keys.
+        const account = named('ServiceAccount', workload.spec.template.spec.serviceAccountName)
+        t.equal(account?.automountServiceAccountToken, false, `${role} runs as a ServiceAccount of its own (${workload.spec.template.spec.serviceAccountName}), with no API token`)
+        const keys = (container.env ?? []).filter((entry: Doc) => entry.name.startsWith('S3_')).map((entry: Doc) => [entry.name, entry.valueFrom?.secretKeyRef?.key, entry.valueFrom?.secretKeyRef?.optional])
+        t.same(keys, [['S3_ACCESS_KEY_ID', 'S3_ACCESS_KEY_ID', true], ['S3_SECRET_ACCESS_KEY', 'S3_SECRET_ACCESS_KEY', true]], `${role} may take static S3 keys from secrets.env`)
       }
     }
     const webhook = policies.flatMap((p) => p.spec.egress ?? []).flatMap((rule: Doc) => rule.to ?? []).find((peer: Doc) => peer.ipBlock?.cidr === '0.0.0.0/0')
