@@ -102,6 +102,9 @@ export const commonEnv = z.object({
   STORAGE_DIR: z.string().min(1).default('var/storage'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  // The store as a browser reaches it, for photo links, where the services reach it by another
+  // name (compose: http://minio:9000 inside, http://localhost:9000 outside). Unset: S3_ENDPOINT.
+  S3_PUBLIC_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   // MinIO and most S3-compatible stores want path-style URLs (endpoint/bucket/key).
   S3_FORCE_PATH_STYLE: z.stringbool().default(false),

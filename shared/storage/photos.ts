@@ -40,7 +40,7 @@ export function newPhotoKey(orderId: string, type: PhotoType): string {
 
 const KEY = /^proof\/ORD-[A-Za-z0-9_-]+\/[0-9a-f]{24}\.(jpg|png)$/
 
-type StorageConfig = Pick<CommonConfig, 'STORAGE_DIR' | 'S3_BUCKET' | 'S3_ENDPOINT' | 'S3_REGION' | 'S3_FORCE_PATH_STYLE' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY'>
+type StorageConfig = Pick<CommonConfig, 'STORAGE_DIR' | 'S3_BUCKET' | 'S3_ENDPOINT' | 'S3_PUBLIC_ENDPOINT' | 'S3_REGION' | 'S3_FORCE_PATH_STYLE' | 'S3_ACCESS_KEY_ID' | 'S3_SECRET_ACCESS_KEY'>
 
 export function createPhotoStore(config: StorageConfig): PhotoStore {
   return config.S3_BUCKET ? s3Store(config.S3_BUCKET, config) : directoryStore(path.resolve(config.STORAGE_DIR))
@@ -85,7 +85,10 @@ function s3Store(bucket: string, config: StorageConfig): PhotoStore {
   let ready: ReturnType<typeof connect> | null = null
   async function connect() {
     const sdk = await loadSdk()
-    return { sdk, client: new sdk.S3Client({ region: config.S3_REGION, endpoint: config.S3_ENDPOINT, forcePathStyle: config.S3_FORCE_PATH_STYLE, credentials }) }
+    const client = (endpoint: string | undefined) => new sdk.S3Client({ region: config.S3_REGION, endpoint, forcePathStyle: config.S3_FORCE_PATH_STYLE, credentials })
+    const inside = client(config.S3_ENDPOINT)
+    // A link is signed for the host it names: the one a browser reaches, where that differs.
+    return { sdk, client: inside, linkClient: config.S3_PUBLIC_ENDPOINT ? client(config.S3_PUBLIC_ENDPOINT) : inside }
   }
   const s3 = () => (ready ??= connect())
   return {
@@ -110,8 +113,8 @@ function s3Store(bucket: string, config: StorageConfig): PhotoStore {
       await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key }))
     },
     async presign(key, ttlS) {
-      const { sdk, client } = await s3()
-      return sdk.getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlS })
+      const { sdk, linkClient } = await s3()
+      return sdk.getSignedUrl(linkClient, new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlS })
     },
   }
 }

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -41,6 +42,27 @@ t.test('put, get, a presigned link that works without credentials, remove', asyn
   t.equal(await store.get(key), null, 'gone once removed')
   await store.remove(key)
   t.pass('removing it again is no error')
+})
+
+t.test('a link names the store as a browser reaches it (S3_PUBLIC_ENDPOINT), and is signed for that host', async (t) => {
+  // Compose: the services reach MinIO as minio:9000, a browser as localhost:9000.
+  const outside = `http://localhost:${address.port}`
+  const linked = createPhotoStore({ STORAGE_DIR: 'unused', S3_BUCKET: BUCKET, S3_ENDPOINT: endpoint, S3_PUBLIC_ENDPOINT: outside, S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: true, S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER' })
+  const key = newPhotoKey('ORD-7K2M9QXH4X', 'image/png')
+  await linked.put(key, { bytes: PNG, contentType: 'image/png' })
+  const url = new URL((await linked.presign(key, 900))!)
+  t.equal(url.origin, outside, 'the link names the public endpoint')
+  // Sent to the server under the name it was signed for, as the browser's request would be.
+  const answer = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port: address.port, path: url.pathname + url.search, headers: { host: url.host } }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }))
+    })
+    request.on('error', reject)
+  })
+  t.equal(answer.status, 200, 'the signature holds for that host')
+  t.same(answer.body, PNG)
+  await linked.remove(key)
 })
 
 t.test('a JPEG keeps its type; an unknown key reads as none', async (t) => {
