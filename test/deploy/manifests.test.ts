@@ -692,8 +692,11 @@ t.test('deploy/k8s', async (t) => {
     t.equal(pricingService?.spec.selector['app.kubernetes.io/name'], deploymentOf.get('pricing')?.metadata.name, 'which selects the pricing pods')
     const servicePort = (pricingService?.spec.ports ?? []).find((p: Doc) => p.port === Number(pricingUrl.port))
     t.equal(servicePort?.targetPort, defaults.pricing.PRICING_PORT, 'and forwards to the pricing port')
-    const pdb = ofKind('PodDisruptionBudget').find((p) => p.spec.selector.matchLabels['app.kubernetes.io/name'] === 'gateway')
-    t.ok(pdb, 'the gateway has a PodDisruptionBudget')
+    // Every service that answers requests keeps a pod through a node drain.
+    for (const name of ['gateway', 'pricing', 'console']) {
+      const pdb = ofKind('PodDisruptionBudget').find((p) => p.spec.selector.matchLabels['app.kubernetes.io/name'] === name)
+      t.equal(pdb?.spec.minAvailable, 1, `${name} has a PodDisruptionBudget`)
+    }
   })
 
   t.test('autoscaling', async (t) => {
