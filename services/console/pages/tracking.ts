@@ -5,7 +5,7 @@ import { html } from '../html.js'
 import { trackingMap, type TileSource } from './tracking-map.js'
 
 // The recipient's tracking page (DESIGN 14): phone-sized, no script, refreshing itself, and
-// nothing beyond what the recipient needs: no phone, no price, no full name.
+// nothing beyond its list: no phone, no price, no full name, no address.
 
 const REFRESH_S = 20
 // Fixes come every few seconds: an ETA past by more than this is a courier no longer heard from.
@@ -29,7 +29,7 @@ export interface TrackingView {
   /** The courier's last fix while the order is on its way, else null. */
   courierAt: CourierFix | null
   eta: { stage: 'pickup' | 'dropoff'; at: string } | null
-  /** Map tiles to draw the markers over; null: the plain SVG. */
+  /** Map tiles to draw the courier over; null: their position in words. */
   tiles: TileSource | null
 }
 
@@ -37,7 +37,7 @@ export function trackingPage({ order, courierAt, eta, tiles, timeZone, now }: Tr
   const active = order.status === 'assigned' || order.status === 'picked_up'
   const { clock, dated } = clocksOf(timeZone)
   // The ETA counts from the courier's last fix: one that has just passed is a courier at the door
-  // (shown as now); one long gone is a phone gone quiet, and promises nothing (the map still shows
+  // (shown as now); one long gone is a phone gone quiet, and promises nothing (the page still shows
   // where the courier was last heard from).
   const due = eta && active ? Date.parse(eta.at) : null
   const expected = eta && due !== null && due >= now.getTime() - ETA_GRACE_MS ? { stage: eta.stage, at: new Date(Math.max(due, now.getTime())) } : null
@@ -57,7 +57,7 @@ ol{padding-left:1.2rem}small{color:#555}</style></head>
 ${expected ? html`<p class="card">Expected at the ${expected.stage === 'pickup' ? 'pickup' : 'door'} around <strong>${clock.format(expected.at)}</strong></p>` : ''}
 ${order.deliveryPin && (active || order.status === 'created') ? html`<div class="card"><p>Give the courier this PIN when your parcel arrives:</p><p class="pin">${order.deliveryPin}</p></div>` : ''}
 ${firstName && order.status !== 'created' && order.status !== 'cancelled' ? html`<p class="card">Your courier: <strong>${firstName}</strong>${vehicle ? html`, by ${vehicle}` : ''}</p>` : ''}
-${active ? trackingMap(order, courierAt, tiles) : ''}
+${active && courierAt ? html`<div class="card"><p>Your courier was last at ${courierAt.latitude.toFixed(4)}, ${courierAt.longitude.toFixed(4)}, at ${clock.format(new Date(courierAt.at))}.</p>${tiles ? trackingMap(courierAt, tiles) : ''}</div>` : ''}
 <div class="card"><h2>History</h2><ol>${order.history.map((step) => html`<li>${step.status.replace('_', ' ')}, ${dated.format(new Date(step.at))}</li>`)}</ol></div>
 <p><small>This page refreshes itself.</small></p>
 </main></body></html>`
