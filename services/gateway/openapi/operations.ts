@@ -124,7 +124,7 @@ export const operations = {
         path('signature', 'HMAC-SHA256 of the two', { type: 'string', pattern: '^[A-Za-z0-9_-]+$' }),
       ],
       responses: {
-        // Outside the rate-limited /v2 routes: the signed link is the permission.
+        // Outside the rate limits, which count by key: the signed link is the permission.
         200: { description: 'The photo', headers: requestIdHeader, content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } } } },
         ...refusalsOf(404, 410),
       },

@@ -78,8 +78,10 @@ interface OperationShape {
 
 /** What every route of this kind can answer, whatever it does (docs/contracts.md section 1). */
 function refusalsOfKind(method: string, operation: OperationShape, security: unknown[]): RefusalStatus[] {
-  const kind: RefusalStatus[] = [429, 503]
-  if (security.length > 0) kind.push(401)
+  const kind: RefusalStatus[] = [503]
+  // The rate limits count by API key or courier token: a route that takes neither (a signed photo
+  // link) is not limited.
+  if (security.length > 0) kind.push(401, 429)
   if (operation['x-scopes'].length > 0) kind.push(403)
   // A route that reads its query refuses an unknown, repeated or invalid parameter.
   if (operation.parameters?.some((parameter) => parameter.in === 'query')) kind.push(400)
