@@ -5,7 +5,8 @@ import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
 import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
-import { countOrdersWaitingForCourier, findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
+import { handBackFromDisabled } from '../../shared/couriers/accounts.js'
+import { countOrdersWaitingForCourier, findOrdersOfDisabledCouriers, findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
 import { findCourier } from '../../shared/db/couriers.js'
 import { expireDueOffers, expireOfferIfDue, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
@@ -26,6 +27,8 @@ const SWEEP_MS = 5000
 const SWEEP_GRACE_S = 2
 /** Orders without an offer a sweep queues again, oldest first from where the last sweep stopped. */
 const SWEEP_PAGE = 200
+/** Who the audit trail names for a hand-back the sweep finishes for an operator's disable. */
+const SWEEP_ACTOR = 'dispatcher sweep'
 /** Silent couriers taken out of the dispatch set per sweep: a thousand every 5 s clears any backlog soon. */
 const SILENT_PER_SWEEP = 1000
 /**
@@ -173,6 +176,11 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     for (const expired of await expireDueOffers(sql, 100)) {
       await announceExpired(expired)
       await queue.add(...spread(offerJob(expired.orderId)))
+    }
+    // Orders a disable left with its courier (their token is refused, so nobody would deliver them).
+    for (const left of await findOrdersOfDisabledCouriers(sql, SWEEP_PAGE)) {
+      const outcome = await handBackFromDisabled(sql, SWEEP_ACTOR, left.id, left.courierId)
+      if (outcome.kind === 'changed') await lookNow(queue, left.id)
     }
     // A job still waiting or delayed under the order's job id absorbs the add, so a short grace is safe:
     // an order handed back by an operator or a disabled courier is offered within seconds.

@@ -128,7 +128,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   const disabled = await sql.begin(async (tx) => {
     const row = await disableCourierRow(tx, courierId)
     if (!row) return null
-    const withdrawn = await withdrawOffersOfCourier(tx, courierId, 'courier disabled')
+    const withdrawn = await withdrawOffersOfCourier(tx, courierId, DISABLED_REASON)
     const sessionsEnded = await deleteCourierSessions(tx, courierId)
     await deleteLoginCode(tx, courierId)
     // Disabling again (a retry that hands back what a first run left) is no new operator action.
@@ -141,9 +141,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
   if (disabled.withdrawnOrderIds.length > 0) instruments().dispatchOffers.add(disabled.withdrawnOrderIds.length, { outcome: 'withdrawn' })
   const active = await findActiveOrderIdsOfCourier(sql, courierId)
   const handedBack: OrderChangeOutcome[] = []
-  for (const order of active.filter((order) => order.status === 'assigned')) {
-    handedBack.push(await changeOrder(sql, { orderId: order.id, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: 'courier disabled' }, { actor }))
-  }
+  for (const order of active.filter((order) => order.status === 'assigned')) handedBack.push(await handBackFromDisabled(sql, actor, order.id, courierId))
   // Read again: an order the courier picked up meanwhile (their token was still cached) refused its
   // hand-back and is theirs, for the operator to see listed.
   const keptOrderIds = active.some((order) => order.status === 'assigned')
@@ -151,6 +149,17 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
     : active.map((order) => order.id)
   return { kind: 'disabled', courier: disabled.courier, tokenHashes: disabled.tokenHashes, sessionsEnded: disabled.sessionsEnded, handedBack, withdrawnOrderIds: disabled.withdrawnOrderIds, keptOrderIds }
 }
+
+/**
+ * An `assigned` order of a disabled courier back to `created` (reason `courier disabled`), through
+ * the state machine: the disable's own step, and the dispatcher's sweep for one a disable left
+ * (a crash between its commit and its hand-backs, an assignment that raced it).
+ */
+export function handBackFromDisabled(sql: Sql, actor: string, orderId: string, courierId: string): Promise<OrderChangeOutcome> {
+  return changeOrder(sql, { orderId, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: DISABLED_REASON }, { actor })
+}
+
+const DISABLED_REASON = 'courier disabled'
 
 /** What disabling did, as `courier:disable` prints it and the console shows it. */
 export interface CourierDisabled {

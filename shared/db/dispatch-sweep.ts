@@ -6,6 +6,14 @@ export interface SweepCursor {
   createdAt: string
 }
 
+/** `assigned` orders whose courier is disabled: ones a disable did not hand back (it stopped midway, or an assignment raced it). */
+export async function findOrdersOfDisabledCouriers(db: Db, limit: number): Promise<{ id: string; courierId: string }[]> {
+  return db<{ id: string; courierId: string }[]>`
+    select o.id, o.courier_id from couriers c join orders o on o.courier_id = c.id and o.status = 'assigned'
+    where c.disabled_at is not null
+    order by o.updated_at limit ${limit}`
+}
+
 /**
  * Live `created` orders with no pending offer and none declined or expired in the last `quietS`
  * seconds, older than `graceS`: the ones whose dispatch job may have been lost (a crash between a

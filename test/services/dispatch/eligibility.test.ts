@@ -281,6 +281,25 @@ t.test('disabling a courier hands their assigned order back, and it is offered a
   await finish([orderId!], [next])
 })
 
+t.test('an order a disable left with its courier (it stopped midway) is handed back by the sweep and offered again', async (t) => {
+  const stranded = await onShift(gateway, db.sql, 'Stranded', kmNorth(ISLAND, 0.2))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, stranded.id)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: stranded.auth })).statusCode, 200)
+  const next = await onShift(gateway, db.sql, 'Picks Up The Pieces', kmNorth(ISLAND, 2))
+  // The disable's commit, and nothing after it: the process died before its hand-backs.
+  await db.sql`update couriers set disabled_at = now() where id = ${stranded.id}`
+
+  const again = await pendingOffer(db.sql, orderId!, [offer!.id])
+  t.equal(again?.courierId, next.id, 'the order is offered to the next courier')
+  const [order] = await db.sql<{ history: { status: string; reason?: string; by?: string }[] }[]>`select history from orders where id = ${orderId}`
+  t.match(order!.history.at(-1), { status: 'created', reason: 'courier disabled', by: 'operator' }, "the history says why, as the disable's own hand-back does")
+  const [audit] = await db.sql`select actor, action from audit_log where subject = ${orderId}`
+  t.match(audit, { actor: 'dispatcher sweep', action: 'order.advance' }, 'and the audit trail names the sweep')
+  await finish([orderId!], [next])
+})
+
 t.test("a courier's unassign sends the order to someone else, though the one who handed it back is nearest", async (t) => {
   const broken = await onShift(gateway, db.sql, 'Broke Down', kmNorth(ISLAND, 0.2))
   const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
