@@ -85,12 +85,21 @@ export function freeJob(courierId: string): JobSpec {
 /**
  * Has the order looked at now: an `offer` job queued, or the one already waiting under its id
  * brought forward when it is delayed to a retry (an add would be absorbed by it, and the order
- * would wait the retry out). One that has started is looking already.
+ * would wait the retry out). One that is running may have looked before what asks again (it is
+ * still telling the courier of the offer just declined): a one-order `offers` job looks after
+ * it, and queues the order's retry if nobody can take it, as a placement's job does.
  */
 export async function lookNow(queue: Queue<DispatchJob>, orderId: string): Promise<void> {
   const waiting = await queue.getJob(offerJobId(orderId))
   if (!waiting) await queue.add(...spread(offerJob(orderId)))
   else if (await waiting.isDelayed()) await waiting.promote().catch(() => undefined)
+  else if (await waiting.isActive()) await queue.add(...spread(lookAgainJob(orderId)))
+}
+
+/** The look after a running one: one waiting per order, however many ask. */
+export function lookAgainJob(orderId: string): JobSpec {
+  const job = offersJob([orderId])
+  return { ...job, opts: { ...job.opts, jobId: `again-${orderId}` } }
 }
 
 /** A job as `Queue.add` takes it. */
