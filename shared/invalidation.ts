@@ -12,7 +12,10 @@ const invalidationSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('business'), businessId: z.string() }),
   z.object({ kind: z.literal('rate-card'), rateCardId: z.string() }),
   z.object({ kind: z.literal('platform-rates') }),
+  // Tokens revoked (a disable): the gateways drop them and end their streams.
   z.object({ kind: z.literal('courier-token'), tokenHashes: z.array(z.string()) }),
+  // The courier's row changed (a new phone): the gateways drop their cached copy; tokens and streams stay.
+  z.object({ kind: z.literal('courier'), courierId: z.string() }),
 ])
 
 export type Invalidation = z.infer<typeof invalidationSchema>

@@ -80,6 +80,7 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
         courierTokens.clear()
         streams.revoke(message.tokenHashes)
       }
+      if (message.kind === 'courier') courierTokens.clear()
     },
     onReset: () => {
       keys.clear()

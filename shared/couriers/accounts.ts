@@ -1,7 +1,7 @@
 import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
 import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
-import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, findLiveTokenHashes, insertCourier, insertCourierToken, updateCourierPhone, type CourierRow } from '../db/couriers.js'
+import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, updateCourierPhone, type CourierRow } from '../db/couriers.js'
 import { withdrawOffersOfCourier } from '../db/offers.js'
 import { PG, type Db, type Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
@@ -68,7 +68,7 @@ export async function createCourier(sql: Sql, actor: string, input: NewCourier):
 }
 
 export type PhoneChange =
-  | { kind: 'changed'; courier: CourierRow; tokenHashes: string[] }
+  | { kind: 'changed'; courier: CourierRow }
   | { kind: 'invalid'; message: string }
   | { kind: 'not_found' }
 
@@ -87,9 +87,7 @@ export async function changeCourierPhone(sql: Sql, actor: string, courierId: str
       const courier = await updateCourierPhone(tx, courierId, phone)
       if (!courier) return { kind: 'not_found' } satisfies PhoneChange
       await insertAudit(tx, { actor, action: 'courier.phone', businessId: null, subject: courierId, before: null, after: null })
-      // The gateways cache the courier's row by token: the caller has them drop it, so the new
-      // phone is on the next order they accept, not one a cache's TTL later.
-      return { kind: 'changed', courier, tokenHashes: await findLiveTokenHashes(tx, courierId) } satisfies PhoneChange
+      return { kind: 'changed', courier } satisfies PhoneChange
     })
   } catch (err) {
     if (!isPhoneTaken(err)) throw err

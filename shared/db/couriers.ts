@@ -86,12 +86,6 @@ export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: 
   return { courier, tokenHashes: tokens.map((token) => token.tokenHash) }
 }
 
-/** The hashes of the courier's tokens not revoked: the keys the gateways cache the courier under. */
-export async function findLiveTokenHashes(db: Db, courierId: string): Promise<string[]> {
-  const tokens = await db<{ tokenHash: string }[]>`select token_hash from courier_tokens where courier_id = ${courierId} and revoked_at is null`
-  return tokens.map((token) => token.tokenHash)
-}
-
 /** The courier's orders not yet at rest, oldest first. */
 export async function findActiveOrderIdsOfCourier(db: Db, courierId: string): Promise<{ id: string; status: string }[]> {
   return db<{ id: string; status: string }[]>`

@@ -20,7 +20,8 @@ export const courierPhoneCommand = defineCommand({
     const changed = await changeCourierPhone(sql, actor, input.courierId, input.phone)
     if (changed.kind === 'not_found') throw new OperatorInputError(`courier ${input.courierId} does not exist`)
     if (changed.kind === 'invalid') throw new OperatorInputError(changed.message)
-    await announce({ kind: 'courier-token', tokenHashes: changed.tokenHashes })
+    // The gateways cache the courier's row: dropped, the next order they accept carries the new phone.
+    await announce({ kind: 'courier', courierId: changed.courier.id })
     return { courier_id: changed.courier.id, phone: changed.courier.phone }
   },
 })

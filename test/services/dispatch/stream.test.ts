@@ -256,15 +256,17 @@ t.test('a second stream of the courier that opens and closes while the first sub
   t.same(got.value, ['order_cancelled'], 'and the open stream hears the next notice')
 })
 
-t.test('disabling a courier ends their open streams, and only theirs', async (t) => {
+t.test('disabling a courier ends their open streams, and only theirs; a new phone ends none', async (t) => {
   const [leaving, staying] = [await onShift(gateway, db.sql, 'Leaving rider', kmNorth(ISLAND, 3)), await onShift(gateway, db.sql, 'Staying rider', kmNorth(ISLAND, 3.1))]
   const [gone, kept] = [await openStream(leaving.token), await openStream(staying.token)]
   t.teardown(gone.close)
   t.teardown(kept.close)
   for (const stream of [gone, kept]) t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  // What courier:phone announces, on the same channel ahead of the disable's: heard first.
+  await publishInvalidation(redis, db.config.QUEUE_PREFIX, { kind: 'courier', courierId: staying.id })
   await disableCourierAndAnnounce(db.sql, 'test', leaving.id, { announce: (message) => publishInvalidation(redis, db.config.QUEUE_PREFIX, message), redispatch: async () => {} })
   t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends, as their token is refused from now on')
-  t.notOk(kept.state.ended, 'another courier\'s stream stays open')
+  t.notOk(kept.state.ended, 'another courier\'s stream stays open, their new phone notwithstanding')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(staying.token), payload: { status: 'offline' } })
 })
 
