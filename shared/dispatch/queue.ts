@@ -85,21 +85,28 @@ export function freeJob(courierId: string): JobSpec {
 /**
  * Has the order looked at now: an `offer` job queued, or the one already waiting under its id
  * brought forward when it is delayed to a retry (an add would be absorbed by it, and the order
- * would wait the retry out). One that is running may have looked before what asks again (it is
- * still telling the courier of the offer just declined): a one-order `offers` job looks after
- * it, and queues the order's retry if nobody can take it, as a placement's job does.
+ * would wait the retry out). One that is running, or finishing, may have looked before what asks
+ * again (it is still telling the courier of the offer just declined), and its id absorbs an add:
+ * a one-order `offers` job looks again beside it, and queues the order's retry if nobody can take
+ * it, as a placement's job does. (Should the running job still hold the id then, the retry is
+ * absorbed and the sweep takes the order up after `DISPATCH_RETRY_S`, as the retry would.)
  */
 export async function lookNow(queue: Queue<DispatchJob>, orderId: string): Promise<void> {
-  const waiting = await queue.getJob(offerJobId(orderId))
-  if (!waiting) await queue.add(...spread(offerJob(orderId)))
-  else if (await waiting.isDelayed()) await waiting.promote().catch(() => undefined)
-  else if (await waiting.isActive()) await queue.add(...spread(lookAgainJob(orderId)))
+  const job = await queue.getJob(offerJobId(orderId))
+  if (!job) {
+    await queue.add(...spread(offerJob(orderId)))
+    return
+  }
+  // One read of the state: a job finishing between two reads would pass both.
+  const state = await job.getState()
+  if (state === 'delayed') await job.promote().catch(() => undefined)
+  else if (state !== 'waiting' && state !== 'prioritized') await queue.add(...spread(lookAgainJob(orderId)))
 }
 
-/** The look after a running one: one waiting per order, however many ask. */
+/** The look beside a running one: one waiting per order, however many ask; removed if it fails, so it never holds the id. */
 export function lookAgainJob(orderId: string): JobSpec {
   const job = offersJob([orderId])
-  return { ...job, opts: { ...job.opts, jobId: `again-${orderId}` } }
+  return { ...job, opts: { ...job.opts, jobId: `again-${orderId}`, removeOnFail: true } }
 }
 
 /** A job as `Queue.add` takes it. */
