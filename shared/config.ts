@@ -331,8 +331,8 @@ export const consoleEnv = commonEnv.extend({
   CONSOLE_SESSION_TTL_H: positiveInt(12),
   // Logins and password settings per client address and minute (each costs a scrypt hash); 0 turns it off.
   CONSOLE_LOGIN_LIMIT: z.coerce.number().int().min(0).default(20),
-  // The tracking page's map: slippy-map tiles (`https://…/{z}/{x}/{y}.png`) under the markers;
-  // unset, a plain SVG that needs no internet. The tile server sees which area a recipient views.
+  // The tracking page's map: slippy-map tiles (`https://…/{z}/{x}/{y}.png`) under the courier's
+  // marker; unset, their position in words. The tile server sees the courier's area, never the addresses.
   TRACKING_MAP_TILES_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' })
     .refine((url) => ['{z}', '{x}', '{y}'].every((part) => url.includes(part)), 'must contain {z}, {x} and {y}').optional(),
   TRACKING_MAP_ATTRIBUTION: z.string().min(1).default('© OpenStreetMap contributors'),

@@ -166,8 +166,7 @@ function installErrorPages(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) => sendPage(reply, 404, frameOf(request, reply), notFoundPage(request.url, Boolean(request.user))))
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     // A wait that ran out (the handler's, or the database's) is a 503 to retry, not a bug.
-    // So is Redis out of reach for a step that needs it (a 503 `ApiError`).
-    const waitedTooLong = err.code === 'FST_ERR_HANDLER_TIMEOUT' || err.statusCode === 503 || isConnectionError(err) || isTimeoutError(err)
+    const waitedTooLong = err.code === 'FST_ERR_HANDLER_TIMEOUT' || isConnectionError(err) || isTimeoutError(err)
     const status = waitedTooLong ? 503 : err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
     if (status === 500) request.log.error({ err }, 'console request failed')
     else if (status === 503) request.log.warn({ err }, 'console request waited too long')

@@ -34,7 +34,8 @@ export const offerShownSchema = z.object({
 export type OfferShown = z.infer<typeof offerShownSchema>
 
 export interface CourierHome {
-  shift: CourierShift
+  /** Null while the shift cannot be read (Redis away): the rest of the page still works. */
+  shift: CourierShift | null
   offer: OfferShown | null
   orders: Order[]
   /** What the page shows, as /courier/state tells it: the script reloads when it changes. */
@@ -82,8 +83,8 @@ ${field({ name: 'code', label: 'One-time code', required: true, attrs: html` inp
 export function homePage(frame: CourierFrame, home: CourierHome, now: Date, timeZone: string): Html {
   const available = home.shift === 'available'
   const shift = html`<section class="card" aria-labelledby="shift-heading"><h2 id="shift-heading">Shift</h2>
-<p>You are <strong id="shift-status">${available ? 'available' : 'offline'}</strong>.</p>
-${formOf(frame, '/courier/shift', html`<input type="hidden" name="status" value="${available ? 'offline' : 'available'}"><button type="submit"${available ? html` class="quiet"` : ''}>${available ? 'Go offline' : 'Go available'}</button>`, { label: 'Shift' })}
+${home.shift === null ? html`<p id="shift-status">Your shift cannot be read right now; your orders below still work. Try again in a moment.</p>` : html`<p>You are <strong id="shift-status">${available ? 'available' : 'offline'}</strong>.</p>
+${formOf(frame, '/courier/shift', html`<input type="hidden" name="status" value="${available ? 'offline' : 'available'}"><button type="submit"${available ? html` class="quiet"` : ''}>${available ? 'Go offline' : 'Go available'}</button>`, { label: 'Shift' })}`}
 <p id="location-status" class="small" role="status">${available || home.orders.length > 0 ? 'Waiting for your phone\'s position…' : 'Your position is not shared while you are offline.'}</p></section>`
   const idle = home.orders.length === 0 && !home.offer
     ? html`<p class="card" id="no-offer">${available ? 'No offer right now. New offers appear here by themselves.' : 'Go available to receive offers.'}</p>` : ''

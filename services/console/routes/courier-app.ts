@@ -2,15 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { acceptOffer, changeShift, declineOffer, moveOrder, ordersHeldBy, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
 import { publicBaseUrl } from '../../../shared/config.js'
+import type { CourierShift } from '../../../shared/courier.js'
 import { logInCourier } from '../../../shared/couriers/login.js'
 import { shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier } from '../../../shared/db/couriers.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
-import { reasonRequestSchema } from '../../../shared/schemas/courier.js'
+import { pinGiven, reasonRequestSchema } from '../../../shared/schemas/courier.js'
 import { parseBody } from '../../../shared/schemas/parse.js'
-import { unavailableWithoutRedis } from '../../../shared/redis.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
 import { courierSessions, type CourierSession } from '../courier-session.js'
 import { cspDirectives } from '../csp.js'
@@ -37,7 +37,7 @@ const locationSchema = z.object({
 })
 const reasonForm = z.object({ _csrf: z.string(), reason: z.string() })
 const csrfOnly = z.object({ _csrf: z.string() })
-const pinSchema = z.object({ pin: z.string().trim().max(8).optional() })
+const pinSchema = z.object({ pin: z.string().max(8).optional() })
 
 type Params = { Params: { id: string } }
 
@@ -58,11 +58,13 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   })
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500
-    if (status >= 500) request.log.error({ err }, 'courier app request failed')
+    // 503: a dependency away (Redis for a location ping), not a bug.
+    if (status === 503) request.log.warn({ err }, 'courier app request waited on a dependency')
+    else if (status >= 500) request.log.error({ err }, 'courier app request failed')
     const text = err.code?.startsWith('FST_CSRF') ? 'This form has expired. Go back, reload the page and try again.'
       : err.code === 'CONSOLE_LOGIN_LIMIT' ? err.message
         : err instanceof FormError ? 'The form could not be read. Go back, reload the page and try again.'
-          : status === 413 ? 'That upload is too large.' : 'Something went wrong. Try again in a moment.'
+          : status === 413 ? 'That upload is too large.' : status === 503 ? 'The service is busy right now. Try again in a moment.' : 'Something went wrong. Try again in a moment.'
     return sendCourierPage(reply, status, frameOf(request, reply), { title: status === 403 ? 'Refused' : 'Error', body: html`<p role="alert">${text}</p><p><a href="/courier">Back</a></p>` })
   })
 
@@ -106,7 +108,7 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   app.get('/courier/state', async (request, reply) => {
     const session = request.courierSession
     if (!session) return reply.code(401).send({ state: null })
-    const [shift, offers, active] = await Promise.all([shiftOf(redis, desk.prefix, session.courier.id).catch(unavailableWithoutRedis), pendingOffers(desk, session.courier.id), findActiveOrderIdsOfCourier(sql, session.courier.id)])
+    const [shift, offers, active] = await Promise.all([shiftIfKnown(session.courier.id), pendingOffers(desk, session.courier.id), findActiveOrderIdsOfCourier(sql, session.courier.id)])
     return { state: stateOf(shift, offers.map((offer) => String(offer.offer_id)), active) }
   })
 
@@ -158,17 +160,25 @@ export default async function courierAppRoutes(app: FastifyInstance, deps: Conso
   move('fail', async (request) => ({ to: 'failed', reason: parseBody(reasonRequestSchema, { reason: readForm(reasonForm, request.body).reason }).reason }), (order) => `${order.id} is marked failed: take it back to the sender.`)
   move('return', async (request) => { readForm(csrfOnly, request.body); return { to: 'returned' } }, (order) => `${order.id} is back with the sender.`)
 
+  /** The courier's shift; null while Redis is away, so their orders still show and move. */
+  function shiftIfKnown(courierId: string): Promise<CourierShift | null> {
+    return shiftOf(redis, desk.prefix, courierId).catch((err: unknown) => {
+      desk.warn(err, 'courier shift unavailable')
+      return null
+    })
+  }
+
   async function homeOf(session: CourierSession): Promise<CourierHome> {
     const courierId = session.courier.id
-    const [shift, offers, orders] = await Promise.all([shiftOf(redis, desk.prefix, courierId).catch(unavailableWithoutRedis), pendingOffers(desk, courierId), ordersHeldBy(desk, courierId)])
+    const [shift, offers, orders] = await Promise.all([shiftIfKnown(courierId), pendingOffers(desk, courierId), ordersHeldBy(desk, courierId)])
     const offer = offers.length > 0 ? offerShownSchema.parse(offers[0]) : null
     return { shift, offer, orders, state: stateOf(shift, offers.map((shown) => String(shown.offer_id)), orders) }
   }
 }
 
 /** What the home page shows, in one string: the script reloads the page when it changes. */
-function stateOf(shift: string, offerIds: string[], active: { id: string; status: string }[]): string {
-  return [shift, offerIds.join(','), active.map((order) => `${order.id}:${order.status}`).join(',')].join('|')
+function stateOf(shift: string | null, offerIds: string[], active: { id: string; status: string }[]): string {
+  return [shift ?? 'unknown', offerIds.join(','), active.map((order) => `${order.id}:${order.status}`).join(',')].join('|')
 }
 
 /**
@@ -176,7 +186,7 @@ function stateOf(shift: string, offerIds: string[], active: { id: string; status
  * query string before the body is read. An empty file input (no photo taken) sends no photo.
  */
 async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
-  if (!request.isMultipart()) return { to: 'delivered', pin: readForm(pinSchema.extend({ _csrf: z.string() }), request.body).pin || null, photo: null }
+  if (!request.isMultipart()) return { to: 'delivered', pin: pinGiven(readForm(pinSchema.extend({ _csrf: z.string() }), request.body).pin), photo: null }
   const fields: Record<string, string> = {}
   let photo: Buffer | null = null
   try {
@@ -193,7 +203,7 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
     throw new ApiError(400, 'The delivery form could not be read; take the photo again and retry.')
   }
   const pin = pinSchema.safeParse(fields)
-  return { to: 'delivered', pin: (pin.success ? pin.data.pin : undefined) || null, photo }
+  return { to: 'delivered', pin: pinGiven(pin.success ? pin.data.pin : undefined), photo }
 }
 
 function frameOf(request: FastifyRequest, reply: FastifyReply): CourierFrame {
