@@ -178,9 +178,13 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
       await queue.add(...spread(offerJob(expired.orderId)))
     }
     // Orders a disable left with its courier (their token is refused, so nobody would deliver them).
+    // One that fails (its lock held past its bound) is left to the next sweep, and holds up no other step.
     for (const left of await findOrdersOfDisabledCouriers(sql, SWEEP_PAGE)) {
-      const outcome = await handBackFromDisabled(sql, SWEEP_ACTOR, left.id, left.courierId)
-      if (outcome.kind === 'changed') await lookNow(queue, left.id)
+      const outcome = await handBackFromDisabled(sql, SWEEP_ACTOR, left.id, left.courierId).catch((err: unknown) => {
+        app.log.warn({ orderId: left.id, err: errorMessage(err) }, 'hand-back from a disabled courier failed; the next sweep tries again')
+        return null
+      })
+      if (outcome?.kind === 'changed') await lookNow(queue, left.id)
     }
     // A job still waiting or delayed under the order's job id absorbs the add, so a short grace is safe:
     // an order handed back by an operator or a disabled courier is offered within seconds.

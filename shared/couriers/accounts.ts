@@ -7,9 +7,8 @@ import { PG, type Db, type Sql } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
-import { changeOrder, type OrderChangeOutcome } from '../orders/change.js'
+import { changeOrder, countWithdrawn, type OrderChangeOutcome } from '../orders/change.js'
 import { PHONE_RULE, e164Phone } from '../phone.js'
-import { instruments } from '../telemetry/metrics.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
 // on request, disabled with every token and every order not yet picked up handed back.
@@ -136,7 +135,7 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
     return { ...row, sessionsEnded, withdrawnOrderIds: withdrawn.map((offer) => offer.orderId) }
   })
   if (!disabled) return { kind: 'no_courier' }
-  if (disabled.withdrawnOrderIds.length > 0) instruments().dispatchOffers.add(disabled.withdrawnOrderIds.length, { outcome: 'withdrawn' })
+  countWithdrawn(disabled.withdrawnOrderIds.length)
   const active = await findActiveOrderIdsOfCourier(sql, courierId)
   const handedBack: OrderChangeOutcome[] = []
   for (const order of active.filter((order) => order.status === 'assigned')) handedBack.push(await handBackFromDisabled(sql, actor, order.id, courierId))

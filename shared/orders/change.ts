@@ -260,10 +260,15 @@ function moved(order: Order, move: Move, reason: string | null, now: Date, by: O
   return { ...order, status: move.to, version: order.version + 1, history: [...order.history, step], updatedAt: now }
 }
 
+/** Offers withdrawn (a cancel, an operator's assignment, a courier disabled), counted where they were. */
+export function countWithdrawn(offers: number): void {
+  if (offers > 0) instruments().dispatchOffers.add(offers, { outcome: 'withdrawn' })
+}
+
 function countChange(move: Move, order: Order, refund: number, offersWithdrawn: number): void {
   const metrics = instruments()
   metrics.orderChanges.add(1, { event: move.event, from: move.from, to: move.to })
-  if (offersWithdrawn > 0) metrics.dispatchOffers.add(offersWithdrawn, { outcome: 'withdrawn' })
+  countWithdrawn(offersWithdrawn)
   if (refund > 0) {
     metrics.refunds.add(1, { currency: order.currency })
     metrics.refunded.add(toMajor(refund), { currency: order.currency })
