@@ -39,9 +39,11 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
  * (a box around it: dispatch measures the real distance), oldest first: the ones a courier who
  * just became free may take. Orders the courier cannot carry (`canCarry`'s rule: a rate-card
  * order's vehicle, the load within their maximum) are left out here, so older ones for another
- * vehicle never fill the page; the offer's own look (`offerNext`) applies `canCarry` itself.
+ * vehicle never fill the page; the offer's own look (`offerNext`) applies `canCarry` itself. So
+ * are the orders offered to this courier since they last became `created` (declined, let expire):
+ * the look would pass the courier over, and the newer orders they may take would miss the page.
  */
-export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { vehicleType: string; maxWeightKg: number }, limit: number): Promise<string[]> {
+export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { id: string; vehicleType: string; maxWeightKg: number }, limit: number): Promise<string[]> {
   const dLat = radiusKm / 111.2
   const dLng = radiusKm / (111.2 * Math.max(0.01, Math.cos((point.lat * Math.PI) / 180)))
   const rows = await db<{ id: string }[]>`
@@ -52,6 +54,7 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
       and (o.pricing_model <> 'rate_card' or o.vehicle_type = ${carrier.vehicleType})
       and coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg}
       and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending')
+      and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.courier_id = ${carrier.id} and d.created_at >= o.updated_at)
     order by o.created_at limit ${limit}`
   return rows.map((row) => row.id)
 }

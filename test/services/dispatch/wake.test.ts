@@ -74,6 +74,32 @@ t.test('a delivery, a decline and a new shift each wake the orders waiting nearb
   t.equal(read.json().status, 'delivered')
 })
 
+t.test('a wake passes over the orders the courier already declined, to the next one waiting', async (t) => {
+  // The wake looks at the few oldest orders near the courier: ones they declined must not fill it.
+  const rider = await onShift(gateway, db.sql, 'Choosy Rider', kmNorth(ISLAND, 1))
+  const decline = async (offer: { id: string } | null) => {
+    t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer?.id}/decline`, headers: rider.auth, payload: {} })).statusCode, 204)
+  }
+  const [skipped] = await placeOrders(gateway, account.apiKey, [shipment()])
+  await decline(await pendingOffer(db.sql, skipped!, [], WAIT_MS))
+  const [held] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const holding = await pendingOffer(db.sql, held!, [], WAIT_MS)
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${holding!.id}/accept`, headers: rider.auth })).statusCode, 200, 'the courier takes the next order')
+  // Two more wait while they are busy, each to its ten-minute retry; done, they are offered one of
+  // them (the wake looks at both at once) and decline it. (The older of the two, with the declined
+  // one, filled the wake's page of two before.)
+  const both = [...await placeOrders(gateway, account.apiKey, [shipment()]), ...await placeOrders(gateway, account.apiKey, [shipment()])]
+  for (const move of ['pickup', 'deliver']) t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${held}/${move}`, headers: rider.auth, payload: {} })).statusCode, 200)
+  const offered = await waitForValue(async () => (await Promise.all(both.map((orderId) => pendingOffer(db.sql, orderId, [], 0)))).find(Boolean) ?? null, Boolean, WAIT_MS, 50)
+  t.equal(offered.value?.courierId, rider.id, 'the delivery frees the courier for one of the two')
+  await decline(offered.value)
+  const waiting = both.find((orderId) => orderId !== offered.value?.orderId)!
+  const next = await pendingOffer(db.sql, waiting, [], WAIT_MS)
+  t.equal(next?.courierId, rider.id, 'the order after the two they declined is offered to them at once')
+  await cancel([skipped!, ...both])
+  await offShift(rider)
+})
+
 t.test("a business's cancel and an operator's free the courier they concern at once, as a delivery does", async (t) => {
   const rider = await onShift(gateway, db.sql, 'Freed Rider', kmNorth(ISLAND, 1))
   const accepted = async (orderId: string) => {

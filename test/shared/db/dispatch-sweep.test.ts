@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -53,8 +54,8 @@ t.test("a free courier's waiting orders leave out what they cannot carry before 
   await sql`update orders set vehicle_type = 'bus_van', created_at = now() - interval '3 minutes' where id = ${van}`
   await sql`update orders set pricing_model = 'distance', shipment = shipment || '{"weight": 30, "quantity": 1}', created_at = now() - interval '2 minutes' where id = ${heavy}`
   const near = { lat: 6.4413, lng: 3.4714 }
-  const page = await findWaitingOrdersNear(sql, near, 10, { vehicleType: 'bike', maxWeightKg: 20 }, 1)
+  const page = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'bike', maxWeightKg: 20 }, 1)
   t.same(page, [bike], 'the one order a bike may carry, though two older ones wait')
-  const truck = await findWaitingOrdersNear(sql, near, 10, { vehicleType: 'truck', maxWeightKg: 5000 }, 5)
+  const truck = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'truck', maxWeightKg: 5000 }, 5)
   t.same(truck, [heavy], 'a truck: only the distance-priced load (the rate-card orders were priced for a van and a bike)')
 })
