@@ -53,8 +53,9 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
       and o.pickup_lng between ${point.lng - dLng} and ${point.lng + dLng}
       and (o.pricing_model <> 'rate_card' or o.vehicle_type = ${carrier.vehicleType})
       and coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg}
-      and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.status = 'pending')
-      and not exists (select 1 from dispatch_offers d where d.order_id = o.id and d.courier_id = ${carrier.id} and d.created_at >= o.updated_at)
+      and not exists (
+        select 1 from dispatch_offers d
+        where d.order_id = o.id and (d.status = 'pending' or (d.courier_id = ${carrier.id} and d.created_at >= o.updated_at)))
     order by o.created_at limit ${limit}`
   return rows.map((row) => row.id)
 }
