@@ -14,6 +14,8 @@ import { PHONE_RULE, e164Phone } from '../phone.js'
 // on request, disabled with every token and every order not yet picked up handed back.
 
 const DISPLAY_PREFIX_LENGTH = 12
+/** Why a disabled courier's offers were withdrawn and their orders handed back (the order's history says it). */
+const DISABLED_REASON = 'courier disabled'
 
 /** Issues a token for the courier; only its SHA-256 is stored, as for API keys. */
 export async function issueCourierToken(db: Db, courierId: string): Promise<{ token: string; tokenHash: string }> {
@@ -155,8 +157,6 @@ export async function disableCourier(sql: Sql, actor: string, courierId: string)
 export function handBackFromDisabled(sql: Sql, actor: string, orderId: string, courierId: string): Promise<OrderChangeOutcome> {
   return changeOrder(sql, { orderId, scope: { courierId } }, { kind: 'advance', to: 'created', courier: null, reason: DISABLED_REASON }, { actor })
 }
-
-const DISABLED_REASON = 'courier disabled'
 
 /** What disabling did, as `courier:disable` prints it and the console shows it. */
 export interface CourierDisabled {
