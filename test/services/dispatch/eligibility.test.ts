@@ -47,6 +47,18 @@ async function offeredTo(t: Test, overrides: Record<string, unknown>, expected: 
   return orderId!
 }
 
+/** A courier 0.2 km away holding a new order (offered to them, accepted), and `next` on shift 2 km away, to be offered it when it comes back. */
+async function heldWithNextInLine(t: Test, names: { holding: string; next: string }) {
+  const holder = await onShift(gateway, db.sql, names.holding, kmNorth(ISLAND, 0.2))
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, holder.id, 'the nearest courier is offered the order')
+  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: holder.auth })
+  t.equal(accepted.statusCode, 200, accepted.body)
+  const next = await onShift(gateway, db.sql, names.next, kmNorth(ISLAND, 2))
+  return { holder, next, orderId: orderId!, offer: offer! }
+}
+
 t.test('the nearest of several couriers is offered the order', async (t) => {
   const middle = await onShift(gateway, db.sql, 'Middle', kmNorth(ISLAND, 1.5))
   const far = await onShift(gateway, db.sql, 'Far', kmNorth(ISLAND, 3))
@@ -253,13 +265,7 @@ t.test('test-mode orders are never offered to live couriers', async (t) => {
 })
 
 t.test('disabling a courier hands their assigned order back, and it is offered again', async (t) => {
-  const leaving = await onShift(gateway, db.sql, 'Leaving', kmNorth(ISLAND, 0.2))
-  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const offer = await pendingOffer(db.sql, orderId!)
-  t.equal(offer?.courierId, leaving.id)
-  const accepted = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: leaving.auth })
-  t.equal(accepted.statusCode, 200, accepted.body)
-  const next = await onShift(gateway, db.sql, 'Next', kmNorth(ISLAND, 2))
+  const { holder: leaving, next, orderId } = await heldWithNextInLine(t, { holding: 'Leaving', next: 'Next' })
 
   const disabled = await disableCourier(db.sql, 'test', leaving.id)
   t.equal(disabled.kind, 'disabled')
@@ -272,47 +278,37 @@ t.test('disabling a courier hands their assigned order back, and it is offered a
   const refused = await waitForValue(async () => (await gateway.inject({ method: 'GET', url: '/v2/courier/me', headers: leaving.auth })).statusCode, (status) => status === 401, WAIT_MS, 50)
   t.equal(refused.value, 401, "the courier's token is revoked")
 
-  const again = await pendingOffer(db.sql, orderId!)
+  const again = await pendingOffer(db.sql, orderId)
   t.equal(again?.courierId, next.id, 'the order is offered to the next courier')
   const taken = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${again!.id}/accept`, headers: next.auth })
   t.equal(taken.statusCode, 200, taken.body)
   const events = await db.sql<{ type: string }[]>`select type from events where order_id = ${orderId} order by sequence`
   t.same(events.map((event) => event.type), ['order.created', 'order.assigned', 'order.unassigned', 'order.assigned'])
-  await finish([orderId!], [next])
+  await finish([orderId], [next])
 })
 
 t.test('an order a disable left with its courier (it stopped midway) is handed back by the sweep and offered again', async (t) => {
-  const stranded = await onShift(gateway, db.sql, 'Stranded', kmNorth(ISLAND, 0.2))
-  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const offer = await pendingOffer(db.sql, orderId!)
-  t.equal(offer?.courierId, stranded.id)
-  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: stranded.auth })).statusCode, 200)
-  const next = await onShift(gateway, db.sql, 'Picks Up The Pieces', kmNorth(ISLAND, 2))
+  const { holder: stranded, next, orderId, offer } = await heldWithNextInLine(t, { holding: 'Stranded', next: 'Picks Up The Pieces' })
   // The disable's commit, and nothing after it: the process died before its hand-backs.
   await db.sql`update couriers set disabled_at = now() where id = ${stranded.id}`
 
-  const again = await pendingOffer(db.sql, orderId!, [offer!.id])
+  const again = await pendingOffer(db.sql, orderId, [offer.id])
   t.equal(again?.courierId, next.id, 'the order is offered to the next courier')
   const [order] = await db.sql<{ history: { status: string; reason?: string; by?: string }[] }[]>`select history from orders where id = ${orderId}`
   t.match(order!.history.at(-1), { status: 'created', reason: 'courier disabled', by: 'operator' }, "the history says why, as the disable's own hand-back does")
   const [audit] = await db.sql`select actor, action from audit_log where subject = ${orderId}`
   t.match(audit, { actor: 'dispatcher sweep', action: 'order.advance' }, 'and the audit trail names the sweep')
-  await finish([orderId!], [next])
+  await finish([orderId], [next])
 })
 
 t.test("a courier's unassign sends the order to someone else, though the one who handed it back is nearest", async (t) => {
-  const broken = await onShift(gateway, db.sql, 'Broke Down', kmNorth(ISLAND, 0.2))
-  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
-  const offer = await pendingOffer(db.sql, orderId!)
-  t.equal(offer?.courierId, broken.id)
-  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${offer!.id}/accept`, headers: broken.auth })).statusCode, 200)
-  const next = await onShift(gateway, db.sql, 'Farther', kmNorth(ISLAND, 2))
+  const { holder: broken, next, orderId } = await heldWithNextInLine(t, { holding: 'Broke Down', next: 'Farther' })
   const handedBack = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/unassign`, headers: broken.auth, payload: { reason: 'bike broke down' } })
   t.equal(handedBack.statusCode, 200, handedBack.body)
-  const again = await pendingOffer(db.sql, orderId!)
+  const again = await pendingOffer(db.sql, orderId)
   t.equal(again?.courierId, next.id, 'offered to the farther courier, not straight back')
   const offers = await db.sql<{ courierId: string }[]>`select courier_id from dispatch_offers where order_id = ${orderId} order by created_at`
   t.same(offers.map((row) => row.courierId), [broken.id, next.id], 'and never to the one who handed it back')
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${again!.id}/accept`, headers: next.auth })).statusCode, 200)
-  await finish([orderId!], [next, broken])
+  await finish([orderId], [next, broken])
 })
