@@ -131,6 +131,9 @@ export type OrderActor = 'dispatch' | 'business' | 'operator'
 
 export type CourierShift = 'available' | 'offline'
 
+/** The reason an offer is declined for a courier who goes off shift while it is pending. */
+export const OFF_SHIFT_REASON = 'went off shift'
+
 /** What a registered courier rides: a car carries what a bike cannot, and is never a rate card's option. */
 export const COURIER_VEHICLE_TYPES = ['bike', 'car', 'bus_van', 'truck'] as const
 export type CourierVehicleType = (typeof COURIER_VEHICLE_TYPES)[number]

@@ -1,4 +1,4 @@
-import { HELD_STATUSES, type CourierFix, type CourierShift, type OrderStatus } from '../courier.js'
+import { HELD_STATUSES, OFF_SHIFT_REASON, type CourierFix, type CourierShift, type OrderStatus } from '../courier.js'
 import { findHeldOrdersOfCourier, type CourierRow } from '../db/couriers.js'
 import { closeOffer, findOffer, findPendingOffersOfCourier, type Offer } from '../db/offers.js'
 import { findOrderById, type Order } from '../db/orders.js'
@@ -44,13 +44,12 @@ export type CourierMove =
 /** An order trail keeps this many points: 8 hours at one point per 30 s. */
 const TRAIL_MAX_POINTS = 960
 
-/** The reason an offer is declined for a courier who goes off shift while it is pending. */
-export const OFF_SHIFT_REASON = 'went off shift'
-
 /**
  * On or off shift; on the map already (a fix known), the orders waiting near them are looked at
  * now. Off shift, their pending offers are declined for them, so those orders go on to the next
- * courier at once rather than when the offers expire.
+ * courier at once rather than when the offers expire. The shift is cleared before the scan: an
+ * offer committed after the scan is declined by dispatch itself, which reads the shift after its
+ * commit (shared/dispatch/dispatch.ts).
  */
 export async function changeShift(desk: CourierDesk, courier: CourierOnMap, shift: CourierShift): Promise<CourierShift> {
   const { joined } = await setShift(desk.redis, desk.prefix, courier, shift).catch(unavailableWithoutRedis)

@@ -1,13 +1,14 @@
-import { COURIER_VEHICLE_TYPES, type CourierVehicleType } from '../courier.js'
+import { COURIER_VEHICLE_TYPES, OFF_SHIFT_REASON, type CourierShift, type CourierVehicleType } from '../courier.js'
 import type { Order } from '../db/orders.js'
 import { countActiveOrders, findDispatchCandidates, type CourierRow } from '../db/couriers.js'
-import { dropOffer, hasPendingOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
+import { closeOffer, dropOffer, hasPendingOffer, insertOffer, lastAcceptedBy, offersOfOrderSince, type Offer } from '../db/offers.js'
 import { findOrderById, lockOrder } from '../db/orders.js'
 import { pipelined } from '../db/pipelined.js'
 import type { Sql } from '../db/sql.js'
-import { nearbyCouriers } from '../couriers/positions.js'
+import { nearbyCouriers, shiftOf } from '../couriers/positions.js'
 import type { RedisClient } from '../redis.js'
 import { newOfferId } from '../ids.js'
+import { instruments } from '../telemetry/metrics.js'
 import { activeTraceparent } from '../telemetry/tracing.js'
 import { offerView } from './views.js'
 
@@ -80,7 +81,7 @@ export async function offerNext(sql: Sql, redis: RedisClient, prefix: string, se
     const search = await nearbyCouriers(redis, prefix, vehicles, pickup, settings.radiusKm, settings.staleS, count)
     const near = search.couriers.filter((courier) => !looked.has(courier.courierId))
     for (const courier of near) looked.add(courier.courierId)
-    const step = near.length === 0 ? null : await offerToFirstFree(sql, settings, order, near, since)
+    const step = near.length === 0 ? null : await offerToFirstFree(sql, redis, prefix, settings, order, near, since)
     if (step) return step
     if (search.complete) break
   }
@@ -109,7 +110,7 @@ function currentRound(offers: Pick<Offer, 'courierId' | 'createdAt' | 'roundStar
 }
 
 /** Offers the order to the first of `near` (nearest first) who may take it now, in the round begun at `round`; null if none could. */
-async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[], round: Date): Promise<DispatchStep | null> {
+async function offerToFirstFree(sql: Sql, redis: RedisClient, prefix: string, settings: DispatchSettings, order: Order, near: { courierId: string; km: number }[], round: Date): Promise<DispatchStep | null> {
   const candidates = new Map((await findDispatchCandidates(sql, near.map((courier) => courier.courierId))).map((courier) => [courier.id, courier]))
   for (const { courierId, km } of near) {
     const courier = candidates.get(courierId)
@@ -133,7 +134,23 @@ async function offerToFirstFree(sql: Sql, settings: DispatchSettings, order: Ord
     if (offer === 'gone') return { kind: 'not_needed', why: 'not_created' }
     if (offer === 'pending') return { kind: 'not_needed', why: 'offer_pending' }
     // Null: the courier got an offer for another order meanwhile, or a full load.
-    if (offer) return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
+    if (!offer) continue
+    if (await wentOffShift(sql, redis, prefix, offer)) continue
+    return { kind: 'offered', offer, courierId, view: offerView(offer, order, km) }
   }
   return null
+}
+
+/**
+ * Whether the courier went off shift between the search that found them and the offer's commit,
+ * and so after their own off-shift scan of pending offers: the offer is then declined for them
+ * as that scan would have (`went off shift`). Going off shift clears the shift before it scans,
+ * and this reads the shift after the commit, so one side or the other always sees the offer.
+ * Without Redis now, the offer stands, to expire as any other.
+ */
+async function wentOffShift(sql: Sql, redis: RedisClient, prefix: string, offer: Offer): Promise<boolean> {
+  const shift = await shiftOf(redis, prefix, offer.courierId).catch((): CourierShift => 'available')
+  if (shift === 'available') return false
+  if (await closeOffer(sql, offer.id, 'declined', OFF_SHIFT_REASON)) instruments().dispatchOffers.add(1, { outcome: 'declined' })
+  return true
 }

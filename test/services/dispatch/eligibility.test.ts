@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { Queue } from 'bullmq'
 import t, { type Test } from 'tap'
+import { OFF_SHIFT_REASON } from '../../../shared/courier.js'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
 import { countAvailable, recordFix, setShift } from '../../../shared/couriers/positions.js'
 import { insertOffer } from '../../../shared/db/offers.js'
@@ -200,6 +201,20 @@ t.test('off shift, silent past COURIER_STALE_S, holding a pending offer or at CO
   t.equal(accepted.statusCode, 200, accepted.body)
   const o4 = await offeredTo(t, {}, witness, [full])
   await finish([o4, carried!], [full, witness])
+})
+
+t.test('a courier who goes off shift between the search that finds them and the offer: declined for them, and the next courier has it', async (t) => {
+  const witness = await onShift(gateway, db.sql, 'Witness after', kmNorth(ISLAND, 3))
+  const midway = await onShift(gateway, db.sql, 'Midway', kmNorth(ISLAND, 0.2))
+  // Their off-shift has cleared the shift and scanned their (then no) pending offers, and the
+  // search found them first: they are still in the dispatch set, with no shift.
+  await connection.del(`${db.config.QUEUE_PREFIX}:courier:${midway.id}:shift`)
+  const [orderId] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offer = await pendingOffer(db.sql, orderId!)
+  t.equal(offer?.courierId, witness.id, 'the order goes on to the next courier at once')
+  const [closed] = await db.sql<{ status: string; reason: string | null }[]>`select status, reason from dispatch_offers where order_id = ${orderId!} and courier_id = ${midway.id}`
+  t.same(closed, { status: 'declined', reason: OFF_SHIFT_REASON }, 'the offer made to the courier gone off shift is declined for them, saying why')
+  await finish([orderId!], [witness, midway])
 })
 
 t.test('a busy hub: more couriers nearer than the first look takes, and the one who may carry the order is farther', async (t) => {

@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq'
 import t, { type Test } from 'tap'
-import { OFF_SHIFT_REASON } from '../../../shared/couriers/actions.js'
+import { OFF_SHIFT_REASON } from '../../../shared/courier.js'
 import { DISPATCH_QUEUE, freeJob, offerJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
