@@ -33,11 +33,28 @@ export function createRedis(config: RedisSettings, options: RedisOptions = {}): 
 }
 
 /**
+ * The error kinds (a reply's first word) with which a Redis that is there says it cannot serve
+ * now: loading its data, a replica or a demoted primary (a failover), a cluster without a
+ * quorum or mid-resharding, a primary gone from its replica, a script past its time limit, or
+ * memory full. They pass when the failover or the script does.
+ */
+const OUTAGE_REPLIES = new Set(['LOADING', 'READONLY', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'BUSY', 'OOM'])
+
+/**
  * For a step that cannot do without Redis (a shift, a location ping): Redis out of reach (down,
- * or past `REDIS_COMMAND_TIMEOUT_MS`) is an outage to wait out, a 503 as Postgres's is; an error
- * Redis answered (a script's) stays what it is.
+ * or past `REDIS_COMMAND_TIMEOUT_MS`), or saying it cannot serve now (`OUTAGE_REPLIES`), is an
+ * outage to wait out, a 503 as Postgres's is; any other error Redis answered (a script's) stays
+ * what it is.
  */
 export function unavailableWithoutRedis(err: unknown): never {
-  if (err instanceof ReplyError) throw err
+  if (err instanceof ReplyError && !isOutageReply(err)) throw err
   throw new ApiError(503, 'Service temporarily unavailable, retry shortly')
+}
+
+/** An outage reply, or a transaction discarded (EXECABORT) for one of its commands' (ioredis keeps those as `previousErrors`). */
+function isOutageReply(err: unknown): boolean {
+  // ioredis types ReplyError as `any`; it is an Error, which is what lets the compiler read it.
+  if (!(err instanceof ReplyError) || !(err instanceof Error)) return false
+  const previous = 'previousErrors' in err && Array.isArray(err.previousErrors) ? err.previousErrors : []
+  return OUTAGE_REPLIES.has(err.message.split(' ', 1)[0] ?? '') || previous.some(isOutageReply)
 }

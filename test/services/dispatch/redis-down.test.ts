@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis'
 import t from 'tap'
 import { issueLoginCode } from '../../../shared/couriers/login.js'
 import { insertOffer } from '../../../shared/db/offers.js'
@@ -5,7 +6,7 @@ import { newOfferId } from '../../../shared/ids.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, startConsole } from '../../helpers/console.js'
 import { onShift, placeOrders } from '../../helpers/couriers.js'
-import { startBuiltService, startOwnRedis } from '../../helpers/processes.js'
+import { freePort, startBuiltService, startOwnRedis } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { startStack } from '../../helpers/stack.js'
 
@@ -19,6 +20,24 @@ const { gateway, db } = await startStack(t, { worker: false, env: { REDIS_URL: r
 startBuiltService(t, 'services/placement-worker/main.js', { ...db.env, REDIS_URL: redis.url, WORKER_PORT: '0', WORKER_OPS_PORT: '0' })
 const { app: consoleApp } = await startConsole(t, { ...db.env, REDIS_URL: redis.url })
 const account = await seedAccount(db.sql, { balance: 1_000_000 })
+
+// A failover's demoted primary is there and answers, but refuses writes (READONLY, or EXECABORT
+// for a transaction of them): as much an outage to wait out as a Redis gone.
+t.test('a Redis that answers but cannot take writes (a primary demoted in a failover) is a 503 too, and the steps work once it can', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Failover Rider', ISLAND)
+  const admin = new Redis(redis.url)
+  t.teardown(() => admin.disconnect())
+  await admin.call('REPLICAOF', '127.0.0.1', String(await freePort()))
+  const courier = (url: string, payload: Record<string, unknown>) => gateway.inject({ method: 'POST', url: `/v2/courier${url}`, headers: rider.auth, payload })
+  for (const [url, payload] of [['/shift', { status: 'offline' }], ['/location', { latitude: ISLAND.lat, longitude: ISLAND.lng }]] as const) {
+    const answer = await courier(url, payload)
+    t.equal(answer.statusCode, 503, `${url}: ${answer.body}`)
+    t.match(answer.json(), { statusCode: 503, message: 'Service temporarily unavailable, retry shortly' }, `${url}: the spec's error body`)
+  }
+  await admin.call('REPLICAOF', 'NO', 'ONE')
+  const offShift = await courier('/shift', { status: 'offline' })
+  t.equal(offShift.statusCode, 200, `promoted again: ${offShift.body}`)
+})
 
 t.test('riders go on with their orders while Redis is down; the steps that need it answer 503', async (t) => {
   const rider = await onShift(gateway, db.sql, 'Outage Rider', ISLAND)
