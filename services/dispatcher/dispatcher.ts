@@ -6,7 +6,7 @@ import type { DispatcherConfig } from '../../shared/config.js'
 import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { handBackFromDisabled } from '../../shared/couriers/accounts.js'
-import { countOrdersWaitingForCourier, findOrdersOfDisabledCouriers, findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
+import { findOrdersOfDisabledCouriers, findOrdersWithoutOffer, findWaitingOrdersNear, ordersWaitingForCourier, type SweepCursor } from '../../shared/db/dispatch-sweep.js'
 import { findCourier } from '../../shared/db/couriers.js'
 import { expireDueOffers, expireOfferIfDue, type Offer } from '../../shared/db/offers.js'
 import { createSql } from '../../shared/db/sql.js'
@@ -194,10 +194,16 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
     if (waiting.length > 0) await queue.addBulk(waiting.map(({ id }) => offerJob(id)))
   }, (err) => app.log.warn({ err }, 'dispatch sweep failed'))
 
-  metrics.meter.createObservableGauge('courier_orders_waiting_for_courier', { description: 'Live orders created and not yet assigned' }).addCallback(async (result) => {
-    const count = await countOrdersWaitingForCourier(sql).catch(() => null)
-    if (count !== null) result.observe(count)
-  })
+  // One query for both gauges. The oldest wait shows the order nobody ever takes (no courier of its
+  // vehicle comes near), which time to assign, recorded at an accept, never sees.
+  const waitingGauge = metrics.meter.createObservableGauge('courier_orders_waiting_for_courier', { description: 'Live orders created and not yet assigned' })
+  const oldestGauge = metrics.meter.createObservableGauge('courier_order_wait_oldest_seconds', { description: 'How long the live order waiting longest for a courier has waited since it last became created; 0 when none waits' })
+  metrics.meter.addBatchObservableCallback(async (result) => {
+    const waiting = await ordersWaitingForCourier(sql).catch(() => null)
+    if (!waiting) return
+    result.observe(waitingGauge, waiting.count)
+    result.observe(oldestGauge, waiting.oldestS)
+  }, [waitingGauge, oldestGauge])
   observeQueueJobs(queue)
   // One series per vehicle, as dispatch searches them: a truck order waits on the trucks alone.
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch sets), by vehicle' }).addCallback(async (result) => {

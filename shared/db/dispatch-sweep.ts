@@ -60,10 +60,16 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
   return rows.map((row) => row.id)
 }
 
-/** Live orders waiting for a courier, for the gauge. */
-export async function countOrdersWaitingForCourier(db: Db): Promise<number> {
-  const [row] = await db<{ count: number }[]>`select count(*)::int as count from orders where status = 'created' and livemode`
-  return row.count
+/**
+ * Live orders waiting for a courier, and how long the one waiting longest has (since it last
+ * became `created`; 0 when none waits), for the gauges.
+ */
+export async function ordersWaitingForCourier(db: Db): Promise<{ count: number; oldestS: number }> {
+  const [row] = await db<{ count: number; oldestS: number }[]>`
+    select count(*)::int as count,
+      coalesce(extract(epoch from now() - min((history -> -1 ->> 'at')::timestamptz)), 0)::float8 as oldest_s
+    from orders where status = 'created' and livemode`
+  return row
 }
 
 /** A live order no courier has taken yet, as the operator's waiting list shows it. */

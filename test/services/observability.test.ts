@@ -205,6 +205,9 @@ t.test('one trace from placement through the dispatch job and the offer to the c
   const second = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
   const secondId: string = second.json().orders[0].order_id
   t.ok(await pendingOffer(db.sql, secondId), 'a second order is offered')
+  const waiting = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  t.match(waiting, /courier_orders_waiting_for_courier(\{[^}]*\})? 1\b/, 'offered but not accepted: it waits for a courier')
+  t.match(waiting, /courier_order_wait_oldest_seconds(\{[^}]*\})? (0\.\d*[1-9]|[1-9])/, 'for more than no time')
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/business/orders/${secondId}/cancel`, headers: bearer(account.apiKey) })).statusCode, 200)
 
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()

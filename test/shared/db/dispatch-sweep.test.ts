@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { findOrdersWithoutOffer, findWaitingOrdersNear, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
+import { findOrdersWithoutOffer, findWaitingOrdersNear, ordersWaitingForCourier, type SweepCursor } from '../../../shared/db/dispatch-sweep.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
 import { genericPlanOf, useTestDb } from '../../helpers/db.js'
@@ -58,4 +58,21 @@ t.test("a free courier's waiting orders leave out what they cannot carry before 
   t.same(page, [bike], 'the one order a bike may carry, though two older ones wait')
   const truck = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'truck', maxWeightKg: 5000 }, 5)
   t.same(truck, [heavy], 'a truck: only the distance-priced load (the rate-card orders were priced for a van and a bike)')
+})
+
+t.test("the dispatcher's gauges: how many live orders wait, and how long the longest has since it last became created", async (t) => {
+  const { sql } = await useTestDb(t)
+  const { businessId } = await seedAccount(sql)
+  t.same(await ordersWaitingForCourier(sql), { count: 0, oldestS: 0 }, 'none waiting: 0 and 0')
+  const [handedBack, fresh] = [await seedOrder(sql, businessId), await seedOrder(sql, businessId)]
+  await seedOrder(sql, businessId, false)
+  // Placed 40 minutes ago and handed back 10 minutes ago: it has waited 10 minutes, not 40.
+  await sql`update orders set created_at = now() - interval '40 minutes', history = jsonb_build_array(
+    jsonb_build_object('status', 'created', 'at', now() - interval '40 minutes'),
+    jsonb_build_object('status', 'assigned', 'at', now() - interval '35 minutes'),
+    jsonb_build_object('status', 'created', 'at', now() - interval '10 minutes')) where id = ${handedBack}`
+  await sql`update orders set history = jsonb_build_array(jsonb_build_object('status', 'created', 'at', now() - interval '1 minute')) where id = ${fresh}`
+  const waiting = await ordersWaitingForCourier(sql)
+  t.equal(waiting.count, 2, 'the two live orders; the test-mode one is no courier\'s')
+  t.ok(waiting.oldestS >= 600 && waiting.oldestS < 660, `the longest wait is the hand-back's 10 minutes: ${waiting.oldestS} s`)
 })
