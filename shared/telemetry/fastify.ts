@@ -13,7 +13,7 @@ let instrumentation: Promise<FastifyOtelInstrumentation> | undefined
 export function fastifyOtel(): Promise<FastifyOtelInstrumentation> {
   instrumentation ??= import('@fastify/otel').then(({ FastifyOtelInstrumentation }) => new FastifyOtelInstrumentation({
     ignorePaths: (options: { url: string }) => ['/healthz', '/readyz'].includes(options.url),
-    // The span's `url.path` is the raw URL: a set-password or tracking token must not ride in it.
+    // The span's `url.path` is the raw URL: a set-password token or a tracking link must not ride in it.
     requestHook: redactSpanUrls,
   }))
   return instrumentation

@@ -221,7 +221,7 @@ t.test('one trace from placement through the dispatch job and the offer to the c
   t.match(text, /courier_couriers_available\{[^}]*vehicle="truck"[^}]*\} 0\b/)
 })
 
-t.test('a set-password token, a CSRF token or a key in a URL reaches neither a span nor a log line', async (t) => {
+t.test('a set-password token, a CSRF token, a key in a URL or a link that is its own credential reaches neither a span nor a log line', async (t) => {
   const { db } = await startStack(t, { worker: false })
   const { app } = await startConsole(t, db.env)
   const token = 'SeCrEt-set-password-token-0123456789'
@@ -232,6 +232,15 @@ t.test('a set-password token, a CSRF token or a key in a URL reaches neither a s
   t.ok(paths.includes('/console/set-password?token=[redacted]&lang=en'), `the console's span has the path without the token: ${paths.join(', ')}`)
   t.notOk(JSON.stringify(spans.getFinishedSpans().map((span) => span.attributes)).includes(token), 'no span attribute holds it')
 
+  // Links whose path is the credential: a tracking page (its PIN, the courier's position) and a proof photo.
+  const trackingToken = 'TrAcKiNg-token-0123456789ab'
+  const photoLink = '/v2/proof-photos/cHJvb2YvT1JELUFCQw/1795896180/SiGnAtUrE-0123456789'
+  spans.reset()
+  t.equal((await app.inject({ method: 'GET', url: `/t/${trackingToken}` })).statusCode, 404)
+  await provider.forceFlush()
+  t.ok(spans.getFinishedSpans().some((span) => span.attributes['url.path'] === '/t/[redacted]'), 'the tracking page\'s span has its path without the token')
+  t.notOk(JSON.stringify(spans.getFinishedSpans().map((span) => span.attributes)).includes(trackingToken), 'no span attribute holds the token')
+
   // The HTTP instrumentation's attributes (webhook URLs carry keys too), through the same hook.
   const span = provider.getTracer('test').startSpan('outgoing', { attributes: { 'url.full': 'https://hooks.example.com/in?api_key=k-123&shop=7', 'http.target': '/in?sig=abc', 'url.query': 'X-Signature=s1&shop=7' } })
   redactSpanUrls(span)
@@ -239,6 +248,13 @@ t.test('a set-password token, a CSRF token or a key in a URL reaches neither a s
   await provider.forceFlush()
   const outgoing = spans.getFinishedSpans().find((finished) => finished.name === 'outgoing')
   t.same(outgoing?.attributes, { 'url.full': 'https://hooks.example.com/in?api_key=[redacted]&shop=7', 'http.target': '/in?sig=[redacted]', 'url.query': 'X-Signature=[redacted]&shop=7' })
+  const linked = provider.getTracer('test').startSpan('linked', { attributes: { 'url.full': `https://api.example.com${photoLink}`, 'url.path': `/t/${trackingToken}?lang=en`, 'http.target': '/v2/business/orders/ORD-1' } })
+  redactSpanUrls(linked)
+  linked.end()
+  await provider.forceFlush()
+  t.same(spans.getFinishedSpans().find((finished) => finished.name === 'linked')?.attributes,
+    { 'url.full': 'https://api.example.com/v2/proof-photos/[redacted]', 'url.path': '/t/[redacted]?lang=en', 'http.target': '/v2/business/orders/ORD-1' },
+    'a whole URL or a path: the credential goes, the rest and any other path stay')
 
   let captured = ''
   const options = loggerOptions('info')
@@ -246,11 +262,17 @@ t.test('a set-password token, a CSRF token or a key in a URL reaches neither a s
   const logged = Fastify({ logger: typeof options === 'object' ? { ...options, stream } : false })
   await logged.register(requestLog, { slowMs: 1000 })
   logged.get('/console/set-password', async (_request, reply) => reply.code(404).send())
+  logged.get('/t/:token', async (_request, reply) => reply.code(404).send())
+  logged.get('/v2/proof-photos/:key/:expires/:signature', async (_request, reply) => reply.code(403).send())
   t.teardown(() => logged.close())
   await logged.inject({ method: 'GET', url: `/console/set-password?token=${token}`, headers: { cookie: 'console_session=sess-secret' } })
+  await logged.inject({ method: 'GET', url: `/t/${trackingToken}` })
+  await logged.inject({ method: 'GET', url: photoLink })
   logged.log.info({ req: { headers: { cookie: 'console_session=sess-secret', authorization: 'Bearer x' } }, password: 'hunter2 hunter2', _csrf: 'csrf-secret' }, 'careless log line')
   t.match(captured, /"url":"\/console\/set-password\?token=\[redacted\]"/, 'the refused request is logged without its token')
-  for (const secret of [token, 'sess-secret', 'hunter2', 'csrf-secret']) t.notOk(captured.includes(secret), `${secret.slice(0, 6)}… is in no log line`)
+  t.match(captured, /"url":"\/t\/\[redacted\]"/, 'a refused tracking link is logged without its token')
+  t.match(captured, /"url":"\/v2\/proof-photos\/\[redacted\]"/, 'and a refused photo link without its key and signature')
+  for (const secret of [token, 'sess-secret', 'hunter2', 'csrf-secret', trackingToken, 'cHJvb2YvT1JELUFCQw', 'SiGnAtUrE']) t.notOk(captured.includes(secret), `${secret.slice(0, 6)}… is in no log line`)
 })
 
 t.test('request log: a slow answer is logged as slow, a stream however long is not', async (t) => {
