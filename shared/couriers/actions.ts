@@ -170,11 +170,12 @@ async function letOfferGo(desk: CourierDesk, offer: Offer, reason: string | null
 
 /**
  * Moves an order the courier holds, through the one state machine. A delivery's photo (JPEG or
- * PNG by its bytes, ≤ 5 MB) is stored first and removed again if the order refuses the move.
+ * PNG by its bytes, ≤ 5 MB) is stored first and removed again if the order refuses the move;
+ * only for an order the courier holds, so another's (or none) is the 404 with nothing written.
  */
 export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId: string, move: CourierMove): Promise<Order> {
   if (!isOrderId(orderId)) throw orderNotFound(orderId)
-  const photo = move.to === 'delivered' && move.photo ? await storePhoto(desk, orderId, move.photo) : null
+  const photo = move.to === 'delivered' && move.photo ? await storePhoto(desk, courier.id, orderId, move.photo) : null
   const reason = 'reason' in move ? move.reason : null
   const proof = move.to === 'delivered' ? { pin: move.pin, photo } : {}
   const location = await fixIfKnown(desk, courier.id)
@@ -188,7 +189,8 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
   return outcome.row
 }
 
-async function storePhoto(desk: CourierDesk, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
+async function storePhoto(desk: CourierDesk, courierId: string, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
+  await orderHeldBy(desk, courierId, orderId)
   if (bytes.length > PHOTO_MAX_BYTES) throw photoTooLarge()
   const type = photoTypeOf(bytes)
   if (!type) throw new ApiError(400, 'photo must be a JPEG or PNG image', { errors: [{ field: 'photo', message: 'photo must be a JPEG or PNG image' }] })

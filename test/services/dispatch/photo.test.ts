@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { loadConfig, webhookKeysEnv } from '../../../shared/config.js'
 import { findCourier } from '../../../shared/db/couriers.js'
@@ -80,6 +82,19 @@ t.test('a wrong PIN with a photo: refused, and the photo is not kept', async (t)
   t.notOk(/"(delivery_)?pin"|"price"|photo_url/.test(right.body), 'the courier is shown neither the PIN, the price nor the photo link')
   t.match(await read(orderId), { status: 'delivered', proof_of_delivery: { pin_required: true, pin_verified: true, photo_required: true, photo_url: `${PUBLIC}/v2/business/orders/${orderId}/proof/photo` } })
   t.match(photos.files(), [new RegExp(`^proof/${orderId}/[0-9a-f]{24}\\.jpg$`)], 'kept as a JPEG, under an unguessable name')
+})
+
+t.test('a photo for an order the courier does not hold (another\'s, or none) is the 404, and nothing is written, not even a folder', async (t) => {
+  const holder = await onShift(gateway, db.sql, 'Holding Rider', ISLAND)
+  const stranger = await onShift(gateway, db.sql, 'Stranger Rider', ISLAND)
+  const orderId = await pickedUp(holder, { photo: true })
+  for (const target of [orderId, 'ORD-ZZZZZZZZZZ']) {
+    const answer = await deliver(stranger, target, multipart({}, [photo(PNG)]))
+    t.equal(answer.statusCode, 404, answer.body)
+    t.equal(answer.json().message, `Order ${target} was not found`)
+    t.notOk(existsSync(path.join(photos.dir, 'proof', target)), `nothing under proof/${target}`)
+  }
+  t.match(await read(orderId), { status: 'picked_up', proof_of_delivery: null }, 'the holder\'s order is untouched')
 })
 
 t.test('the business reads its photo: a link that works without the key until it expires', async (t) => {
