@@ -64,3 +64,15 @@ export async function refuseCredential(failures: AuthFailureLimit, request: Fast
   const wait = await failures.count(request.ip)
   return wait === null ? new ApiError(401, message) : tooManyFailures(reply, wait)
 }
+
+/**
+ * A credential the gateway does not hold in memory, looked up. From an address past its failure
+ * limit only a valid one passes (one address is often many clients: an office, a carrier's NAT),
+ * and anything else, or a lookup that cannot be made now, is the 429 it would have been.
+ */
+export async function lookUpCredential<T extends object>(failures: AuthFailureLimit, request: FastifyRequest, reply: FastifyReply, find: () => T | null | Promise<T | null>): Promise<T | ApiError | null> {
+  const wait = await failures.over(request.ip)
+  if (wait === null) return find()
+  const found = await Promise.resolve(find()).catch(() => null)
+  return found ?? tooManyFailures(reply, wait)
+}

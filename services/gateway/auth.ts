@@ -1,11 +1,10 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { LRUCache } from 'lru-cache'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, hashApiKey, type ApiKeyScope } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
-import { LoadCache } from '../../shared/cache.js'
 import { SCOPES_FOR } from './access.js'
-import { refuseCredential, tooManyFailures, type AuthFailureLimit } from './auth-failures.js'
+import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
+import { createCredentialCache, type CredentialCache } from './credential-cache.js'
 
 export interface Caller {
   businessId: string
@@ -29,44 +28,16 @@ declare module 'fastify' {
 // most 40 characters, and a value of any other length never reaches it.
 const KEY_SHAPE = /^ck_(?:live|test)_[0-9A-Za-z]{32}$/
 const KEY_LENGTH = 40
-// Unknown keys are remembered briefly so one bad key sent again and again is one query.
-const UNKNOWN_KEY_TTL_MS = 2000
-const MAX_ENTRIES = 50_000
-const MAX_UNKNOWN_ENTRIES = 10_000
 
-/**
- * API keys by SHA-256 hash, held in memory so a request in steady state costs no query.
- * Valid keys and unknown ones are held apart: a flood of made-up keys fills only its own
- * bounded list and never evicts a valid key. A revoke reaches this cache through the
- * invalidation bus; the TTL is only the backstop.
- */
-export function createKeyCache(sql: Sql, ttlMs: number, bounds = { valid: MAX_ENTRIES, unknown: MAX_UNKNOWN_ENTRIES }) {
-  const callers = new LoadCache<string, Caller | null>({ max: bounds.valid, ttlMs, keep: (caller) => caller !== null })
-  const unknown = new LRUCache<string, true>({ max: bounds.unknown, ttl: UNKNOWN_KEY_TTL_MS })
-
-  async function load(hash: string): Promise<Caller | null> {
+/** API keys by SHA-256 hash (`createCredentialCache`): a request in steady state costs no query. */
+export function createKeyCache(sql: Sql, ttlMs: number, bounds?: { valid: number; unknown: number }): KeyCache {
+  return createCredentialCache(async (hash) => {
     const found = await findActiveKeyByHash(sql, hash)
-    if (!found) unknown.set(hash, true)
     return found && { businessId: found.businessId, keyId: found.keyId, scopes: found.scopes, livemode: found.livemode }
-  }
-
-  return {
-    /** The caller of a key by its hash as held in memory: null for a key known to be unknown, undefined when not held. */
-    held(hash: string): Caller | null | undefined {
-      return unknown.has(hash) ? null : callers.peek(hash)
-    },
-    /** The key's caller (null: no such active key), at once when the cache holds the answer. */
-    find(hash: string): Caller | null | Promise<Caller | null> {
-      return unknown.has(hash) ? null : callers.getOrLoad(hash, () => load(hash))
-    },
-    clear(): void {
-      callers.clear()
-      unknown.clear()
-    },
-  }
+  }, ttlMs, bounds)
 }
 
-export type KeyCache = ReturnType<typeof createKeyCache>
+export type KeyCache = CredentialCache<Caller>
 
 /**
  * The API key of an `Authorization: Bearer <key>` header (scheme in any case), or null unless
@@ -94,14 +65,6 @@ export function bearerKey(header: string | undefined): string | null {
  * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
-  async function lookUp(request: FastifyRequest, reply: FastifyReply, hash: string): Promise<Caller | ApiError | null> {
-    const wait = await failures.over(request.ip)
-    if (wait === null) return keys.find(hash)
-    // Past the limit, a key that is not valid (or cannot be looked up now) is the 429 it would have been.
-    const caller = await Promise.resolve(keys.find(hash)).catch(() => null)
-    return caller ?? tooManyFailures(reply, wait)
-  }
-
   function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {
     if (!caller) {
       refuseCredential(failures, request, reply, 'Invalid API key').then(done, done)
@@ -120,6 +83,6 @@ export function requireScope({ keys, failures }: { keys: KeyCache; failures: Aut
     const hash = hashApiKey(apiKey)
     const held = keys.held(hash)
     if (held !== undefined) return admit(request, reply, held, done)
-    lookUp(request, reply, hash).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
+    lookUpCredential(failures, request, reply, () => keys.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
   }
 }

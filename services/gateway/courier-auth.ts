@@ -2,8 +2,9 @@ import type { FastifyRequest, HookHandlerDoneFunction, FastifyReply } from 'fast
 import type { Sql } from '../../shared/db/sql.js'
 import { findCourierByTokenHash, type CourierRow } from '../../shared/db/couriers.js'
 import { hashApiKey } from '../../shared/db/api-keys.js'
-import { LoadCache } from '../../shared/cache.js'
-import { refuseCredential, type AuthFailureLimit } from './auth-failures.js'
+import { ApiError } from '../../shared/errors/api-error.js'
+import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
+import { createCredentialCache, type CredentialCache } from './credential-cache.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,20 +26,21 @@ export function bearerCourierToken(header: string | undefined): string | null {
 }
 
 /**
- * Courier tokens by hash, held like API keys (DESIGN 14): a request in steady state costs no
- * query; `courier:disable` announces the revoked hashes and every gateway drops them at once.
+ * Courier tokens by hash, held like API keys (DESIGN 14, `createCredentialCache`): a request in
+ * steady state costs no query, nor does a bad token sent again; `courier:disable` announces the
+ * revoked hashes and every gateway drops them at once.
  */
-export function createCourierTokenCache(sql: Sql, ttlMs: number) {
-  const couriers = new LoadCache<string, CourierRow | null>({ max: 50_000, ttlMs, keep: (courier) => courier !== null })
-  return {
-    find: (hash: string) => couriers.getOrLoad(hash, () => findCourierByTokenHash(sql, hash)),
-    clear: () => couriers.clear(),
-  }
+export function createCourierTokenCache(sql: Sql, ttlMs: number): CourierTokenCache {
+  return createCredentialCache((hash) => findCourierByTokenHash(sql, hash), ttlMs)
 }
 
-export type CourierTokenCache = ReturnType<typeof createCourierTokenCache>
+export type CourierTokenCache = CredentialCache<CourierRow>
 
-/** The courier routes' `onRequest` hook: a courier token or 401 (a business key is no courier token); failures count per address as for API keys. */
+/**
+ * The courier routes' `onRequest` hook: a courier token or 401 (a business key is no courier
+ * token). Failures count per address as for API keys, and past the limit a token not held is
+ * the 429 unless it is valid (`lookUpCredential`).
+ */
 export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache; failures: AuthFailureLimit }) {
   function admit(request: FastifyRequest, reply: FastifyReply, courier: CourierRow | null, done: HookHandlerDoneFunction): void {
     if (!courier) {
@@ -51,8 +53,10 @@ export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache
   // A callback hook: a token the cache holds (nearly every ping) is admitted without a promise.
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const token = bearerCourierToken(request.headers.authorization)
-    const found = token === null ? null : tokens.find(hashApiKey(token))
-    if (found instanceof Promise) found.then((courier) => admit(request, reply, courier, done), done)
-    else admit(request, reply, found, done)
+    if (token === null) return admit(request, reply, null, done)
+    const hash = hashApiKey(token)
+    const held = tokens.held(hash)
+    if (held !== undefined) return admit(request, reply, held, done)
+    lookUpCredential(failures, request, reply, () => tokens.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
   }
 }

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import gatewayApp from '../../../services/gateway/app.js'
 import { createKeyCache } from '../../../services/gateway/auth.js'
+import { createCourierTokenCache } from '../../../services/gateway/courier-auth.js'
 import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { seedAccount } from '../../helpers/accounts.js'
@@ -65,6 +66,25 @@ t.test('past the limit, a key that is not valid is a 429, even while Postgres is
   for (const value of [MALFORMED[0], MALFORMED[1], MALFORMED[2]]) await quote(gateway, `Bearer ${value}`, from)
   for (let i = 0; i < 3; i++) assertRefusal(t, await quote(gateway, `Bearer ck_live_${String(i).repeat(32)}`, from), 429, /^Too many requests, retry in \d+ seconds$/)
   assertRefusal(t, await quote(gateway, `Bearer ${WELL_SHAPED_UNKNOWN}`, { ip: '10.9.0.2' }), 503, 'Service temporarily unavailable, retry shortly')
+})
+
+t.test('courier tokens as API keys: past the limit one not held is a 429 even while Postgres is out of reach, and an unknown one is looked up once', async (t) => {
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', QUEUE_PREFIX: `{courier-auth-${process.pid}}` })
+  const me = (token: string, ip: string) => gateway.inject({ method: 'GET', url: '/v2/courier/me', remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
+  for (const token of ['cc_live_short', 'cc_live_short', 'cc_live_short']) await me(token, '10.10.0.1')
+  for (let i = 0; i < 3; i++) {
+    const refused = await me(`cc_live_${String(i).repeat(32)}`, '10.10.0.1')
+    t.equal(refused.statusCode, 429, refused.body)
+    t.match(refused.json(), { statusCode: 429, path: '/v2/courier/me', message: /^Too many requests, retry in \d+ seconds$/ })
+  }
+  t.equal((await me(`cc_live_${'7'.repeat(32)}`, '10.10.0.2')).statusCode, 503, 'under the limit the token is looked up: Postgres is out of reach')
+
+  const { db } = await startStack(t, { worker: false })
+  const tokens = createCourierTokenCache(db.sql, 60_000)
+  const unknownHash = hashApiKey(`cc_live_${'8'.repeat(32)}`)
+  t.equal(tokens.held(unknownHash), undefined, 'not held before it is sent')
+  t.equal(await tokens.find(unknownHash), null)
+  t.equal(tokens.held(unknownHash), null, 'then held as unknown: sent again, it costs no query')
 })
 
 t.test('unknown keys are held apart from valid ones: a flood of them never evicts a valid key', async (t) => {
