@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { findBusiness } from '../db/businesses.js'
 import { insertAudit } from '../db/audit.js'
@@ -10,16 +10,13 @@ import {
 import { claimTry } from '../accounts/login-rule.js'
 import { transactionNow, type Db, type Sql } from '../db/sql.js'
 import { newUuid } from '../ids.js'
+import { secretHash } from '../secret-hash.js'
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js'
 
 // DESIGN 12: a set-password link lasts 24 h (failed logins lock the account: LOGIN_RULE).
 const LINK_VALID_S = 24 * 3600
 
 const emailSchema = z.email({ error: 'must be an e-mail address' }).max(254)
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex')
-}
 
 export type UserCreation =
   | { kind: 'created'; user: ConsoleUser; link: string; expiresAt: Date }
@@ -51,13 +48,13 @@ export async function createConsoleUser(sql: Sql, actor: string, input: { email:
 /** A fresh one-time link to set the user's password (24 h); the user's older unused links stop working. */
 export async function issuePasswordLink(sql: Db, userId: string, consoleUrl: string): Promise<{ link: string; expiresAt: Date }> {
   const token = randomBytes(32).toString('base64url')
-  const expiresAt = await insertPasswordToken(sql, hashToken(token), userId, LINK_VALID_S)
+  const expiresAt = await insertPasswordToken(sql, secretHash(token), userId, LINK_VALID_S)
   return { link: `${consoleUrl}/console/set-password?token=${token}`, expiresAt }
 }
 
 /** Who a link sets the password of, while it is usable. */
 export function passwordLinkUser(sql: Sql, token: string): Promise<ConsoleUser | null> {
-  return findPasswordTokenUser(sql, hashToken(token))
+  return findPasswordTokenUser(sql, secretHash(token))
 }
 
 export type PasswordSetting = { kind: 'set'; userId: string } | { kind: 'invalid'; field: 'password' | 'confirm' | 'token'; message: string }
@@ -69,7 +66,7 @@ export async function setPassword(sql: Sql, token: string, password: string, con
   const passwordHash = await hashPassword(password)
   // A new password ends every session the old one opened.
   const userId = await sql.begin(async (tx) => {
-    const set = await setPasswordByToken(tx, hashToken(token), passwordHash)
+    const set = await setPasswordByToken(tx, secretHash(token), passwordHash)
     if (set) await deleteUserSessions(tx, set)
     return set
   })

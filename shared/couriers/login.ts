@@ -8,6 +8,7 @@ import {
 import { transactionNow, type Db, type Sql } from '../db/sql.js'
 import { drainInBatches } from '../drain.js'
 import { e164Phone } from '../phone.js'
+import { secretHash } from '../secret-hash.js'
 
 // How a rider logs in to the courier web app (DESIGN 14): the operator hands them a 6-digit code
 // (`courier:create`, `courier:code`), good once and for COURIER_CODE_TTL_MIN minutes; phone and
@@ -63,24 +64,23 @@ export function forgetSpentLoginFailures(db: Db): Promise<number> {
 
 // Sessions: the cookie holds a random id; the database only its hash.
 
-const sessionHash = (id: string) => createHash('sha256').update(id, 'utf8').digest('hex')
 
 /** A new session for the courier; returns the id for the cookie. */
 export async function startCourierSession(db: Db, courierId: string, validS: number): Promise<string> {
   const id = randomBytes(32).toString('base64url')
-  await insertCourierSession(db, sessionHash(id), courierId, validS)
+  await insertCourierSession(db, secretHash(id), courierId, validS)
   return id
 }
 
 /** The live session of an enabled courier, or null. */
 export function findCourierSessionById(db: Db, id: string): Promise<CourierSessionRow | null> {
-  return findCourierSession(db, sessionHash(id))
+  return findCourierSession(db, secretHash(id))
 }
 
 export function changeCourierSession(db: Db, id: string, change: Parameters<typeof updateCourierSession>[2]): Promise<void> {
-  return updateCourierSession(db, sessionHash(id), change)
+  return updateCourierSession(db, secretHash(id), change)
 }
 
 export function endCourierSession(db: Db, id: string): Promise<void> {
-  return deleteCourierSession(db, sessionHash(id))
+  return deleteCourierSession(db, secretHash(id))
 }

@@ -1,13 +1,11 @@
-import { hash } from 'node:crypto'
+import { secretHash } from '../secret-hash.js'
 import type { Db } from './sql.js'
 
 export const API_KEY_SCOPES = ['orders:write', 'orders:read', 'webhooks:write'] as const
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number]
 
 /** The only form of a key the database ever sees: SHA-256, hex. */
-export function hashApiKey(apiKey: string): string {
-  return hash('sha256', apiKey, 'hex')
-}
+export const hashApiKey = secretHash
 
 export function isApiKeyScope(value: string): value is ApiKeyScope {
   return (API_KEY_SCOPES as readonly string[]).includes(value)

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { LOGIN_RULE } from '../../../shared/accounts/login-rule.js'
 import { claimLoginTry, issuePasswordLink } from '../../../shared/console/users.js'
-import { useTestDb } from '../../helpers/db.js'
+import { findSession } from '../../../shared/db/console-sessions.js'
+import { secretHash } from '../../../shared/secret-hash.js'
+import { schemaAt, useTestDb } from '../../helpers/db.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { ConsoleClient, consoleUser, startConsole, TEST_PASSWORD } from '../../helpers/console.js'
 
@@ -34,6 +36,11 @@ t.test('anonymous page views, failed logins and forms write no session row; a lo
   t.notOk(visitor.cookies.has('console_session'), 'and no session cookie handed out')
   await visitor.logIn(operator)
   t.equal(await sessionCount(), before + 1, 'the login stored its session')
+  // The cookie is `<id>.<signature>`, percent-encoded; the table keeps the id's hash only.
+  const sessionId = decodeURIComponent(visitor.cookies.get('console_session') ?? '').split('.')[0] ?? ''
+  const stored = (await db.sql<{ idHash: string }[]>`select id_hash from console_sessions`).map((row) => row.idHash)
+  t.ok(sessionId.length >= 20 && stored.includes(secretHash(sessionId)), 'kept under the hash of its id')
+  t.notOk(stored.some((idHash) => idHash.includes(sessionId)), 'and no row holds the id itself, so a read of the table replays no session')
 })
 
 t.test('a multipart upload is read only after the login and CSRF checks', async (t) => {
@@ -114,4 +121,12 @@ t.test('log out everywhere and a new password end every session of the user', as
   t.equal(stale.statusCode, 404, 'a newer link spends the older one')
   await new ConsoleClient(app).setPassword(newer.link, 'a brand new long password')
   t.equal((await second.get('/console')).statusCode, 303, 'the new password ended the session the old one opened')
+})
+
+t.test('sessions open when the hashing migration runs stay open: each id becomes its hash', async (t) => {
+  const { sql, migrateRest } = await schemaAt(t, 33)
+  await sql`insert into console_sessions (id, data, expires_at) values ('open-before-the-change', ${sql.json({ userId: 'u-1' })}, now() + interval '1 hour')`
+  await migrateRest()
+  t.same(await findSession(sql, secretHash('open-before-the-change')), { userId: 'u-1' }, 'found by the hash of the id its cookie holds')
+  t.same(await sql`select id_hash from console_sessions where id_hash = 'open-before-the-change'`, [], 'and the id itself is gone')
 })
