@@ -38,7 +38,7 @@ t.test('anonymous page views, failed logins and forms write no session row; a lo
   t.equal(await sessionCount(), before + 1, 'the login stored its session')
   // The cookie is `<id>.<signature>`, percent-encoded; the table keeps the id's hash only.
   const sessionId = decodeURIComponent(visitor.cookies.get('console_session') ?? '').split('.')[0] ?? ''
-  const stored = (await db.sql<{ idHash: string }[]>`select id_hash from console_sessions`).map((row) => row.idHash)
+  const stored = (await db.sql<{ id: string }[]>`select id from console_sessions`).map((row) => row.id)
   t.ok(sessionId.length >= 20 && stored.includes(secretHash(sessionId)), 'kept under the hash of its id')
   t.notOk(stored.some((idHash) => idHash.includes(sessionId)), 'and no row holds the id itself, so a read of the table replays no session')
 })
@@ -123,10 +123,12 @@ t.test('log out everywhere and a new password end every session of the user', as
   t.equal((await second.get('/console')).statusCode, 303, 'the new password ended the session the old one opened')
 })
 
-t.test('sessions open when the hashing migration runs stay open: each id becomes its hash', async (t) => {
+t.test('sessions open when the hashing migration runs stay open: each id becomes its hash, and expired ones go', async (t) => {
   const { sql, migrateRest } = await schemaAt(t, 33)
-  await sql`insert into console_sessions (id, data, expires_at) values ('open-before-the-change', ${sql.json({ userId: 'u-1' })}, now() + interval '1 hour')`
+  await sql`insert into console_sessions (id, data, expires_at) values
+    ('open-before-the-change', ${sql.json({ userId: 'u-1' })}, now() + interval '1 hour'),
+    ('expired-before-the-change', ${sql.json({ userId: 'u-2' })}, now() - interval '1 hour')`
   await migrateRest()
   t.same(await findSession(sql, secretHash('open-before-the-change')), { userId: 'u-1' }, 'found by the hash of the id its cookie holds')
-  t.same(await sql`select id_hash from console_sessions where id_hash = 'open-before-the-change'`, [], 'and the id itself is gone')
+  t.same(await sql`select id from console_sessions`, [{ id: secretHash('open-before-the-change') }], 'the id itself is gone, and so is the expired session')
 })

@@ -88,12 +88,12 @@ t.test('user:link issues a new one-time link and the older one stops working; us
   t.equal(usable.length, 1, 'only the newest link is usable')
   t.not(new URL(linked.json.set_password_url).searchParams.get('token'), first)
 
-  await sql`insert into console_sessions (id_hash, data, expires_at) values ('s-1', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour'), ('s-2', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour')`
+  await sql`insert into console_sessions (id, data, expires_at) values ('s-1', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour'), ('s-2', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour')`
   const disabled = await runOperatorCli(db, ['user:disable', '--email', 'relink@ada.example'], env)
   t.equal(disabled.code, 0, disabled.stderr)
   t.match(disabled.json, { user_id: created.json.user_id, email: 'relink@ada.example', sessions_ended: 2 })
   t.match(disabled.json.disabled_at, /^\d{4}-/)
-  t.same(await sql`select id_hash from console_sessions where data ->> 'userId' = ${created.json.user_id}`, [], 'every session is gone')
+  t.same(await sql`select id from console_sessions where data ->> 'userId' = ${created.json.user_id}`, [], 'every session is gone')
   const again = await runOperatorCli(db, ['user:disable', '--email', 'relink@ada.example'], env)
   t.equal(again.code, 0, 'a repeat succeeds')
   t.equal(again.json.disabled_at, disabled.json.disabled_at, 'and keeps the first time')
