@@ -151,6 +151,9 @@ async function offerToFirstFree(sql: Sql, redis: RedisClient, prefix: string, se
 async function wentOffShift(sql: Sql, redis: RedisClient, prefix: string, offer: Offer): Promise<boolean> {
   const shift = await shiftOf(redis, prefix, offer.courierId).catch((): CourierShift => 'available')
   if (shift === 'available') return false
-  if (await closeOffer(sql, offer.id, 'declined', OFF_SHIFT_REASON)) instruments().dispatchOffers.add(1, { outcome: 'declined' })
+  // Counted as made and declined, as the courier's own off-shift scan would have left it.
+  const { dispatchOffers } = instruments()
+  dispatchOffers.add(1, { outcome: 'offered' })
+  if (await closeOffer(sql, offer.id, 'declined', OFF_SHIFT_REASON)) dispatchOffers.add(1, { outcome: 'declined' })
   return true
 }
