@@ -35,10 +35,11 @@ export function createRedis(config: RedisSettings, options: RedisOptions = {}): 
 /**
  * The error kinds (a reply's first word) with which a Redis that is there says it cannot serve
  * now: loading its data, a replica or a demoted primary (a failover), a cluster without a
- * quorum or mid-resharding, a primary gone from its replica, a script past its time limit, or
- * memory full. They pass when the failover or the script does.
+ * quorum or mid-resharding, a primary gone from its replica, a script past its time limit,
+ * memory full, writes stopped by a failed save (a full disk) or by too few replicas. They pass
+ * when the failover, the script or the operator's fix does.
  */
-const OUTAGE_REPLIES = new Set(['LOADING', 'READONLY', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'BUSY', 'OOM'])
+const OUTAGE_REPLIES = new Set(['LOADING', 'READONLY', 'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'BUSY', 'OOM', 'MISCONF', 'NOREPLICAS'])
 
 /**
  * For a step that cannot do without Redis (a shift, a location ping): Redis out of reach (down,

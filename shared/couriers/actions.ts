@@ -75,7 +75,10 @@ export async function reportLocation(desk: CourierDesk, courier: CourierOnMap, f
   }
   if (ping.kind !== 'recorded') return ping.kind
   // A point due, and no order held to add it to: an idle courier is looked up again in TRAIL_IDLE_S.
-  if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) await restTrail(desk.redis, desk.prefix, courier.id, fix)
+  // The rest is a saving only: unrecorded (Redis gone since the ping), the next due ping asks Postgres again.
+  if (ping.trailDue && await appendTrailPoint(desk.sql, courier.id, fix, TRAIL_MAX_POINTS) === 0) {
+    await restTrail(desk.redis, desk.prefix, courier.id, fix).catch((err: unknown) => desk.warn(err, 'idle courier\'s trail rest not recorded'))
+  }
   // On shift and now on the map (their first fix): the orders waiting near them are looked at now.
   if (ping.joined) await desk.dispatch.courierFree(courier.id)
   instruments().locationUpdates.add(1)
