@@ -76,11 +76,12 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const invalidations = listenForInvalidations(config, {
     onMessage: (message) => {
       if (message.kind === 'api-key') keys.clear()
+      // Only what changed: a disable or a new phone does not send every online courier to Postgres.
       if (message.kind === 'courier-token') {
-        courierTokens.clear()
+        courierTokens.drop(message.tokenHashes)
         streams.revoke(message.tokenHashes)
       }
-      if (message.kind === 'courier') courierTokens.clear()
+      if (message.kind === 'courier') courierTokens.dropWhere((courier) => courier.id === message.courierId)
     },
     onReset: () => {
       keys.clear()

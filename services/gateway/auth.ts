@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
-import { findActiveKeyByHash, hashApiKey, type ApiKeyScope } from '../../shared/db/api-keys.js'
+import { findActiveKeyByHash, type ApiKeyScope } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { SCOPES_FOR } from './access.js'
 import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
 import { createCredentialCache, type CredentialCache } from './credential-cache.js'
+import { secretHash } from '../../shared/secret-hash.js'
 
 export interface Caller {
   businessId: string
@@ -80,7 +81,7 @@ export function requireScope({ keys, failures }: { keys: KeyCache; failures: Aut
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const apiKey = bearerKey(request.headers.authorization)
     if (apiKey === null) return admit(request, reply, null, done)
-    const hash = hashApiKey(apiKey)
+    const hash = secretHash(apiKey)
     const held = keys.held(hash)
     if (held !== undefined) return admit(request, reply, held, done)
     lookUpCredential(failures, request, reply, () => keys.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)

@@ -1,10 +1,10 @@
 import type { FastifyRequest, HookHandlerDoneFunction, FastifyReply } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findCourierByTokenHash, type CourierRow } from '../../shared/db/couriers.js'
-import { hashApiKey } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
 import { createCredentialCache, type CredentialCache } from './credential-cache.js'
+import { secretHash } from '../../shared/secret-hash.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,7 +54,7 @@ export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const token = bearerCourierToken(request.headers.authorization)
     if (token === null) return admit(request, reply, null, done)
-    const hash = hashApiKey(token)
+    const hash = secretHash(token)
     const held = tokens.held(hash)
     if (held !== undefined) return admit(request, reply, held, done)
     lookUpCredential(failures, request, reply, () => tokens.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)

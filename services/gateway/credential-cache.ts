@@ -11,6 +11,10 @@ export interface CredentialCache<T> {
   held(hash: string): T | null | undefined
   /** What it stands for (null: no such active credential), at once when the cache holds the answer. */
   find(hash: string): T | null | Promise<T | null>
+  /** Forgets what these hashes stand for (revoked): the rest stays held. */
+  drop(hashes: readonly string[]): void
+  /** Forgets every held credential whose value matches, and any lookup in flight (its answer may be stale). */
+  dropWhere(matches: (value: T) => boolean): void
   clear(): void
 }
 
@@ -33,6 +37,10 @@ export function createCredentialCache<T extends object>(load: (hash: string) => 
   return {
     held: (hash) => (unknown.has(hash) ? null : known.peek(hash)),
     find: (hash) => (unknown.has(hash) ? null : known.getOrLoad(hash, () => loadAndMark(hash))),
+    drop: (hashes) => {
+      for (const hash of hashes) known.delete(hash)
+    },
+    dropWhere: (matches) => known.deleteWhere((value) => value === undefined || (value !== null && matches(value))),
     clear: () => {
       known.clear()
       unknown.clear()

@@ -1,9 +1,10 @@
 import { insertAudit } from '../db/audit.js'
-import { hashApiKey, insertApiKey, type ApiKeyScope } from '../db/api-keys.js'
+import { insertApiKey, type ApiKeyScope } from '../db/api-keys.js'
 import { findBusiness } from '../db/businesses.js'
 import type { Db, Sql } from '../db/sql.js'
 import { newApiKey, newUuid } from '../ids.js'
 import { openSandbox } from './sandbox.js'
+import { secretHash } from '../secret-hash.js'
 
 // Enough to tell keys apart in an operator's list without weakening the secret part much.
 const DISPLAY_PREFIX_LENGTH = 12
@@ -27,7 +28,7 @@ export async function createApiKey(db: Db, businessId: string, scopes: ApiKeySco
   const created = {
     keyId: newUuid(),
     apiKey,
-    keyHash: hashApiKey(apiKey),
+    keyHash: secretHash(apiKey),
     displayPrefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH),
     scopes: [...new Set(scopes)],
     livemode,

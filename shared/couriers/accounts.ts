@@ -1,4 +1,3 @@
-import { hashApiKey } from '../db/api-keys.js'
 import { insertAudit } from '../db/audit.js'
 import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
 import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, updateCourierPhone, type CourierRow } from '../db/couriers.js'
@@ -9,6 +8,7 @@ import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
 import { changeOrder, countWithdrawn, type OrderChangeOutcome } from '../orders/change.js'
 import { PHONE_RULE, e164Phone } from '../phone.js'
+import { secretHash } from '../secret-hash.js'
 
 // Couriers as the operator manages them (DESIGN 14): created with a token shown once, more tokens
 // on request, disabled with every token and every order not yet picked up handed back.
@@ -20,7 +20,7 @@ const DISABLED_REASON = 'courier disabled'
 /** Issues a token for the courier; only its SHA-256 is stored, as for API keys. */
 export async function issueCourierToken(db: Db, courierId: string): Promise<{ token: string; tokenHash: string }> {
   const token = newCourierToken()
-  const tokenHash = hashApiKey(token)
+  const tokenHash = secretHash(token)
   await insertCourierToken(db, { id: newUuid(), courierId, tokenHash, displayPrefix: token.slice(0, DISPLAY_PREFIX_LENGTH) })
   return { token, tokenHash }
 }

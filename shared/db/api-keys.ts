@@ -1,11 +1,7 @@
-import { secretHash } from '../secret-hash.js'
 import type { Db } from './sql.js'
 
 export const API_KEY_SCOPES = ['orders:write', 'orders:read', 'webhooks:write'] as const
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number]
-
-/** The only form of a key the database ever sees: SHA-256, hex. */
-export const hashApiKey = secretHash
 
 export function isApiKeyScope(value: string): value is ApiKeyScope {
   return (API_KEY_SCOPES as readonly string[]).includes(value)

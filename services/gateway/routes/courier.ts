@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { CourierFix } from '../../../shared/courier.js'
 import { acceptOffer, changeShift, declineOffer, moveOrder, orderHeldBy, ordersHeldBy, pendingOffers, photoTooLarge, reportLocation, type CourierDesk, type CourierMove } from '../../../shared/couriers/actions.js'
 import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
-import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
@@ -17,6 +16,7 @@ import { parseBody } from '../../../shared/schemas/parse.js'
 import { PHOTO_MAX_BYTES, type PhotoStore } from '../../../shared/storage/photos.js'
 import { bearerCourierToken } from '../courier-auth.js'
 import type { CourierStreams } from '../courier-streams.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 interface CourierRouteOptions {
   sql: Sql
@@ -100,7 +100,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     reply.hijack()
     const raw = reply.raw
     // The hook admitted a token of the issued shape; its hash lets a revocation end this stream.
-    streams.opened(raw, hashApiKey(bearerCourierToken(request.headers.authorization) ?? ''))
+    streams.opened(raw, secretHash(bearerCourierToken(request.headers.authorization) ?? ''))
     // x-accel-buffering: an nginx in front (the Ingress of deploy/k8s) passes each event on at once
     // instead of holding it in its proxy buffer, where an offer could sit past its expiry.
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })

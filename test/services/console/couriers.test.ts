@@ -1,6 +1,5 @@
 import t from 'tap'
 import { Redis } from 'ioredis'
-import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { recordFix, setShift } from '../../../shared/couriers/positions.js'
 import { findCourierByTokenHash } from '../../../shared/db/couriers.js'
 import { insertOffer } from '../../../shared/db/offers.js'
@@ -14,6 +13,7 @@ import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { waitFor } from '../../helpers/processes.js'
 import { ISLAND } from '../../helpers/shipments.js'
 import { createdCourier } from '../../helpers/courier-accounts.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 /*
  * The operator's side of dispatch (DESIGN 14): the couriers page with each courier's shift and
@@ -94,7 +94,7 @@ t.test('disable needs the form token; then every token is revoked, assigned orde
   t.equal(refused.statusCode, 403, 'no token, no change')
   const forged = await client.post(`/console/ops/couriers/${ngozi.id}/disable`, { _csrf: 'forged' })
   t.equal(forged.statusCode, 403)
-  t.ok(await findCourierByTokenHash(sql, hashApiKey(token)), 'the courier and token still work')
+  t.ok(await findCourierByTokenHash(sql, secretHash(token)), 'the courier and token still work')
 
   await client.get('/console/ops/couriers')
   const disabled = await client.post(`/console/ops/couriers/${ngozi.id}/disable`)
@@ -107,14 +107,14 @@ t.test('disable needs the form token; then every token is revoked, assigned orde
   t.notMatch(row, 'Disable Ngozi Eze', 'no button once disabled')
   t.match(row, `(picked_up)`, 'the order picked up is still listed with them')
 
-  t.equal(await findCourierByTokenHash(sql, hashApiKey(token)), null, 'the token no longer authenticates')
+  t.equal(await findCourierByTokenHash(sql, secretHash(token)), null, 'the token no longer authenticates')
   t.same(await sql`select count(*)::int as live from courier_tokens where courier_id = ${ngozi.id} and revoked_at is null`, [{ live: 0 }])
   const [back] = await sql<{ status: string; courierId: string | null; history: { status: string; reason?: string }[] }[]>`select status, courier_id, history from orders where id = ${assigned}`
   t.match(back, { status: 'created', courierId: null })
   t.match(back.history.at(-1), { status: 'created', reason: 'courier disabled' })
   t.same(await sql`select status, courier_id from orders where id = ${pickedUp}`, [{ status: 'picked_up', courierId: ngozi.id }])
   t.same(await sql`select actor, subject from audit_log where action = 'courier.disable'`, [{ actor: 'ops@example.com', subject: ngozi.id }])
-  t.ok(await waitFor(() => heard.includes(JSON.stringify({ kind: 'courier-token', tokenHashes: [hashApiKey(token)] })), 10_000), 'the gateways hear of the revoked token')
+  t.ok(await waitFor(() => heard.includes(JSON.stringify({ kind: 'courier-token', tokenHashes: [secretHash(token)] })), 10_000), 'the gateways hear of the revoked token')
 
   t.equal((await client.post('/console/ops/couriers/00000000-0000-4000-8000-000000000000/disable')).statusCode, 404, 'no such courier')
 })

@@ -4,7 +4,7 @@ import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import gatewayApp from '../../../services/gateway/app.js'
 import { createKeyCache } from '../../../services/gateway/auth.js'
 import { createCourierTokenCache } from '../../../services/gateway/courier-auth.js'
-import { hashApiKey } from '../../../shared/db/api-keys.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
@@ -12,6 +12,7 @@ import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { TEST_SECRETS } from '../../helpers/db.js'
 import { checkResponsesAgainstDocument } from '../../helpers/openapi-responses.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 /*
  * docs/contracts.md, "Cheap refusals first": a malformed bearer value is a 401 without a Postgres query,
@@ -81,21 +82,33 @@ t.test('courier tokens as API keys: past the limit one not held is a 429 even wh
 
   const { db } = await startStack(t, { worker: false })
   const tokens = createCourierTokenCache(db.sql, 60_000)
-  const unknownHash = hashApiKey(`cc_live_${'8'.repeat(32)}`)
+  const unknownHash = secretHash(`cc_live_${'8'.repeat(32)}`)
   t.equal(tokens.held(unknownHash), undefined, 'not held before it is sent')
   t.equal(await tokens.find(unknownHash), null)
   t.equal(tokens.held(unknownHash), null, 'then held as unknown: sent again, it costs no query')
+
+  // An invalidation drops only what changed: the other couriers online stay held.
+  const [ada, bola] = [await createdCourier(db.sql, { name: 'Ada Held' }), await createdCourier(db.sql, { name: 'Bola Held' })]
+  const [adaHash, bolaHash] = [secretHash(ada.token), secretHash(bola.token)]
+  for (const hash of [adaHash, bolaHash]) t.ok(await tokens.find(hash), 'a valid token is found')
+  tokens.drop([adaHash])
+  t.equal(tokens.held(adaHash), undefined, "a revoked token's hash is forgotten")
+  t.match(tokens.held(bolaHash), { id: bola.courier.id }, 'another courier stays held')
+  t.ok(await tokens.find(adaHash))
+  tokens.dropWhere((courier) => courier.id === bola.courier.id)
+  t.equal(tokens.held(bolaHash), undefined, 'a changed courier is forgotten')
+  t.match(tokens.held(adaHash), { id: ada.courier.id }, 'and only them')
 })
 
 t.test('unknown keys are held apart from valid ones: a flood of them never evicts a valid key', async (t) => {
   const { db } = await startStack(t, { worker: false })
   const account = await seedAccount(db.sql)
   const keys = createKeyCache(db.sql, 60_000, { valid: 3, unknown: 3 })
-  const validHash = hashApiKey(account.apiKey)
+  const validHash = secretHash(account.apiKey)
   t.match(await keys.find(validHash), { businessId: account.businessId })
-  for (let i = 0; i < 10; i++) t.equal(await keys.find(hashApiKey(`ck_live_${String(i).repeat(32)}`)), null)
+  for (let i = 0; i < 10; i++) t.equal(await keys.find(secretHash(`ck_live_${String(i).repeat(32)}`)), null)
   t.match(keys.held(validHash), { businessId: account.businessId }, 'the valid key is still held after ten unknown ones')
-  t.equal(keys.held(hashApiKey(`ck_live_${'9'.repeat(32)}`)), null, 'the latest unknown key is remembered as unknown')
+  t.equal(keys.held(secretHash(`ck_live_${'9'.repeat(32)}`)), null, 'the latest unknown key is remembered as unknown')
 })
 
 t.test('401s per client address are limited, and only they', async (t) => {

@@ -1,10 +1,11 @@
 import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
-import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
+import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
 import { waitFor } from '../../helpers/processes.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 const business = ['--name', 'Mama Put Foods', '--phone', '+2348012345678', '--address', '12 Allen Avenue, Ikeja', '--state', 'Lagos']
 
@@ -54,7 +55,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.equal(run.json.livemode, true, 'a live key without --mode')
     t.match(run.json.api_key, /^ck_live_[0-9A-Za-z]{32}$/)
     const [key] = await sql`select * from api_keys where id = ${run.json.key_id}`
-    t.equal(key.keyHash, hashApiKey(run.json.api_key))
+    t.equal(key.keyHash, secretHash(run.json.api_key))
     t.equal(key.displayPrefix, run.json.api_key.slice(0, 12))
     t.same(key.scopes, ['orders:write', 'orders:read'])
     const stored = JSON.stringify(await sql`select * from api_keys`)
@@ -79,9 +80,9 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.equal(run.code, 0, run.stderr)
     t.equal(run.json.key_id, issued.json.key_id)
     t.ok(Date.parse(run.json.revoked_at) <= Date.now())
-    t.equal(await findActiveKeyByHash(sql, hashApiKey(issued.json.api_key)), null)
+    t.equal(await findActiveKeyByHash(sql, secretHash(issued.json.api_key)), null)
     t.ok(await waitFor(() => messages.length > 0, 10_000), 'the revoke is announced')
-    t.same(messages, [{ kind: 'api-key', keyHash: hashApiKey(issued.json.api_key) }])
+    t.same(messages, [{ kind: 'api-key', keyHash: secretHash(issued.json.api_key) }])
 
     await refuses(t, ['key:revoke', '--key-id', '00000000-0000-4000-8000-000000000000'], /API key .* does not exist/)
   })
@@ -91,7 +92,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     const run = await runOperatorCli(db, ['key:revoke', '--key-id', issued.json.key_id], { REDIS_URL: 'redis://127.0.0.1:1' })
     t.equal(run.code, 0)
     t.match(run.stderr, /warning: Redis .* unreachable/)
-    t.equal(await findActiveKeyByHash(sql, hashApiKey(issued.json.api_key)), null)
+    t.equal(await findActiveKeyByHash(sql, secretHash(issued.json.api_key)), null)
   })
 
   t.test('wallet:credit keeps balance = credits − debits and credits a reference once', async (t) => {

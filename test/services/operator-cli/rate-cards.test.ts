@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import t, { type Test } from 'tap'
-import { findActiveKeyByHash, hashApiKey } from '../../../shared/db/api-keys.js'
+import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
 import { createBusiness } from '../../../shared/db/businesses.js'
 import { createWallet } from '../../../shared/db/wallets.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
 import { newUuid } from '../../../shared/ids.js'
 import { demoCardText, positionOf, spoiled } from '../../helpers/card-text.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 const square = (lng: number, lat: number) => [[lng, lat], [lng + 0.1, lat], [lng + 0.1, lat + 0.1], [lng, lat + 0.1], [lng, lat]]
 const card = (changes: { bands?: [number, number][]; priceTo?: string } = {}) => ({
@@ -209,7 +210,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.not(two.api_key, one.api_key)
     t.same([one.balance, two.balance, two.currency], [10000000, 10000000, 'NGN'], 'the wallet is topped up once')
     for (const seed of seeds) {
-      t.match(await findActiveKeyByHash(sql, hashApiKey(seed.api_key)), { businessId: one.business_id, scopes: ['orders:write', 'webhooks:write'] }, 'both keys stay valid')
+      t.match(await findActiveKeyByHash(sql, secretHash(seed.api_key)), { businessId: one.business_id, scopes: ['orders:write', 'webhooks:write'] }, 'both keys stay valid')
     }
     const [demo] = await sql`select
       (select count(*)::int from businesses where is_demo) as businesses,

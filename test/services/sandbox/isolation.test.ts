@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
-import { hashApiKey } from '../../../shared/db/api-keys.js'
 import { seedAccount, type SeededAccount } from '../../helpers/accounts.js'
 import { walletsAgainstLedger } from '../../helpers/db.js'
 import { assertError, ISO_UTC, PLACE, QUOTE, quoteBody } from '../../helpers/gateway.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
 import { shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { secretHash } from '../../../shared/secret-hash.js'
 
 // DESIGN.md section 11 (the sandbox): everything a test key makes is test data, livemode false,
 // invisible to live keys and the reverse (404), with its own wallet, events, sequences and
@@ -357,7 +357,7 @@ t.test('sandbox isolation: test and live data never meet', async (t) => {
     t.equal(first.json.livemode, false)
     const [stored] = await sql`select livemode, business_id from api_keys where id = ${first.json.key_id}`
     t.same([stored!.livemode, stored!.businessId], [false, owner.businessId])
-    t.equal((await sql`select count(*)::int from api_keys where key_hash = ${hashApiKey(first.json.api_key)}`)[0]!.count, 1, 'stored by its hash')
+    t.equal((await sql`select count(*)::int from api_keys where key_hash = ${secretHash(first.json.api_key)}`)[0]!.count, 1, 'stored by its hash')
     t.equal(await balanceOf(owner.businessId, false), kobo(1_000_000), 'the test wallet opens with SANDBOX_WALLET_START (1 000 000 NGN)')
     t.equal(await balanceOf(owner.businessId, true), kobo(500), 'the live wallet is untouched')
 
