@@ -803,9 +803,10 @@ t.test('deploy/k8s', async (t) => {
     t.same(ofKind('Service').filter((s) => s.spec.type === 'LoadBalancer' || s.spec.type === 'NodePort'), [], 'no Service bypasses the Ingress')
   })
 
-  t.test('the console\'s Ingress routes every page it serves the public', async (t) => {
+  t.test('the console\'s Ingresses route every page it serves the public', async (t) => {
     const ingress = named('Ingress', 'console')
-    const prefixes: string[] = ((ingress?.spec.rules ?? []) as Doc[]).flatMap((rule) => (rule.http?.paths ?? []) as Doc[])
+    const links = named('Ingress', 'console-links')
+    const prefixes: string[] = [ingress, links].flatMap((one) => (one?.spec.rules ?? []) as Doc[]).flatMap((rule) => (rule.http?.paths ?? []) as Doc[])
       .filter((entry) => entry.backend?.service?.name === 'console' && entry.pathType === 'Prefix')
       .map((entry) => String(entry.path).replace(/\/+$/, ''))
     /** Prefix matching as Kubernetes defines it: whole path elements. */
@@ -814,12 +815,36 @@ t.test('deploy/k8s', async (t) => {
     t.ok(routes.includes('/t/:token') && routes.includes('/courier') && routes.includes('/console/login'), 'the console\'s routes were found (tracking, courier app, console)')
     for (const route of routes) t.ok(routed(route), `${route} reaches the console through its Ingress`)
     for (const internal of ['/healthz', '/readyz', '/metrics']) t.notOk(routed(internal), `${internal} is not routed to the public`)
-    t.notOk((ingress?.spec.rules ?? []).some((rule: Doc) => (rule.http?.paths ?? []).some((entry: Doc) => entry.backend?.service?.port?.name === 'metrics' || entry.backend?.service?.port?.number === defaults.console.CONSOLE_OPS_PORT)), 'no path goes to the ops (metrics) port')
+    t.notOk([ingress, links].some((one) => (one?.spec.rules ?? []).some((rule: Doc) => (rule.http?.paths ?? []).some((entry: Doc) => entry.backend?.service?.port?.name === 'metrics' || entry.backend?.service?.port?.number === defaults.console.CONSOLE_OPS_PORT))), 'no path goes to the ops (metrics) port')
     // The placement worker writes each order's tracking_url on this base (TRACKING_PUBLIC_URL, else CONSOLE_PUBLIC_URL).
     const worker = loadConfig(workerEnv, effectiveEnv.get('worker') ?? {})
     const tracking = new URL(`${worker.TRACKING_PUBLIC_URL ?? worker.CONSOLE_PUBLIC_URL}/t/${'A'.repeat(22)}`)
-    t.ok((ingress?.spec.rules ?? []).some((rule: Doc) => rule.host === tracking.hostname), `recipients' tracking links (${tracking.origin}) are on the console Ingress's host`)
+    t.ok((links?.spec.rules ?? []).some((rule: Doc) => rule.host === tracking.hostname), `recipients' tracking links (${tracking.origin}) are on the console's host`)
     t.ok(routed(tracking.pathname), `and ${tracking.pathname} is routed to the console`)
+  })
+
+  // nginx logs each request line, path and query: the links that are their own credential go
+  // through Ingresses that turn the access log off, on the same host and certificate, and their
+  // paths are the longest match there, so no other rule of that host (nginx takes the longest) takes them.
+  t.test('links that are their own credential reach their service through an Ingress without an access log', async (t) => {
+    const secretPaths: Record<string, { main: string; paths: string[] }> = {
+      'console-links': { main: 'console', paths: ['/t/AAAAAAAAAAAAAAAAAAAAAA', '/console/set-password'] },
+      'gateway-links': { main: 'gateway', paths: ['/v2/proof-photos/a2V5/1795896180/c2ln'] },
+    }
+    for (const [name, { main, paths }] of Object.entries(secretPaths)) {
+      const links = named('Ingress', name)
+      const of = named('Ingress', main)
+      t.equal(links?.metadata.annotations?.['nginx.ingress.kubernetes.io/enable-access-log'], 'false', `${name}: no access log`)
+      t.equal(links?.metadata.annotations?.['nginx.ingress.kubernetes.io/force-ssl-redirect'], 'true', `${name}: https only`)
+      t.notOk(links?.metadata.annotations?.['cert-manager.io/cluster-issuer'], `${name}: no second certificate; ${main}'s covers the host`)
+      t.same(links?.spec.tls, of?.spec.tls, `${name}: the same host and certificate Secret as ${main}`)
+      t.same(links?.spec.rules?.map((rule: Doc) => rule.host), of?.spec.rules?.map((rule: Doc) => rule.host), `${name}: the same host`)
+      const longest = (ingresses: Doc[], urlPath: string) => ingresses.flatMap((one) => (one?.spec.rules?.[0]?.http?.paths ?? []).map((entry: Doc) => ({ one: one.metadata.name, path: String(entry.path) })))
+        .filter(({ path }) => urlPath === path || urlPath.startsWith(`${path.replace(/\/+$/, '')}/`) || urlPath.startsWith(`${path}?`))
+        .sort((a, b) => b.path.length - a.path.length)[0]?.one
+      for (const urlPath of paths) t.equal(longest([of!, links!], urlPath), name, `${urlPath} is matched by ${name}`)
+      t.ok((links?.spec.rules?.[0]?.http?.paths ?? []).every((entry: Doc) => entry.backend?.service?.name === main && entry.backend?.service?.port?.name === 'http'), `${name}: to the ${main}'s http port`)
+    }
   })
 
   t.test('Pod Security Admission, pinned images', async (t) => {
