@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { publicBaseUrl as publicBaseUrlOf, type GatewayConfig } from '../../shared/config.js'
+import { findLiveTokenHashes } from '../../shared/db/couriers.js'
 import { createReadSql, createSql, endReadSql } from '../../shared/db/sql.js'
 import healthRoutes from '../../shared/http/health.js'
 import handlerDeadline from '../../shared/http/handler-deadline.js'
@@ -83,9 +84,12 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
       }
       if (message.kind === 'courier') courierTokens.dropWhere((courier) => courier.id === message.courierId)
     },
+    // Messages sent while the channel was away are lost: every cached credential goes, and each
+    // open stream's token is checked again, so a revocation missed meanwhile still ends its stream.
     onReset: () => {
       keys.clear()
       courierTokens.clear()
+      streams.recheck((tokenHashes) => findLiveTokenHashes(sql, tokenHashes)).catch((err: unknown) => app.log.warn({ err }, 'courier streams not checked again after the invalidation channel came back'))
     },
   })
   const dispatch = createDispatchQueue(config, app.log)

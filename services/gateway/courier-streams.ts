@@ -74,6 +74,16 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
       const revoked = new Set(tokenHashes)
       for (const [raw, hash] of open) if (revoked.has(hash)) raw.end()
     },
+    /**
+     * Ends the streams whose token no longer lets its courier in, by `live` (which of these token
+     * hashes are still good): after the invalidation channel was away, when a revocation may have
+     * gone unheard.
+     */
+    recheck: async (live: (tokenHashes: string[]) => Promise<Set<string>>) => {
+      if (open.size === 0) return
+      const good = await live([...new Set(open.values())])
+      for (const [raw, hash] of open) if (!good.has(hash)) raw.end()
+    },
     close: () => subscriber.disconnect(),
   }
 }

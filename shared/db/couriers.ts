@@ -75,6 +75,14 @@ export async function findCourierByTokenHash(db: Db, tokenHash: string): Promise
   return row ?? null
 }
 
+/** Of these token hashes, the ones that still let a courier in (not revoked, the courier enabled): in one query. */
+export async function findLiveTokenHashes(db: Db, tokenHashes: string[]): Promise<Set<string>> {
+  const rows = await db<{ tokenHash: string }[]>`
+    select t.token_hash from courier_tokens t join couriers c on c.id = t.courier_id
+    where t.token_hash = any(${tokenHashes}::text[]) and t.revoked_at is null and c.disabled_at is null`
+  return new Set(rows.map((row) => row.tokenHash))
+}
+
 /** Disables the courier and revokes every token of theirs; returns the token hashes revoked now (for the gateways' caches). Null: no such courier. */
 export async function disableCourierRow(tx: Tx, id: string): Promise<{ courier: CourierRow; tokenHashes: string[] } | null> {
   const [courier] = await tx<CourierRow[]>`

@@ -1,4 +1,5 @@
 import Fastify from 'fastify'
+import { Redis } from 'ioredis'
 import t from 'tap'
 import gatewayApp from '../../../services/gateway/app.js'
 import { gatewayServerOptions } from '../../../services/gateway/server-options.js'
@@ -10,10 +11,11 @@ import { publishInvalidation } from '../../../shared/invalidation.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
-import { waitForValue } from '../../helpers/processes.js'
+import { startOwnRedis, waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
+import { createdCourier } from '../../helpers/courier-accounts.js'
 
 // The courier's Server-Sent Events (DESIGN 14, 17.2) through a gateway listening on a real port
 // and read by a real HTTP client: `offer` when dispatch offers an order, `offer_withdrawn` when the
@@ -268,6 +270,30 @@ t.test('disabling a courier ends their open streams, and only theirs; a new phon
   t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends, as their token is refused from now on')
   t.notOk(kept.state.ended, 'another courier\'s stream stays open, their new phone notwithstanding')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(staying.token), payload: { status: 'offline' } })
+})
+
+t.test('a revocation not heard while the invalidation channel was away still ends its stream when the channel comes back', async (t) => {
+  // A gateway on a Redis of its own, whose subscribers the test can cut without touching other files'.
+  const own = await startOwnRedis(t)
+  const config = loadConfig(gatewayEnv, { ...db.env, REDIS_URL: own.url, PRICING_URL: 'http://127.0.0.1:9' })
+  const apart = Fastify({ ...gatewayServerOptions(config), logger: false })
+  await apart.register(gatewayApp, { config })
+  await apart.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => apart.close())
+  const at = apart.server.address()
+  const from = `http://127.0.0.1:${typeof at === 'object' && at ? at.port : 0}`
+  const [leaving, staying] = [await createdCourier(db.sql, { name: 'Unheard disable' }), await createdCourier(db.sql, { name: 'Still riding' })]
+  const [gone, kept] = [await openStream(leaving.token, from), await openStream(staying.token, from)]
+  t.teardown(gone.close)
+  t.teardown(kept.close)
+  for (const stream of [gone, kept]) t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  // Disabled, and the announcement lost (published nowhere): the stream does not hear of it.
+  await disableCourierAndAnnounce(db.sql, 'test', leaving.courier.id, { announce: async () => {}, redispatch: async () => {} })
+  const admin = new Redis(own.url)
+  t.teardown(() => admin.disconnect())
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
+  t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends once the gateway is back on the channel')
+  t.notOk(kept.state.ended, 'another courier\'s stream stays open')
 })
 
 t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
