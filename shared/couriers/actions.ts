@@ -11,6 +11,7 @@ import { ApiError } from '../errors/api-error.js'
 import { isOfferId, isOrderId } from '../ids.js'
 import { changeOrder, closedOfferMessage, type DeliveryPhoto, type OrderChangeOutcome } from '../orders/change.js'
 import { orderChangeRefusal, orderNotFound } from '../orders/refusals.js'
+import { findMove, illegalMoveMessage } from '../orders/state-machine.js'
 import { haversineKm } from '../pricing/distance.js'
 import { unavailableWithoutRedis, type RedisClient } from '../redis.js'
 import { newPhotoKey, PHOTO_MAX_BYTES, photoTypeOf, type PhotoStore } from '../storage/photos.js'
@@ -174,7 +175,8 @@ async function letOfferGo(desk: CourierDesk, offer: Offer, reason: string | null
 /**
  * Moves an order the courier holds, through the one state machine. A delivery's photo (JPEG or
  * PNG by its bytes, ≤ 5 MB) is stored first and removed again if the order refuses the move;
- * only for an order the courier holds, so another's (or none) is the 404 with nothing written.
+ * only for an order the courier holds and may deliver now, so another's (or none) is the 404 and
+ * one not yet picked up the 409, with nothing written.
  */
 export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId: string, move: CourierMove): Promise<Order> {
   if (!isOrderId(orderId)) throw orderNotFound(orderId)
@@ -193,7 +195,9 @@ export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId:
 }
 
 async function storePhoto(desk: CourierDesk, courierId: string, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
-  await orderHeldBy(desk, courierId, orderId)
+  // Only for a delivery the state machine may make now (the move itself asks it again, under the order's lock).
+  const held = await orderHeldBy(desk, courierId, orderId)
+  if (!findMove(held.status, 'delivered', 'dispatch')) throw orderChangeRefusal({ kind: 'refused', message: illegalMoveMessage(orderId, held.status, 'delivered') })
   if (bytes.length > PHOTO_MAX_BYTES) throw photoTooLarge()
   const type = photoTypeOf(bytes)
   if (!type) throw new ApiError(400, 'photo must be a JPEG or PNG image', { errors: [{ field: 'photo', message: 'photo must be a JPEG or PNG image' }] })

@@ -84,7 +84,7 @@ t.test('a wrong PIN with a photo: refused, and the photo is not kept', async (t)
   t.match(photos.files(), [new RegExp(`^proof/${orderId}/[0-9a-f]{24}\\.jpg$`)], 'kept as a JPEG, under an unguessable name')
 })
 
-t.test('a photo for an order the courier does not hold (another\'s, or none) is the 404, and nothing is written, not even a folder', async (t) => {
+t.test('a photo for an order the courier does not hold (another\'s, or none) is the 404, for one not picked up yet the 409, and nothing is written, not even a folder', async (t) => {
   const holder = await onShift(gateway, db.sql, 'Holding Rider', ISLAND)
   const stranger = await onShift(gateway, db.sql, 'Stranger Rider', ISLAND)
   const orderId = await pickedUp(holder, { photo: true })
@@ -95,6 +95,14 @@ t.test('a photo for an order the courier does not hold (another\'s, or none) is 
     t.notOk(existsSync(path.join(photos.dir, 'proof', target)), `nothing under proof/${target}`)
   }
   t.match(await read(orderId), { status: 'picked_up', proof_of_delivery: null }, 'the holder\'s order is untouched')
+
+  // The holder's own order, assigned and not yet picked up: the state machine's 409, nothing written.
+  const [assigned] = await placeOrders(gateway, account.apiKey, [shipment({ proof: { photo: true } })])
+  t.equal((await changeOrder(db.sql, { orderId: assigned!, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder((await findCourier(db.sql, holder.id))!), reason: null })).kind, 'changed')
+  const early = await deliver(holder, assigned!, multipart({}, [photo(PNG)]))
+  t.equal(early.statusCode, 409, early.body)
+  t.equal(early.json().message, `cannot move ${assigned} from assigned to delivered`)
+  t.notOk(existsSync(path.join(photos.dir, 'proof', assigned!)), `nothing under proof/${assigned}`)
 })
 
 t.test('the business reads its photo: a link that works without the key until it expires', async (t) => {
