@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { withDeadline } from '../../shared/deadline.js'
 import { ApiError } from '../../shared/errors/api-error.js'
+import { luaScript } from '../../shared/lua-script.js'
 import type { RedisClient } from '../../shared/redis.js'
 
 const WINDOW_MS = 60_000
@@ -8,15 +9,16 @@ const WINDOW_MS = 60_000
 const REDIS_DEADLINE_MS = 250
 
 // One round trip: count the failure, start the window on the first one, say how long it has left.
-const COUNT_FAILURE = `
+const COUNT_FAILURE = luaScript(`
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return { count, redis.call('PTTL', KEYS[1]) }`
+return { count, redis.call('PTTL', KEYS[1]) }`)
 
-// The same answer without counting: how many so far, and the window's time left.
-const READ_FAILURES = `
+// The same answer without counting: how many so far, and the window's time left. Run for every
+// credential not held in memory (by its SHA, as the script above: a few bytes, not the script).
+const READ_FAILURES = luaScript(`
 local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-return { count, redis.call('PTTL', KEYS[1]) }`
+return { count, redis.call('PTTL', KEYS[1]) }`)
 
 /**
  * Counts requests that would be answered 401, per client address and minute, in Redis so every
@@ -25,11 +27,11 @@ return { count, redis.call('PTTL', KEYS[1]) }`
  * reach, refusals stay plain 401s.
  */
 export function createAuthFailureLimit(redis: RedisClient, options: { limit: number; prefix: string }) {
-  async function waitOf(script: string, ip: string, args: number[]): Promise<number | null> {
+  async function waitOf(script: ReturnType<typeof luaScript>, ip: string, args: number[]): Promise<number | null> {
     if (options.limit === 0) return null
     let reply: unknown
     try {
-      reply = await withDeadline(redis.eval(script, 1, `${options.prefix}:auth-failures:${ip}`, ...args), REDIS_DEADLINE_MS)
+      reply = await withDeadline(script(redis, [`${options.prefix}:auth-failures:${ip}`], args), REDIS_DEADLINE_MS)
     } catch {
       return null
     }
