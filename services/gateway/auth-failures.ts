@@ -1,8 +1,10 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { withDeadline } from '../../shared/deadline.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { luaScript } from '../../shared/lua-script.js'
 import type { RedisClient } from '../../shared/redis.js'
+import { secretHash } from '../../shared/secret-hash.js'
+import type { CredentialCache } from './credential-cache.js'
 
 const WINDOW_MS = 60_000
 // A slow Redis must not slow every refusal down: past this the failure is simply not counted.
@@ -72,9 +74,47 @@ export async function refuseCredential(failures: AuthFailureLimit, request: Fast
  * limit only a valid one passes (one address is often many clients: an office, a carrier's NAT),
  * and anything else, or a lookup that cannot be made now, is the 429 it would have been.
  */
-export async function lookUpCredential<T extends object>(failures: AuthFailureLimit, request: FastifyRequest, reply: FastifyReply, find: () => T | null | Promise<T | null>): Promise<T | ApiError | null> {
+async function lookUpCredential<T extends object>(failures: AuthFailureLimit, request: FastifyRequest, reply: FastifyReply, find: () => T | null | Promise<T | null>): Promise<T | ApiError | null> {
   const wait = await failures.over(request.ip)
   if (wait === null) return find()
   const found = await Promise.resolve(find()).catch(() => null)
   return found ?? tooManyFailures(reply, wait)
+}
+
+/** How one kind of credential (API keys, courier tokens) is read, held and let in. */
+export interface CredentialCheck<T> {
+  failures: AuthFailureLimit
+  cache: CredentialCache<T>
+  /** The credential of an `Authorization` header, or null unless it has the issued shape (refused without a lookup). */
+  credentialOf: (header: string | undefined) => string | null
+  /** The 401's message for a credential missing, malformed or unknown. */
+  refusal: string
+  /** Lets the request in as `found`, or says why not (a key without the route's scope). */
+  admit: (request: FastifyRequest, found: T) => ApiError | null
+}
+
+/**
+ * The `onRequest` hook of one kind of credential: its shape, its hash in the credential cache,
+ * and past the address's failure limit only a valid one (`lookUpCredential`); a refusal is counted
+ * against the address (`refuseCredential`). A callback hook: a credential the cache holds (nearly
+ * every request) is let in without a promise.
+ */
+export function requireCredential<T extends object>({ failures, cache, credentialOf, refusal, admit }: CredentialCheck<T>) {
+  function settle(request: FastifyRequest, reply: FastifyReply, found: T | null, done: HookHandlerDoneFunction): void {
+    if (!found) {
+      refuseCredential(failures, request, reply, refusal).then(done, done)
+      return
+    }
+    const refused = admit(request, found)
+    if (refused) done(refused)
+    else done()
+  }
+  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    const credential = credentialOf(request.headers.authorization)
+    if (credential === null) return settle(request, reply, null, done)
+    const hash = secretHash(credential)
+    const held = cache.held(hash)
+    if (held !== undefined) return settle(request, reply, held, done)
+    lookUpCredential(failures, request, reply, () => cache.find(hash)).then((found) => (found instanceof ApiError ? done(found) : settle(request, reply, found, done)), done)
+  }
 }

@@ -1,11 +1,9 @@
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, type ApiKeyScope } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
 import { SCOPES_FOR } from './access.js'
-import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
+import { requireCredential, type AuthFailureLimit } from './auth-failures.js'
 import { createCredentialCache, type CredentialCache } from './credential-cache.js'
-import { secretHash } from '../../shared/secret-hash.js'
 
 export interface Caller {
   businessId: string
@@ -63,27 +61,17 @@ export function bearerKey(header: string | undefined): string | null {
  * clients (an office, a carrier's NAT). An unknown key is looked up once and then held as
  * unknown, so a flood of one bad key costs one query; with Postgres out of reach, a key not held
  * from such an address is still the 429.
- * A callback hook: a key the cache holds (nearly every request) is checked without a promise.
+ * One hook for both credentials (`requireCredential`): the same as courier tokens get.
  */
 export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
-  function admit(request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: HookHandlerDoneFunction): void {
-    if (!caller) {
-      refuseCredential(failures, request, reply, 'Invalid API key').then(done, done)
-      return
-    }
-    // A path no route serves (its 404) is held to the strictest business scope.
-    const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
-    if (!caller.scopes.some((scope) => accepted.includes(scope))) return done(new ApiError(403, 'Insufficient API key scope'))
-    request.caller = caller
-    done()
-  }
-
-  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const apiKey = bearerKey(request.headers.authorization)
-    if (apiKey === null) return admit(request, reply, null, done)
-    const hash = secretHash(apiKey)
-    const held = keys.held(hash)
-    if (held !== undefined) return admit(request, reply, held, done)
-    lookUpCredential(failures, request, reply, () => keys.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
-  }
+  return requireCredential({
+    failures, cache: keys, credentialOf: bearerKey, refusal: 'Invalid API key',
+    admit: (request, caller) => {
+      // A path no route serves (its 404) is held to the strictest business scope.
+      const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
+      if (!caller.scopes.some((scope) => accepted.includes(scope))) return new ApiError(403, 'Insufficient API key scope')
+      request.caller = caller
+      return null
+    },
+  })
 }

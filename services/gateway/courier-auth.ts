@@ -1,10 +1,7 @@
-import type { FastifyRequest, HookHandlerDoneFunction, FastifyReply } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findCourierByTokenHash, type CourierRow } from '../../shared/db/couriers.js'
-import { ApiError } from '../../shared/errors/api-error.js'
-import { lookUpCredential, refuseCredential, type AuthFailureLimit } from './auth-failures.js'
+import { requireCredential, type AuthFailureLimit } from './auth-failures.js'
 import { createCredentialCache, type CredentialCache } from './credential-cache.js'
-import { secretHash } from '../../shared/secret-hash.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,24 +36,14 @@ export type CourierTokenCache = CredentialCache<CourierRow>
 /**
  * The courier routes' `onRequest` hook: a courier token or 401 (a business key is no courier
  * token). Failures count per address as for API keys, and past the limit a token not held is
- * the 429 unless it is valid (`lookUpCredential`).
+ * the 429 unless it is valid (`requireCredential`, the hook API keys get).
  */
 export function requireCourier({ tokens, failures }: { tokens: CourierTokenCache; failures: AuthFailureLimit }) {
-  function admit(request: FastifyRequest, reply: FastifyReply, courier: CourierRow | null, done: HookHandlerDoneFunction): void {
-    if (!courier) {
-      refuseCredential(failures, request, reply, 'Invalid courier token').then(done, done)
-      return
-    }
-    request.courier = courier
-    done()
-  }
-  // A callback hook: a token the cache holds (nearly every ping) is admitted without a promise.
-  return function authenticate(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const token = bearerCourierToken(request.headers.authorization)
-    if (token === null) return admit(request, reply, null, done)
-    const hash = secretHash(token)
-    const held = tokens.held(hash)
-    if (held !== undefined) return admit(request, reply, held, done)
-    lookUpCredential(failures, request, reply, () => tokens.find(hash)).then((found) => (found instanceof ApiError ? done(found) : admit(request, reply, found, done)), done)
-  }
+  return requireCredential({
+    failures, cache: tokens, credentialOf: bearerCourierToken, refusal: 'Invalid courier token',
+    admit: (request, courier) => {
+      request.courier = courier
+      return null
+    },
+  })
 }
