@@ -29,10 +29,13 @@ export const locationRequestSchema = z.object({
     .refine((value) => value === undefined || Date.parse(value) >= Date.now() - FIX_MAX_AGE_MS, { error: 'at must be within the last 24 hours', when: (payload) => payload.issues.length === 0 }),
 }, object)
 
-export const declineRequestSchema = z.object({ reason: optionalText('reason', { max: 255 }) }, object)
+/** The longest reason a courier may give; the courier app's form says the same. */
+export const REASON_MAX_LENGTH = 255
+
+export const declineRequestSchema = z.object({ reason: optionalText('reason', { max: REASON_MAX_LENGTH }) }, object)
 
 /** `fail` and `unassign` say why: the business reads it in the order's history. */
-export const reasonRequestSchema = z.object({ reason: requiredText('reason', { max: 255 }) }, object)
+export const reasonRequestSchema = z.object({ reason: requiredText('reason', { max: REASON_MAX_LENGTH }) }, object)
 
 /** `deliver` as JSON; the PIN is checked when the order asks for one (proof of delivery). */
 export const deliverRequestSchema = z.object({ pin: optionalText('pin', { max: 8 }) }, object)

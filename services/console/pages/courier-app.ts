@@ -3,6 +3,7 @@ import type { CourierShift } from '../../../shared/courier.js'
 import type { CourierRow } from '../../../shared/db/couriers.js'
 import type { Order } from '../../../shared/db/orders.js'
 import { PHOTO_MAX_BYTES } from '../../../shared/storage/photos.js'
+import { REASON_MAX_LENGTH } from '../../../shared/schemas/courier.js'
 import { photoRequired } from '../../../shared/orders/resource.js'
 import { clocksOf } from '../format.js'
 import { html, type Html } from '../html.js'
@@ -135,7 +136,7 @@ ${actionsOf(frame, order)}</section>`
 
 function actionsOf(frame: CourierFrame, order: Order): Html {
   const base = `/courier/orders/${order.id}`
-  const fail = html`<details><summary>Cannot deliver?</summary>${formOf(frame, `${base}/fail`, html`${field({ name: 'reason', label: 'What went wrong', required: true, attrs: html` maxlength="500"` })}<button type="submit" class="danger">Mark as failed</button>`, { label: 'Fail the delivery' })}</details>`
+  const fail = html`<details><summary>Cannot deliver?</summary>${formOf(frame, `${base}/fail`, html`${field({ name: 'reason', label: 'What went wrong', required: true, attrs: html` maxlength="${REASON_MAX_LENGTH}"` })}<button type="submit" class="danger">Mark as failed</button>`, { label: 'Fail the delivery' })}</details>`
   switch (order.status) {
     case 'assigned':
       return html`${formOf(frame, `${base}/pickup`, html`<button type="submit">Picked up</button>`, { label: 'Picked up' })}`

@@ -9,6 +9,7 @@ import { clearLoginFailures } from '../../../shared/db/courier-logins.js'
 import { findOrderById } from '../../../shared/db/orders.js'
 import { insertOffer } from '../../../shared/db/offers.js'
 import { newOfferId } from '../../../shared/ids.js'
+import { REASON_MAX_LENGTH } from '../../../shared/schemas/courier.js'
 import { createRedis } from '../../../shared/redis.js'
 import { COURIER_LOGIN_REFUSED } from '../../../services/console/routes/courier-app.js'
 import { money } from '../../../services/console/format.js'
@@ -314,6 +315,7 @@ t.test('a courier\'s day: available, location, decline, accept, pickup, deliver 
   t.match(pickedUp, /<input id="field-photo" name="photo" type="file" accept="image\/\*" capture="environment" required>/)
   t.match(pickedUp, /name="pin"/)
   t.match(pickedUp, /Mark as failed/)
+  t.match(pickedUp, new RegExp(`name="reason"[^>]* maxlength="${REASON_MAX_LENGTH}"`), 'the form takes no longer reason than the API does')
 
   const photo = { bytes: pngPhoto(), name: 'door.png', type: 'image/png' }
   const wrongPin = pin === '0000' ? '0001' : '0000'
