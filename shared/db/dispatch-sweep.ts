@@ -38,10 +38,11 @@ export async function findOrdersWithoutOffer(db: Db, graceS: number, quietS: num
  * Live `created` orders with no pending offer whose pickup lies within `radiusKm` of `point`
  * (a box around it: dispatch measures the real distance), oldest first: the ones a courier who
  * just became free may take. Orders the courier cannot carry (`canCarry`'s rule: a rate-card
- * order's vehicle, the load within their maximum) are left out here, so older ones for another
- * vehicle never fill the page; the offer's own look (`offerNext`) applies `canCarry` itself. So
- * are the orders offered to this courier since they last became `created` (declined, let expire):
- * the look would pass the courier over, and the newer orders they may take would miss the page.
+ * order's vehicle, a distance-priced load within their maximum) are left out here, so older ones
+ * for another vehicle never fill the page; the offer's own look (`offerNext`) applies `canCarry`
+ * itself. So are the orders offered to this courier since they last became `created` (declined,
+ * let expire): the look would pass the courier over, and the newer orders they may take would
+ * miss the page.
  */
 export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: number }, radiusKm: number, carrier: { id: string; vehicleType: string; maxWeightKg: number }, limit: number): Promise<string[]> {
   const dLat = radiusKm / 111.2
@@ -51,8 +52,8 @@ export async function findWaitingOrdersNear(db: Db, point: { lat: number; lng: n
     where o.status = 'created' and o.livemode
       and o.pickup_lat between ${point.lat - dLat} and ${point.lat + dLat}
       and o.pickup_lng between ${point.lng - dLng} and ${point.lng + dLng}
-      and (o.pricing_model <> 'rate_card' or o.vehicle_type = ${carrier.vehicleType})
-      and coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg}
+      and case when o.pricing_model = 'rate_card' then o.vehicle_type = ${carrier.vehicleType}
+        else coalesce((o.shipment ->> 'weight')::numeric, 0) * coalesce((o.shipment ->> 'quantity')::numeric, 1) <= ${carrier.maxWeightKg} end
       and not exists (
         select 1 from dispatch_offers d
         where d.order_id = o.id and (d.status = 'pending' or (d.courier_id = ${carrier.id} and d.created_at >= o.updated_at)))

@@ -30,12 +30,12 @@ export type DispatchStep =
 
 /**
  * DESIGN 14: whether a courier may carry the order. A rate-card order needs the vehicle it was
- * priced for; any order needs a vehicle that carries its weight × quantity.
+ * priced for (its option's weight band already bounds the load); a distance-priced order, any
+ * vehicle that carries its weight × quantity.
  */
 export function canCarry(courier: Pick<CourierRow, 'vehicleType' | 'maxWeightKg'>, order: Pick<Order, 'pricingModel' | 'vehicleType' | 'shipment'>): boolean {
-  const load = Number(order.shipment.weight ?? 0) * Number(order.shipment.quantity ?? 1)
-  if (courier.maxWeightKg < load) return false
-  return order.pricingModel !== 'rate_card' || courier.vehicleType === order.vehicleType
+  if (order.pricingModel === 'rate_card') return courier.vehicleType === order.vehicleType
+  return courier.maxWeightKg >= Number(order.shipment.weight ?? 0) * Number(order.shipment.quantity ?? 1)
 }
 
 /** The vehicles whose dispatch sets are searched for the order: the one it was priced for, or any (weight decides, courier by courier). */

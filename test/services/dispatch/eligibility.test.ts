@@ -91,6 +91,16 @@ t.test('a rate-card order goes to its vehicle type only: a truck order passes ov
   await finish([orderId], [bike, truck])
 })
 
+t.test("a rate-card order needs its vehicle, not a courier's max_weight_kg: the option's band priced the load", async (t) => {
+  // 100 kg × 30 is within the 5-tonne truck option the order was priced on, and past this truck's
+  // own 1000 kg: DESIGN 14 weighs only distance-priced orders, so the truck is offered it.
+  const truck = await onShift(gateway, db.sql, 'Light truck', kmNorth(ISLAND, 1), { vehicleType: 'truck', maxWeightKg: 1000 })
+  const orderId = await offeredTo(t, { vehicle_type: 'truck', option_id: account.options['5-tonne truck'], weight: 100, quantity: 30 }, truck, [])
+  const [order] = await db.sql`select pricing_model from orders where id = ${orderId}`
+  t.equal(order!.pricingModel, 'rate_card', 'the order was priced on the rate card')
+  await finish([orderId], [truck])
+})
+
 t.test('a truck order finds its truck past more bikes than a search takes (each vehicle has its own dispatch set)', async (t) => {
   // More bikes nearer the pickup than the widest search (10 000) would see: with one set for every
   // vehicle the truck lay beyond every look and the order waited for nobody. They exist only on

@@ -49,13 +49,15 @@ t.test('a page is read from the index of orders waiting for a courier, from the 
 t.test("a free courier's waiting orders leave out what they cannot carry before the page is cut", async (t) => {
   const { sql } = await useTestDb(t)
   const { businessId } = await seedAccount(sql)
-  const [van, heavy, bike] = [await seedOrder(sql, businessId), await seedOrder(sql, businessId), await seedOrder(sql, businessId)]
+  const [van, heavy, bike, bikeBand] = [await seedOrder(sql, businessId), await seedOrder(sql, businessId), await seedOrder(sql, businessId), await seedOrder(sql, businessId)]
   // Older first: a van's rate-card order and a distance-priced load past a bike's 20 kg.
   await sql`update orders set vehicle_type = 'bus_van', created_at = now() - interval '3 minutes' where id = ${van}`
   await sql`update orders set pricing_model = 'distance', shipment = shipment || '{"weight": 30, "quantity": 1}', created_at = now() - interval '2 minutes' where id = ${heavy}`
+  // Newest: a bike's rate-card order whose load is past 20 kg; its option's band priced it, so a bike may take it.
+  await sql`update orders set shipment = shipment || '{"weight": 15, "quantity": 2}', created_at = now() + interval '1 minute' where id = ${bikeBand}`
   const near = { lat: 6.4413, lng: 3.4714 }
-  const page = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'bike', maxWeightKg: 20 }, 1)
-  t.same(page, [bike], 'the one order a bike may carry, though two older ones wait')
+  const page = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'bike', maxWeightKg: 20 }, 2)
+  t.same(page, [bike, bikeBand], 'the orders a bike may carry, though two older ones wait: the weight limit is for distance-priced loads')
   const truck = await findWaitingOrdersNear(sql, near, 10, { id: randomUUID(), vehicleType: 'truck', maxWeightKg: 5000 }, 5)
   t.same(truck, [heavy], 'a truck: only the distance-priced load (the rate-card orders were priced for a van and a bike)')
 })
