@@ -70,11 +70,19 @@ t.test('poolSessions counts the sessions of its own pool only; a pool with every
   })
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
-  // Two transactions of this pool, two of another, all open until released.
-  const holders = [sql, sql, other, other].map((pool) => pool.begin(async (tx) => { await tx`select 1`; await held }))
+  // Two transactions of this pool, two of another, all open until released. Each says when it is
+  // inside its transaction: before that, a new session may still be running the driver's own
+  // setup query (busy) and then sit idle until its `begin`, so a count taken earlier can match by
+  // chance and a later one see a session fewer.
+  const entered: Promise<void>[] = []
+  const holders = [sql, sql, other, other].map((pool) => {
+    let inside!: () => void
+    entered.push(new Promise<void>((resolve) => (inside = resolve)))
+    return pool.begin(async (tx) => { await tx`select 1`; inside(); await held })
+  })
   t.teardown(() => { release(); return Promise.all(holders) })
-  const counted = await waitForValue(() => poolSessions(sql), (sessions) => sessions.open === 3 && sessions.busy === 3, 10_000, 100)
-  t.same(counted.value, { busy: 3, open: 3 }, 'two idle-in-transaction sessions and the counting one; the other pool is not counted')
+  await Promise.all(entered)
+  t.same(await poolSessions(sql), { busy: 3, open: 3 }, 'two idle-in-transaction sessions and the counting one; the other pool is not counted')
 
   const app = Fastify({ logger: false })
   const redis = createRedis(config, { maxRetriesPerRequest: 0 })
