@@ -15,7 +15,11 @@ import { changeOrder } from '../../../shared/orders/change.js'
 // this process, built from the plugins production runs; launched.test.ts checks the same contract
 // against the built launcher (DESIGN 17.5), which a setting it fails to pass on would break.
 const WAIT_MS = 15_000
-const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1' } })
+// Short enough to see an offer expire within a wait (those waits add OFFER_S to WAIT_MS), long
+// enough that an accept or a cancel of an offer just found pending lands before it expires on a
+// busy 2-core machine: at 2 s an accept could meet 409 "has expired".
+const OFFER_S = 5
+const { db, gateway } = await startStack(t, { dispatcher: true, env: { DISPATCH_OFFER_S: String(OFFER_S), DISPATCH_RETRY_S: '1' } })
 const account = await seedAccount(db.sql, { balance: 100000 })
 const redis = createRedis(db.config)
 t.teardown(() => redis.disconnect())
@@ -136,7 +140,7 @@ t.test('a declined or expired offer goes to the next courier; a cancel withdraws
   const [next] = await offersOf(second.auth, orderId)
   t.ok(next, 'the second courier is offered it after the decline')
   // Left to expire: it comes back to nobody (the first declined this round), then a new round.
-  const expired = await waitForValue(async () => (await db.sql`select status from dispatch_offers where id = ${next.offer_id}`)[0]?.status, (status) => status === 'expired', WAIT_MS, 100)
+  const expired = await waitForValue(async () => (await db.sql`select status from dispatch_offers where id = ${next.offer_id}`)[0]?.status, (status) => status === 'expired', OFFER_S * 1000 + WAIT_MS, 100)
   t.equal(expired.value, 'expired')
   const late = await gateway.inject({ method: 'POST', url: `/v2/courier/offers/${next.offer_id}/accept`, headers: second.auth })
   t.equal(late.statusCode, 409)

@@ -20,9 +20,12 @@ import { bearer, startStack } from '../../helpers/stack.js'
 // courier who must be skipped (nearer) with one who may take it (farther): the offer going to the
 // farther one shows the nearer was looked at and passed over.
 const WAIT_MS = 15_000
+// Long enough that an accept or a decline of an offer just found pending lands before it expires on
+// a busy 2-core machine (at 2 s one could meet 409 "has expired"); a wait for an expiry adds it to WAIT_MS.
+const OFFER_S = 5
 const { db, gateway } = await startStack(t, {
   dispatcher: true,
-  env: { DISPATCH_OFFER_S: '2', DISPATCH_RETRY_S: '1', DISPATCH_RADIUS_KM: '5', COURIER_STALE_S: '60', COURIER_CAPACITY: '1' },
+  env: { DISPATCH_OFFER_S: String(OFFER_S), DISPATCH_RETRY_S: '1', DISPATCH_RADIUS_KM: '5', COURIER_STALE_S: '60', COURIER_CAPACITY: '1' },
 })
 const account = await seedAccount(db.sql, { balance: 1_000_000, sandbox: 100_000 })
 const connection = createRedis(db.config, { maxRetriesPerRequest: null })
@@ -79,8 +82,8 @@ t.test('a placement of several orders is offered in one job: each free courier o
   const third = orderIds.find((orderId) => !firstTwo.value.some((offer) => offer.orderId === orderId))!
   const own = await waitForValue(() => queue.getJob(offerJobId(third)), (job) => job !== undefined, WAIT_MS, 50)
   t.ok(own.held, 'the third waits in an offer job of its own')
-  // Offers last 2 s here: once one expires, a courier is free, and the third's own job finds them.
-  t.ok(await firstOffer(db.sql, third), 'and is offered once a courier is free')
+  // Offers last OFFER_S here: once one expires, a courier is free, and the third's own job finds them.
+  t.ok(await firstOffer(db.sql, third, OFFER_S * 1000 + WAIT_MS), 'and is offered once a courier is free')
   await finish(orderIds, [near, farther])
 })
 
