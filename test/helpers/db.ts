@@ -90,8 +90,10 @@ export async function walletsAgainstLedger(sql: Sql): Promise<{ businessId: stri
 /**
  * The invariant every test file ends on, whatever it did: each wallet's balance equals its
  * credits minus its debits plus its refunds, and none is negative. A breach fails the file.
+ * useTestDb's teardown checks it; a test on a schema or database of its own (the launcher's, a
+ * Postgres of its own) checks it too.
  */
-async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
+export async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
   const broken = (await walletsAgainstLedger(sql)).filter((wallet) => wallet.balance !== wallet.ledger || wallet.balance < 0)
   if (broken.length > 0) throw new Error(`wallet invariant broken: ${JSON.stringify(broken)}`)
 }

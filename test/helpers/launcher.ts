@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { createSql, type Sql } from '../../shared/db/sql.js'
+import { assertWalletsMatchLedger } from './db.js'
 import { childEnv, freePort, projectRoot, waitFor } from './processes.js'
 
 export const SERVICE_ENTRIES = {
@@ -128,9 +129,16 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
         // already gone
       }
     }
+    // With its services stopped, the schema ends on useTestDb's invariant (every wallet equals its
+    // ledger) before it is dropped; a launcher that stopped before migrating left no wallets to check.
     const sql = createSql(loadConfig(commonEnv, env), { max: 1 })
-    await sql`drop schema if exists ${sql(env.DATABASE_SCHEMA!)} cascade`.catch(() => {})
-    await sql.end({ timeout: 5 })
+    try {
+      const [{ migrated }] = await sql<{ migrated: boolean }[]>`select to_regclass(${`${env.DATABASE_SCHEMA!}.wallets`}) is not null as migrated`
+      if (migrated) await assertWalletsMatchLedger(sql)
+    } finally {
+      await sql`drop schema if exists ${sql(env.DATABASE_SCHEMA!)} cascade`.catch(() => {})
+      await sql.end({ timeout: 5 })
+    }
   })
 
   return { env, launcherPid: launcher.pid!, exit, pids, lines }

@@ -8,7 +8,7 @@ import { migrate } from '../../shared/db/migrate.js'
 import { createReadSql, createSql, endReadSql, type Sql } from '../../shared/db/sql.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { seedOrder } from '../helpers/console.js'
-import { TEST_SECRETS } from '../helpers/db.js'
+import { assertWalletsMatchLedger, TEST_SECRETS } from '../helpers/db.js'
 import { startOwnPostgres, startStreamingReplica } from '../helpers/postgres.js'
 import { waitForValue } from '../helpers/processes.js'
 import { bearer } from '../helpers/stack.js'
@@ -112,4 +112,9 @@ t.test('a streaming replica serves the lists and the backfill, never a write or 
     t.same(await eventTypes(), ['order.cancelled'], 'the backfill has the event')
     t.same((await entryTypes()).sort(), ['credit', 'refund'], 'the statement has the refund')
   })
+
+  // The invariant useTestDb's teardown checks on every other file's schema, here on the primary
+  // of the test's own: the wallet, refund and all, equals its ledger. Checked in the body, not a
+  // teardown, so a breach fails the test without skipping the teardown that stops that Postgres.
+  await assertWalletsMatchLedger(sql)
 })
