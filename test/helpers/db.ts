@@ -5,7 +5,7 @@ import path from 'node:path'
 import shift from 'postgres-shift'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
-import { migrate, migrationsDir } from '../../shared/db/migrate.js'
+import { ensureDatabase, migrate, migrationsDir } from '../../shared/db/migrate.js'
 import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
 
 /** The internal token of every test file's services: the gateway and pricing must share one. */
@@ -62,6 +62,8 @@ export async function useTestDb(t: Test): Promise<TestDb> {
  * test of what a migration does to the rows it finds; `migrateRest` applies the ones after.
  */
 export async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql; migrateRest: () => Promise<void> }> {
+  // As useTestDb's migrate does: a file run alone on a fresh machine finds no test database yet.
+  await ensureDatabase(TEST_DATABASE_URL)
   const schema = `t_at_${randomBytes(4).toString('hex')}`
   const sql = createSql({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, DATABASE_POOL_MAX: 4 }, { max: 4 })
   t.teardown(async () => {
