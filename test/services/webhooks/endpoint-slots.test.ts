@@ -97,26 +97,38 @@ t.test('a lease handed on late in its life is extended first; one Redis no longe
   const { redis, prefix, key, leases } = slotsOf(t)
   const leaseMs = 2_000
   const slots = createEndpointSlots(redis, { prefix, limit: 1, leaseMs })
-  const acquiredAt = Date.now()
+  // A lease's score in Redis is the expiry the process holds for it: past expiry − leaseMs / 2 it
+  // is late in its life, and a hand-on must extend it first. The waits are for that, on the
+  // lease's own expiry; the waiters' deadlines are far beyond the lease, so neither gives up first.
+  const lateInLife = (expiresAt: number) => slots.waiting('endpoint') === 1 && Date.now() > expiresAt - leaseMs / 2
   const first = await slots.acquire('endpoint')
   const [token] = await leases()
   const expiry = Number(await redis.zscore(key, token!))
-  const waiting = slots.acquire('endpoint', 10_000)
-  t.ok(await waitFor(() => slots.waiting('endpoint') === 1 && Date.now() > acquiredAt + leaseMs / 2 + 50, 5_000, 20), 'past half the lease, with a delivery waiting')
+  const waiting = slots.acquire('endpoint', leaseMs * 5)
+  t.ok(await waitFor(() => lateInLife(expiry), leaseMs * 3, 20), 'past half the lease, with a delivery waiting')
   await first!()
+  t.equal(slots.waiting('endpoint'), 0, 'the waiting delivery was handed it')
   const second = await waiting
   t.ok(second, 'handed on')
   t.same(await leases(), [token], 'the same lease')
-  t.ok(Number(await redis.zscore(key, token!)) > expiry + leaseMs / 2, 'with its expiry moved on')
+  const extended = Number(await redis.zscore(key, token!))
+  t.ok(extended > expiry + leaseMs / 2, 'with its expiry moved on')
 
   // Redis lost the lease (a flush, an expiry) and another replica holds the one slot now.
   await redis.multi().zrem(key, token!).zadd(key, Date.now() + 60_000, 'another-replica').exec()
-  const stillWaiting = slots.acquire('endpoint', leaseMs)
-  const handedAt = Date.now()
-  t.ok(await waitFor(() => slots.waiting('endpoint') === 1 && Date.now() > handedAt + leaseMs / 2 + 50, 5_000, 20), 'past half the lease again, with a delivery waiting')
+  const stillWaiting = slots.acquire('endpoint', leaseMs * 5)
+  t.ok(await waitFor(() => lateInLife(extended), leaseMs * 3, 20), 'past half the lease again, with a delivery waiting')
   await second!()
-  t.equal(await stillWaiting, null, 'the waiting delivery is not handed a lease that is gone, and the other replica\'s slot stays its own')
-  t.same(await leases(), ['another-replica'], 'the cap holds')
+  t.equal(slots.waiting('endpoint'), 1, 'the waiting delivery is not handed a lease that is gone: it still waits')
+  t.same(await leases(), ['another-replica'], 'and the other replica\'s slot stays its own: the cap holds')
+  // The other replica gives its slot back: the delivery still waiting takes it from Redis, a new lease.
+  await redis.zrem(key, 'another-replica')
+  const third = await stillWaiting
+  t.ok(third, 'the waiting delivery has the slot freed in Redis')
+  const now = await leases()
+  t.equal(now.length, 1, 'one lease')
+  t.not(now[0], token, 'a new one, not the lease Redis lost')
+  await third!()
 })
 
 t.test('a slot given back with nobody waiting is kept a moment for the next delivery here, then Redis has it back', async (t) => {
