@@ -8,7 +8,7 @@ import { gatewayEnv, loadConfig } from '../../../shared/config.js'
 import { disableCourierAndAnnounce } from '../../../shared/couriers/accounts.js'
 import { courierChannel, tellCourier } from '../../../shared/couriers/stream.js'
 import { publishInvalidation } from '../../../shared/invalidation.js'
-import { createRedis } from '../../../shared/redis.js'
+import { createRedis, type RedisClient } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
 import { startOwnRedis, waitForValue } from '../../helpers/processes.js'
@@ -74,6 +74,19 @@ async function openStream(token: string, from = base) {
       await pump
     },
   }
+}
+
+/**
+ * Tells the courier a notice and waits for `stream` to show it: proof the stream is still open
+ * and listening, where a look at `ended` the moment another stream ended would not yet see it
+ * wrongly closed. Told again until it arrives, as a channel being subscribed again may miss one.
+ */
+async function stillHears(stream: Awaited<ReturnType<typeof openStream>>, publisher: RedisClient, courierId: string, orderId: string) {
+  const heard = () => stream.events.find((seen) => seen.event === 'order_cancelled' && seen.data?.order_id === orderId)
+  return waitForValue(async () => {
+    if (!heard()) await tellCourier(publisher, db.config.QUEUE_PREFIX, { courierId, event: 'order_cancelled', data: { order_id: orderId } })
+    return heard()
+  }, (found) => found !== undefined, WAIT_MS, 100)
 }
 
 t.test('the stream needs a courier token', async (t) => {
@@ -268,7 +281,8 @@ t.test('disabling a courier ends their open streams, and only theirs; a new phon
   await publishInvalidation(redis, db.config.QUEUE_PREFIX, { kind: 'courier', courierId: staying.id })
   await disableCourierAndAnnounce(db.sql, 'test', leaving.id, { announce: (message) => publishInvalidation(redis, db.config.QUEUE_PREFIX, message), redispatch: async () => {} })
   t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends, as their token is refused from now on')
-  t.notOk(kept.state.ended, 'another courier\'s stream stays open, their new phone notwithstanding')
+  t.ok((await stillHears(kept, redis, staying.id, 'ORD-KEPTOPEN')).held, 'another courier\'s stream still hears their notices, their new phone notwithstanding')
+  t.notOk(kept.state.ended, 'and stays open')
   await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(staying.token), payload: { status: 'offline' } })
 })
 
@@ -293,7 +307,8 @@ t.test('a revocation not heard while the invalidation channel was away still end
   t.teardown(() => admin.disconnect())
   await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
   t.ok((await waitForValue(async () => gone.state.ended, (ended) => ended, WAIT_MS, 20)).held, 'the disabled courier\'s stream ends once the gateway is back on the channel')
-  t.notOk(kept.state.ended, 'another courier\'s stream stays open')
+  t.ok((await stillHears(kept, admin, staying.courier.id, 'ORD-KEPTAFTER')).held, 'another courier\'s stream, back on its channel too, still hears their notices')
+  t.notOk(kept.state.ended, 'and stays open')
 })
 
 t.test('a gateway that stops ends its streams first: the couriers reconnect to a replica still serving', async (t) => {
