@@ -32,21 +32,26 @@ t.test('one placement is one trace: gateway, queue, worker and SQL spans', async
   const response = await gateway.inject({ method: 'POST', url: '/v2/business/order', headers: bearer(account.apiKey), payload: [shipment] })
   t.equal(response.statusCode, 201)
   const placementId = response.json().placement_id
-  await provider.forceFlush()
 
-  const finished = spans.getFinishedSpans()
-  const place = finished.find((span) => span.name === 'placement.place')
+  // The 201 goes out once the placement is settled, not once the worker has ended its spans:
+  // the trace is read once every span checked below has ended (or the wait runs out).
+  const steps = ['sql lock placement', 'sql insert orders', 'sql append events', 'sql debit wallet', 'sql settle placement']
+  const traceOf = (finished: ReturnType<typeof spans.getFinishedSpans>) => {
+    const place = finished.find((span) => span.name === 'placement.place')
+    const inTrace = place ? finished.filter((span) => span.spanContext().traceId === place.spanContext().traceId) : []
+    return { finished, place, inTrace, names: inTrace.map((span) => span.name) }
+  }
+  const traced = await waitForValue(async () => {
+    await provider.forceFlush()
+    return traceOf(spans.getFinishedSpans())
+  }, ({ place, inTrace, names }) => place !== undefined && inTrace.some((span) => span.instrumentationScope.name === '@fastify/otel') && steps.every((step) => names.includes(step)), 10_000)
+  const { finished, place, inTrace, names } = traced.value
   t.ok(place, 'the worker span exists')
-  const traceId = place!.spanContext().traceId
-  t.equal(place!.attributes['courier.business_id'], account.businessId)
-  t.equal(place!.attributes['courier.placement_id'], placementId)
-  const inTrace = finished.filter((span) => span.spanContext().traceId === traceId)
-  const names = inTrace.map((span) => span.name)
+  t.equal(place?.attributes['courier.business_id'], account.businessId)
+  t.equal(place?.attributes['courier.placement_id'], placementId)
   t.ok(inTrace.some((span) => span.instrumentationScope.name === '@fastify/otel'), `gateway request span in the trace: ${names.join(', ')}`)
   t.ok(names.some((name) => /placement/.test(name) && name !== 'placement.place' && name !== 'placement.transaction'), 'BullMQ producer or consumer span in the trace')
-  for (const step of ['sql lock placement', 'sql insert orders', 'sql append events', 'sql debit wallet', 'sql settle placement']) {
-    t.ok(names.includes(step), `${step} in the trace`)
-  }
+  for (const step of steps) t.ok(names.includes(step), `${step} in the trace`)
   const everything = JSON.stringify(finished.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })))
   t.notOk(everything.includes(account.apiKey), 'the API key appears in no span')
   t.notOk(everything.includes(account.apiKey.slice(8)), 'not even its secret part')
@@ -103,19 +108,24 @@ t.test('metrics: on the ops port for Prometheus, never on the public one', async
   await provider.forceFlush()
   const cancelSpans = spans.getFinishedSpans().map((span) => span.name)
   for (const step of ['order.change', 'sql lock order', 'sql update order', 'sql append event', 'sql refund wallet']) t.ok(cancelSpans.includes(step), `${step} in the cancel's trace`)
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
-  t.match(text, /http_server_request_duration_seconds_count\{[^}]*http_route="\/v2\/business\/order\/cost"[^}]*http_response_status_code="200"/)
-  t.match(text, /courier_quotes_total\{[^}]*pricing_model="rate_card"[^}]*\} [1-9]/)
-  t.match(text, /courier_placements_total\{[^}]*outcome="placed"[^}]*\} [1-9]/)
-  t.match(text, /courier_orders_placed_total(\{[^}]*\})? [1-9]/)
-  t.match(text, /courier_money_charged_total\{[^}]*currency="NGN"[^}]*\} [1-9]/)
-  t.match(text, /courier_placement_job_duration_seconds_count\{[^}]*outcome="placed"/)
-  t.match(text, /courier_queue_jobs\{[^}]*state="waiting"/)
-  t.match(text, /courier_order_changes_total\{[^}]*event="order.cancelled"[^}]*\} 1/)
-  t.match(text, /courier_refunds_total\{[^}]*currency="NGN"[^}]*\} 1/)
-  t.match(text, /courier_money_refunded_total\{[^}]*currency="NGN"[^}]*\} [1-9]/)
-  t.match(text, /courier_orders_open\{[^}]*status="created"[^}]*\} 1/)
-  t.match(text, /courier_orders_open\{[^}]*status="assigned"[^}]*\} 0/)
+  const expected = [
+    /http_server_request_duration_seconds_count\{[^}]*http_route="\/v2\/business\/order\/cost"[^}]*http_response_status_code="200"/,
+    /courier_quotes_total\{[^}]*pricing_model="rate_card"[^}]*\} [1-9]/,
+    /courier_placements_total\{[^}]*outcome="placed"[^}]*\} [1-9]/,
+    /courier_orders_placed_total(\{[^}]*\})? [1-9]/,
+    /courier_money_charged_total\{[^}]*currency="NGN"[^}]*\} [1-9]/,
+    /courier_placement_job_duration_seconds_count\{[^}]*outcome="placed"/,
+    /courier_queue_jobs\{[^}]*state="waiting"/,
+    /courier_order_changes_total\{[^}]*event="order.cancelled"[^}]*\} 1/,
+    /courier_refunds_total\{[^}]*currency="NGN"[^}]*\} 1/,
+    /courier_money_refunded_total\{[^}]*currency="NGN"[^}]*\} [1-9]/,
+    /courier_orders_open\{[^}]*status="created"[^}]*\} 1/,
+    /courier_orders_open\{[^}]*status="assigned"[^}]*\} 0/,
+  ]
+  // The worker counts its placement (and times its job) after the settle the 201 waited for:
+  // scraped until every sample is there, or the wait runs out, and each then checked.
+  const scraped = await waitForValue(async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), (text) => expected.every((sample) => sample.test(text)), 10_000, 100)
+  for (const sample of expected) t.match(scraped.value, sample)
   t.equal((await gateway.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
 })
 
