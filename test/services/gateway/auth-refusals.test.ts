@@ -10,7 +10,7 @@ import { seedAccount } from '../../helpers/accounts.js'
 import { freePort, startOwnRedis, waitFor } from '../../helpers/processes.js'
 import { quoteRequest } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
-import { TEST_SECRETS } from '../../helpers/db.js'
+import { TEST_SECRETS, useTestDb } from '../../helpers/db.js'
 import { checkResponsesAgainstDocument } from '../../helpers/openapi-responses.js'
 import { secretHash } from '../../../shared/secret-hash.js'
 
@@ -23,6 +23,11 @@ import { secretHash } from '../../../shared/secret-hash.js'
 const QUOTE = '/v2/business/order/cost'
 const WELL_SHAPED_UNKNOWN = 'ck_live_0000000000000000000000000000zzzz'
 const MALFORMED = ['ck_live_short', 'ck_prod_00000000000000000000000000000000', `ck_live_${'0'.repeat(31)}!`, `ck_live_${'a'.repeat(10_000)}`, 'x'.repeat(8000)]
+// The gateways whose Postgres is out of reach still count failures in Redis: on the file's own
+// queue prefix and test Redis, never the default `{courier}` a dev stack uses, nor a prefix that
+// a later run with the same pid would find its counts under. Each test counts from its own addresses.
+const { env: fileEnv } = await useTestDb(t)
+const OWN_REDIS = { REDIS_URL: fileEnv.REDIS_URL, QUEUE_PREFIX: fileEnv.QUEUE_PREFIX }
 
 /**
  * A gateway of its own on the file's schema and queue prefix. It is used once its Redis client
@@ -53,7 +58,7 @@ function assertRefusal(t: Test, response: LightMyRequestResponse, status: number
 
 t.test('a malformed key is refused without Postgres; a well-shaped one needs it', async (t) => {
   // Postgres out of reach: only a request that queries it can tell, by answering 503.
-  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '0' })
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '0', ...OWN_REDIS })
   const from = { ip: '10.1.0.1' }
   for (const value of MALFORMED) assertRefusal(t, await quote(gateway, `Bearer ${value}`, from), 401, 'Invalid API key')
   assertRefusal(t, await quote(gateway, 'Basic abc', from), 401, 'Invalid API key')
@@ -62,7 +67,7 @@ t.test('a malformed key is refused without Postgres; a well-shaped one needs it'
 
 t.test('past the limit, a key that is not valid is a 429, even while Postgres is out of reach', async (t) => {
   // Postgres out of reach: a request that queried it would answer 503.
-  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', QUEUE_PREFIX: `{auth-${process.pid}}` })
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', ...OWN_REDIS })
   const from = { ip: '10.9.0.1' }
   for (const value of [MALFORMED[0], MALFORMED[1], MALFORMED[2]]) await quote(gateway, `Bearer ${value}`, from)
   for (let i = 0; i < 3; i++) assertRefusal(t, await quote(gateway, `Bearer ck_live_${String(i).repeat(32)}`, from), 429, /^Too many requests, retry in \d+ seconds$/)
@@ -70,7 +75,7 @@ t.test('past the limit, a key that is not valid is a 429, even while Postgres is
 })
 
 t.test('courier tokens as API keys: past the limit one not held is a 429 even while Postgres is out of reach, and an unknown one is looked up once', async (t) => {
-  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', QUEUE_PREFIX: `{courier-auth-${process.pid}}` })
+  const gateway = await gatewayWith(t, { DATABASE_URL: `postgres://root@127.0.0.1:${await freePort()}/nowhere`, LOG_LEVEL: 'silent', AUTH_FAILURE_LIMIT: '2', ...OWN_REDIS })
   const me = (token: string, ip: string) => gateway.inject({ method: 'GET', url: '/v2/courier/me', remoteAddress: ip, headers: { authorization: `Bearer ${token}` } })
   for (const token of ['cc_live_short', 'cc_live_short', 'cc_live_short']) await me(token, '10.10.0.1')
   for (let i = 0; i < 3; i++) {
