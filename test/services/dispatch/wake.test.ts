@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq'
 import t, { type Test } from 'tap'
 import { OFF_SHIFT_REASON } from '../../../shared/courier.js'
 import { DISPATCH_QUEUE, freeJob, offerJob, offerJobId, spread, type DispatchJob } from '../../../shared/dispatch/queue.js'
+import { withDeadline } from '../../../shared/deadline.js'
 import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, offersOf, onShift, pendingOffer, placeOrders, type TestCourier } from '../../helpers/couriers.js'
@@ -244,7 +245,8 @@ t.test("a wake that fails does not swallow the courier's next one", async (t) =>
   const courierId = '00000000-0000-4000-8000-0000000fa11d'
   const failed = new Promise((resolve) => failing.once('failed', resolve))
   await wakes.add(...spread(freeJob(courierId)))
-  await failed
+  // Bounded: a worker that never takes the job would otherwise hang the file until tap's timeout.
+  t.ok(await withDeadline(failed, WAIT_MS).then(() => true, () => false), 'the worker took the wake and it failed')
   await failing.pause()
   const again = await wakes.add(...spread(freeJob(courierId)))
   t.equal(await again.getState(), 'prioritized', 'the next wake is queued, not absorbed by the failed one')
