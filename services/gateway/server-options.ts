@@ -65,7 +65,9 @@ export function gatewayServerOptions(config: GatewayConfig): FastifyServerOption
     // Off by default: the socket address is the client, so X-Forwarded-For cannot pick the
     // address the 401 limit counts. Behind a proxy, TRUST_PROXY names it (docs/contracts.md).
     trustProxy: trustProxyOption(config.TRUST_PROXY),
-    return503OnClosing: true,
+    // A request that still arrives while the gateway stops is served, its answer closing the
+    // connection (fastify's 503 is not the spec's error body; handler-deadline.ts drains the rest).
+    return503OnClosing: false,
     clientErrorHandler: answerClientError,
     // A path the router cannot read (broken percent-encoding, a segment past maxParamLength, such
     // as a 300-character id) names no resource: the not-found answer of any unknown path, in the

@@ -44,6 +44,14 @@ async function handlerDeadline(app: FastifyInstance, { timeoutMs }: { timeoutMs:
       else void reply.send(err)
     }
   }
+  // When the service stops, the answers still to come close their connections: a keep-alive
+  // client calls another replica next, and its idle connection does not hold the stop up until
+  // the keep-alive timeout (72 s, past runService's 30 s limit).
+  app.addHook('preClose', (done) => {
+    for (const reply of inFlight.keys()) if (!reply.raw.headersSent) reply.raw.setHeader('connection', 'close')
+    done()
+  })
+
   const timer = setInterval(sweep, sweepEveryMs(timeoutMs))
   timer.unref()
   app.addHook('onClose', async () => clearInterval(timer))

@@ -1,8 +1,11 @@
-import { connect } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import t from 'tap'
+import { Client } from 'undici'
+import { holdLock, lockWaiters } from '../../helpers/db.js'
+import { waitFor } from '../../helpers/processes.js'
 import { assertError, CATALOG, PLACE, QUOTE, quoteBody, startGateway } from '../../helpers/gateway.js'
 import { shipment } from '../../helpers/shipments.js'
-import { bearer } from '../../helpers/stack.js'
+import { bearer, startStack } from '../../helpers/stack.js'
 import { seedAccount } from '../../helpers/accounts.js'
 
 t.test('gateway errors and request ids', async (t) => {
@@ -103,4 +106,28 @@ t.test('gateway errors and request ids', async (t) => {
     t.not(first.headers['x-request-id'], second.headers['x-request-id'], 'a fresh one per request')
     t.match((await gateway.inject({ method: 'GET', url: '/healthz' })).headers['x-request-id'], /^[0-9a-f-]{36}$/, 'health answers carry one too')
   })
+})
+
+t.test('a gateway that stops: the answers in flight close their connections, so no idle keep-alive connection holds the stop up', async (t) => {
+  const { gateway, db } = await startStack(t)
+  const account = await seedAccount(db.sql, { balance: 100000 })
+  await gateway.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = gateway.server.address() as AddressInfo
+  // The placement waits on its wallet, locked here, so it is in flight when the gateway begins to stop.
+  const walletLock = await holdLock(db.sql, (tx) => tx`select balance from wallets where business_id = ${account.businessId} for update`)
+  const client = new Client(`http://127.0.0.1:${port}`)
+  t.teardown(() => client.close())
+  const placed = client.request({ method: 'POST', path: PLACE, headers: { ...bearer(account.apiKey), 'content-type': 'application/json' }, body: JSON.stringify([shipment()]) })
+  t.ok(await waitFor(async () => (await lockWaiters(db.sql, walletLock.pid)).length > 0, 10_000), 'the placement waits on its wallet')
+
+  const closed = gateway.close()
+  t.ok(await waitFor(() => !gateway.server.listening, 10_000), 'the gateway is stopping')
+  await walletLock.release()
+  const inFlight = await placed
+  t.equal(inFlight.statusCode, 201, 'the request in flight when the stop began is answered')
+  t.equal(inFlight.headers.connection, 'close', 'and closes its connection: the client calls another instance next')
+  await inFlight.body.dump()
+  const open = () => new Promise<number>((resolve, reject) => gateway.server.getConnections((err, count) => (err ? reject(err) : resolve(count))))
+  t.ok(await waitFor(async () => (await open()) === 0, 10_000), 'so the gateway holds no connection open, where keep-alive would hold this one for 72 s')
+  await closed
 })
