@@ -18,14 +18,15 @@ interface PlacementRouteOptions {
 }
 
 /**
- * The pending row's insert. Postgres out of reach or too slow is a 503 that carries the
- * placement's id like every 503 of a placement (DESIGN 7): if the insert did commit before the
- * answer was lost, the orphan settler closes it and GET /placements/{id} says so; if not, that
- * read is a 404, and either way nothing was charged.
+ * A step of recording the placement: the pending row's insert, or the look at (and release of)
+ * an earlier use of its Idempotency-Key. Postgres out of reach or too slow is a 503 that carries
+ * the placement's id like every 503 of a placement (DESIGN 7): if the insert did commit before
+ * the answer was lost, the orphan settler closes it and GET /placements/{id} says so; if not,
+ * that read is a 404, and either way nothing was charged.
  */
-async function recordPending(placementId: string, insert: () => Promise<boolean>): Promise<boolean> {
+async function recording<T>(placementId: string, step: () => Promise<T>): Promise<T> {
   try {
-    return await insert()
+    return await step()
   } catch (err) {
     if (!isConnectionError(err) && !isTimeoutError(err)) throw err
     throw new ApiError(503, `Placement could not be recorded; nothing was charged; retry with the same Idempotency-Key or read GET /v2/business/placements/${placementId}`, { placement_id: placementId })
@@ -45,15 +46,15 @@ export default async function placementRoutes(app: FastifyInstance, { sql, place
 
     for (let attempt = 0; attempt < 3; attempt++) {
       // The shipments stay on the row; the job carries ids only.
-      if (await recordPending(placementId, () => createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipmentsJson }))) {
+      if (await recording(placementId, () => createPendingPlacement(sql, { id: placementId, businessId, livemode: request.caller.livemode, idempotencyKey, requestHash, shipmentsJson }))) {
         const outcome = await placements.submit({ placement_id: placementId, business_id: businessId })
         return sendPlacement(request, reply, placementId, outcome)
       }
       // Only a held Idempotency-Key makes the insert yield nothing.
-      const earlier = await findPlacementByKey(sql, request.caller, idempotencyKey!)
+      const earlier = await recording(placementId, () => findPlacementByKey(sql, request.caller, idempotencyKey!))
       if (!earlier) continue
       if (Date.now() - earlier.createdAt.getTime() > idempotencyTtlHours * 3600_000 && earlier.status !== 'pending') {
-        await releaseKey(sql, earlier.id)
+        await recording(placementId, () => releaseKey(sql, earlier.id))
         continue
       }
       if (earlier.requestHash !== requestHash) throw new ApiError(422, 'Idempotency-Key was already used with a different request body', { placement_id: earlier.id })
