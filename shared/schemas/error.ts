@@ -15,7 +15,7 @@ export const errorBodySchema = z.object({
   message: z.string(),
   errors: z.array(errorItemSchema).optional(),
   request_id: z.string().optional(),
-  placement_id: z.string().optional().describe('On every answer of a placement, refusals included'),
+  placement_id: z.string().optional().describe('On the answers of a placement whose body was valid: its refusals (400, 409, 422) and every 503'),
   required: z.number().optional().describe('Insufficient balance: what the placement costs'),
   available: z.number().optional().describe('Insufficient balance: what the wallet holds'),
   currency: z.string().optional(),

@@ -27,7 +27,7 @@ export const orderSchema = z.object({
   price: z.number(),
   currency: z.string(),
   pricing_model: z.enum(['rate_card', 'distance']),
-  vehicle_type: z.enum(VEHICLE_TYPES),
+  vehicle_type: z.enum(VEHICLE_TYPES).describe('The vehicle the price assumed: the rate card\'s, or under distance pricing the one of `delivery_mode`; `courier.vehicle_type` is the one that carries it'),
   option_id: z.string().nullable(),
   option_label: z.string().nullable(),
   delivery_mode: z.enum(['MOTORBIKE', 'BUS_VAN', 'TRUCK']),

@@ -187,3 +187,8 @@ export const refusal = (statusCode: number, path: string, message: string, extra
   ...extra,
   request_id: 'req-4f1c2b7a9e',
 })
+
+const PLACE = '/v2/business/order'
+export const insufficientBalance = refusal(400, PLACE, 'Insufficient wallet balance', { required: 5600, available: 2000, currency: 'NGN', placement_id: PLACEMENT_ID })
+export const keyInProgress = refusal(409, PLACE, 'A request with this Idempotency-Key is still in progress', { placement_id: PLACEMENT_ID })
+export const placementStillProcessing = refusal(503, PLACE, `Placement is still being processed; retry with the same Idempotency-Key or read GET /v2/business/placements/${PLACEMENT_ID}`, { placement_id: PLACEMENT_ID })

@@ -53,7 +53,7 @@ export const operations = {
   },
   '/business/order/cost': {
     post: {
-      operationId: 'createQuote', tags: ['Quotes'], ...access('write', 'Prices one delivery with the rate card (zone to zone) or, outside every zone, by distance. The answer carries a `quote_id` that holds this price until `expires_at`: send it with the shipment to be charged exactly this.'),
+      operationId: 'createQuote', tags: ['Quotes'], ...access('write', 'Prices one delivery: with `vehicle_type`, by the rate card, zone to zone (a point outside every zone is a 400); without it, by distance. The answer carries a `quote_id` that holds this price until `expires_at`: send it with the shipment to be charged exactly this.'),
       summary: 'Quote one shipment',
       requestBody: body('QuoteRequest', 'The delivery to price', example.quoteRequest),
       responses: { 200: answer('The quote', 'Quote', example.quote), ...refusalsOf(400) },
@@ -61,19 +61,22 @@ export const operations = {
   },
   '/business/order': {
     post: {
-      operationId: 'placeOrders', tags: ['Placements'], ...access('write', 'All or nothing: either every shipment becomes an order and the wallet is debited once for the total, or nothing is placed and nothing is charged. Every answer, success or refusal, carries `placement_id`.'),
+      operationId: 'placeOrders', tags: ['Placements'], ...access('write', 'All or nothing: either every shipment becomes an order and the wallet is debited once for the total, or nothing is placed and nothing is charged. Every answer once the body is valid carries `placement_id` (201, and the 400, 409, 422 and 503 of the placement itself); with an `Idempotency-Key`, a retry gets the same answer and is never charged twice.'),
       summary: 'Place 1 to 100 shipments, paid from the wallet',
       parameters: [IDEMPOTENCY_KEY],
       requestBody: body('PlacementRequest', 'The shipments', [example.shipment]),
       responses: {
         201: answer('Orders placed', 'PlacementResult', example.placementResult, replayedHeader),
-        ...refusalsOf(400, 409, 422),
+        400: answer('The body is invalid (`errors` lists every violation, with its `[index]`), or the placement was refused: a shipment could not be priced, or the wallet cannot pay for all of them (`required`, `available`). Nothing was placed or charged; a refused placement carries `placement_id`', 'Error', example.insufficientBalance, replayedHeader),
+        409: answer('A request with this Idempotency-Key is still in progress: retry it shortly for its answer', 'Error', example.keyInProgress),
+        ...refusalsOf(422),
+        503: answer('The outcome is not known yet, or the placement was not processed (nothing was charged). `placement_id` names it: retry with the same Idempotency-Key, which never charges twice, or read GET /business/placements/{placement_id}. Never retry without a key after this answer', 'Error', example.placementStillProcessing, replayedHeader),
       },
     },
   },
   '/business/placements/{placement_id}': {
     get: {
-      operationId: 'getPlacement', tags: ['Placements'], ...access('read', 'The same answer the placement gave (201 or 400), or 202 while it is still being processed.'), parameters: [PLACEMENT_ID],
+      operationId: 'getPlacement', tags: ['Placements'], ...access('read', 'The same answer the placement gave (201, 400, or the 503 of a placement that was not processed), or 202 while it is still being processed.'), parameters: [PLACEMENT_ID],
       summary: 'Read a placement',
       responses: {
         201: answer('Orders placed', 'PlacementResult', example.placementResult),
