@@ -15,6 +15,8 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
   subscriber.on('error', (err) => log.debug({ err: err.message }, 'courier stream subscriber error'))
   /** The streams open here, each with the hash of the token it was opened with. */
   const open = new Map<ServerResponse, string>()
+  /** Set once the gateway stops (`endAll`): no stream opens after that, since none would be ended. */
+  let stopping = false
   /** A channel's streams here, and its subscription (made once, awaited by every stream that joins meanwhile). */
   const channels = new Map<string, { listeners: Set<Listener>; subscribed: Promise<unknown> }>()
   subscriber.on('message', (channel: string, message: string) => {
@@ -67,8 +69,11 @@ export function createCourierStreams(config: Pick<CommonConfig, 'REDIS_URL' | 'R
     closed: (raw: ServerResponse) => void open.delete(raw),
     /** Ends every stream: the gateway is stopping, and its couriers reconnect to a replica still serving. */
     endAll: () => {
+      stopping = true
       for (const raw of open.keys()) raw.end()
     },
+    /** Whether the gateway is stopping: a stream asked for now is refused, for the app to reconnect elsewhere. */
+    stopping: () => stopping,
     /** Ends the streams opened with these tokens (revoked: the courier disabled), as the next request with one would be refused. */
     revoke: (tokenHashes: string[]) => {
       const revoked = new Set(tokenHashes)

@@ -30,6 +30,8 @@ interface CourierRouteOptions {
 }
 
 const HEARTBEAT_MS = 15_000
+/** The 503 of a stream asked for while this gateway stops. */
+export const STREAM_STOPPING = 'This gateway is stopping; reconnect, another instance serves the stream'
 
 /** The courier's side of the API (DESIGN 14): shift, location, offers and the moves of an order they hold. */
 export default async function courierRoutes(app: FastifyInstance, { sql, redis, queuePrefix: prefix, dispatch, streams, photos, publicBaseUrl }: CourierRouteOptions) {
@@ -97,6 +99,8 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     // HEAD gets the stream's headers and ends: it has no body to keep open, and Node sends no
     // headers of a HEAD answer until it ends.
     if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-store').send()
+    // Asked for while the gateway stops (its streams already ended): open, it would hold the stop up until forced.
+    if (streams.stopping()) throw new ApiError(503, STREAM_STOPPING)
     reply.hijack()
     const raw = reply.raw
     // The hook admitted a token of the issued shape; its hash lets a revocation end this stream.

@@ -11,9 +11,11 @@ import { publishInvalidation } from '../../../shared/invalidation.js'
 import { createRedis, type RedisClient } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
-import { startOwnRedis, waitForValue } from '../../helpers/processes.js'
+import { startOwnRedis, waitFor, waitForValue } from '../../helpers/processes.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
+import { holdLock, lockWaiters } from '../../helpers/db.js'
+import { STREAM_STOPPING } from '../../../services/gateway/routes/courier.js'
 import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
 import { createdCourier } from '../../helpers/courier-accounts.js'
 
@@ -329,3 +331,27 @@ t.test('a gateway that stops ends its streams first: the couriers reconnect to a
   if (!ended.held) await stream.close()
   await stopping
 })
+
+t.test('a stream asked for while the gateway stops is refused in the error body, not opened where nothing would end it', async (t) => {
+  // Long lock waits: the token's look-up is held below until the stop has begun.
+  const config = loadConfig(gatewayEnv, { ...db.env, PRICING_URL: 'http://127.0.0.1:9', PG_LOCK_TIMEOUT_MS: '60000', PG_STATEMENT_TIMEOUT_MS: '60000' })
+  const leaving = Fastify({ ...gatewayServerOptions(config), logger: false })
+  await leaving.register(gatewayApp, { config })
+  await leaving.listen({ port: 0, host: '127.0.0.1' })
+  const at = leaving.server.address()
+  // Its token is new to this gateway, so the request waits in the token's look-up, held by this lock.
+  const rider = await onShift(gateway, db.sql, 'Late stream', kmNorth(ISLAND, 0.4))
+  const tokens = await holdLock(db.sql, (tx) => tx`lock table courier_tokens in access exclusive mode`)
+  t.teardown(tokens.release)
+  const asked = fetch(`http://127.0.0.1:${typeof at === 'object' && at ? at.port : 0}/v2/courier/stream`, { headers: { ...bearer(rider.token), accept: 'text/event-stream' } })
+  t.ok(await waitFor(async () => (await lockWaiters(db.sql, tokens.pid)).length > 0, WAIT_MS), 'the request waits on the token look-up')
+
+  const stopping = leaving.close()
+  t.ok(await waitFor(() => !leaving.server.listening, WAIT_MS), 'the gateway is stopping')
+  await tokens.release()
+  const answer = await asked
+  t.equal(answer.status, 503, 'refused, not opened')
+  t.match(await answer.json(), { statusCode: 503, path: '/v2/courier/stream', message: STREAM_STOPPING, request_id: String }, "in the spec's error body")
+  await stopping
+})
+
