@@ -2,7 +2,7 @@ import { HELD_STATUSES, type CourierVehicleType } from '../courier.js'
 import { ORDER_COLUMNS, type Order } from './orders.js'
 import { literalList, type Db, type Tx } from './sql.js'
 
-/** A courier as stored; `maxWeightKg` bounds what dispatch offers them. */
+/** A courier as stored; `maxWeightKg` bounds the distance-priced orders dispatch offers them. */
 export interface CourierRow {
   id: string
   name: string

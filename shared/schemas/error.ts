@@ -15,7 +15,7 @@ export const errorBodySchema = z.object({
   message: z.string(),
   errors: z.array(errorItemSchema).optional(),
   request_id: z.string().optional(),
-  placement_id: z.string().optional().describe('On the answers of a placement whose body was valid: its refusals (400, 409, 422) and every 503'),
+  placement_id: z.string().optional().describe('The placement the answer is about: on the refusals and 503s of the placement itself, once its body is valid (not on a validation 400, nor on a refusal or 503 before the body is read)'),
   required: z.number().optional().describe('Insufficient balance: what the placement costs'),
   available: z.number().optional().describe('Insufficient balance: what the wallet holds'),
   currency: z.string().optional(),

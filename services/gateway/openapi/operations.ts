@@ -61,7 +61,7 @@ export const operations = {
   },
   '/business/order': {
     post: {
-      operationId: 'placeOrders', tags: ['Placements'], ...access('write', 'All or nothing: either every shipment becomes an order and the wallet is debited once for the total, or nothing is placed and nothing is charged. Every answer once the body is valid carries `placement_id` (201, and the 400, 409, 422 and 503 of the placement itself); with an `Idempotency-Key`, a retry gets the same answer and is never charged twice.'),
+      operationId: 'placeOrders', tags: ['Placements'], ...access('write', 'All or nothing: either every shipment becomes an order and the wallet is debited once for the total, or nothing is placed and nothing is charged. `placement_id` names the placement on its 201 and on the refusals and 503s of the placement itself (not on a validation 400 or an authentication refusal); with an `Idempotency-Key`, a retry gets the same answer and is never charged twice.'),
       summary: 'Place 1 to 100 shipments, paid from the wallet',
       parameters: [IDEMPOTENCY_KEY],
       requestBody: body('PlacementRequest', 'The shipments', [example.shipment]),
@@ -70,7 +70,7 @@ export const operations = {
         400: answer('The body is invalid (`errors` lists every violation, with its `[index]`), or the placement was refused: a shipment could not be priced, or the wallet cannot pay for all of them (`required`, `available`). Nothing was placed or charged; a refused placement carries `placement_id`', 'Error', example.insufficientBalance, replayedHeader),
         409: answer('A request with this Idempotency-Key is still in progress: retry it shortly for its answer', 'Error', example.keyInProgress),
         ...refusalsOf(422),
-        503: answer('The outcome is not known yet, or the placement was not processed (nothing was charged). `placement_id` names it: retry with the same Idempotency-Key, which never charges twice, or read GET /business/placements/{placement_id}. Never retry without a key after this answer', 'Error', example.placementStillProcessing, replayedHeader),
+        503: answer('The outcome is not known yet, or the placement was not processed (nothing was charged): `placement_id` names it; retry with the same Idempotency-Key, which never charges twice, or read GET /business/placements/{placement_id}, and never retry without a key after this answer. A 503 before the body is read (the API key could not be checked) has no `placement_id` and placed nothing', 'Error', example.placementStillProcessing),
       },
     },
   },
