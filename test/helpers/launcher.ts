@@ -131,9 +131,12 @@ export async function spawnLauncher(t: Test, options: LauncherOptions): Promise<
     }
     // With its services stopped, the schema ends on useTestDb's invariant (every wallet equals its
     // ledger) before it is dropped; a launcher that stopped before migrating left no wallets to check.
+    // Only a broken invariant fails here: a Postgres the test itself stopped (a fault scenario,
+    // whose body checked the ledger) must not end the teardowns that stop its own servers.
     const sql = createSql(loadConfig(commonEnv, env), { max: 1 })
     try {
-      const [{ migrated }] = await sql<{ migrated: boolean }[]>`select to_regclass(${`${env.DATABASE_SCHEMA!}.wallets`}) is not null as migrated`
+      const migrated = await sql<{ migrated: boolean }[]>`select to_regclass(${`${env.DATABASE_SCHEMA!}.wallets`}) is not null as migrated`
+        .then(([row]) => row.migrated, () => false)
       if (migrated) await assertWalletsMatchLedger(sql)
     } finally {
       await sql`drop schema if exists ${sql(env.DATABASE_SCHEMA!)} cascade`.catch(() => {})
