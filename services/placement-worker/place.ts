@@ -162,7 +162,8 @@ function newOrder(work: Work, batch: OrderBatch, position: number, located: Loca
   const shipment: StoredShipment = Object.assign({}, sent)
   if (work.livemode) delete shipment.sandbox_scenario
   shipment.pickup_address = input.pickup_address
-  shipment.pickup_state = input.pickup_state ?? null
+  // The spec's default whenever it is omitted; an address of another place is still located from its own text (reprice.ts).
+  shipment.pickup_state = sent.pickup_state ?? work.business.state
   shipment.sender_name = sent.sender_name ?? work.business.name
   shipment.sender_phone = sent.sender_phone ?? work.business.phone
   // Every field named, in one literal: V8 builds `{ ...batch, <19 more fields> }` through a

@@ -170,6 +170,18 @@ t.test('placement', async (t) => {
     t.equal(stored.shipment.sender_name, 'Ada Stores', 'sender_name sent as null is the business name, as if omitted')
     t.equal(stored.shipment.sender_phone, '+2348010000000', 'sender_phone omitted is the business phone')
     t.equal(stored.shipment.is_fragile, true)
+    t.equal(stored.shipment.pickup_state, 'Lagos', 'pickup_state omitted is the business state')
+    t.equal(stored.shipment.pickup_address, '12 Admiralty Way, Lekki', 'and pickup_address the business address')
+
+    // The spec's default holds with a pickup address of the shipment's own too: the state is the business's unless sent.
+    const own = await place(account.apiKey, [shipment({ pickup_address: 'Broad Street, Lagos Island' })])
+    t.equal(own.statusCode, 201, own.body)
+    const [ownStored] = await sql`select shipment from orders where id = ${own.json().orders[0].order_id}`
+    t.same([ownStored.shipment.pickup_address, ownStored.shipment.pickup_state], ['Broad Street, Lagos Island', 'Lagos'])
+    const sentState = await place(account.apiKey, [shipment({ pickup_address: 'Wuse 2, Abuja', pickup_state: 'FCT' })])
+    t.equal(sentState.statusCode, 201, sentState.body)
+    const [sentStored] = await sql`select shipment from orders where id = ${sentState.json().orders[0].order_id}`
+    t.equal(sentStored.shipment.pickup_state, 'FCT', 'a pickup_state sent is kept')
   })
 
   t.test('twenty concurrent placements on a wallet that covers exactly five', async (t) => {
