@@ -106,6 +106,11 @@ export function optionalText(field: string, rules: TextRules = {}) {
   return schema.optional()
 }
 
+/** `option_id` when sent: an id of the catalog, never blank (a blank one reads as none). */
+export function optionId() {
+  return optionalText('option_id', { format: { test: (value) => value.trim().length > 0, message: 'option_id should not be empty' } }).meta({ pattern: '\\S' })
+}
+
 /**
  * The shape the old pattern `^[^\s@]+@[^\s@]+\.[^\s@]+$` accepted, in one pass: no white space,
  * one `@` with text on both sides, and a dot in the domain with text on both sides of it. The

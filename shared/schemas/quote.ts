@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { VEHICLE_TYPES } from '../courier.js'
-import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, requiredNumber, requiredText } from './fields.js'
+import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, LONG_TEXT_MAX, optionalEnum, optionalText, optionId, requiredNumber, requiredText } from './fields.js'
 
 /** Body of `POST /v2/business/order/cost`. The quote's weight is already the billable weight. */
 export const quoteRequestSchema = z
@@ -9,7 +9,7 @@ export const quoteRequestSchema = z
     dropoff_address: requiredText('dropoff_address', { min: 3, max: LONG_TEXT_MAX }),
     weight: requiredNumber('weight', { min: 0.1 }),
     vehicle_type: optionalEnum('vehicle_type', VEHICLE_TYPES),
-    option_id: optionalText('option_id'),
+    option_id: optionId(),
     pickup_state: optionalText('pickup_state'),
     dropoff_state: optionalText('dropoff_state'),
     ...coordinateFields,

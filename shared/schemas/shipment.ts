@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { SANDBOX_SCENARIOS, VEHICLE_TYPES } from '../courier.js'
-import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, requiredNumber, requiredText, streetAddress } from './fields.js'
+import { checkPricingFields, pricingFieldsJsonSchema, coordinateFields, evenWithFieldErrors, isEmail, LONG_TEXT_MAX, optionalBoolean, optionalEnum, optionalNumber, optionalText, optionId, requiredNumber, requiredText, streetAddress } from './fields.js'
 import { listBody } from './parse.js'
 
 // What `isEmail` accepts, as a pattern for the OpenAPI document only (never run on input).
@@ -20,7 +20,7 @@ const shipmentFields = {
   weight: requiredNumber('weight', { min: 0.1, max: 100 }),
   quantity: requiredNumber('quantity', { min: 1, max: MAX_QUANTITY, integer: true }),
   vehicle_type: optionalEnum('vehicle_type', VEHICLE_TYPES),
-  option_id: optionalText('option_id'),
+  option_id: optionId(),
   quote_id: optionalText('quote_id'),
   max_price: optionalNumber('max_price', { min: 0 }),
   // Test keys only: the sandbox courier's path for this order. Ignored, and not kept, in live mode.

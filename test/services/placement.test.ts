@@ -140,6 +140,7 @@ t.test('placement', async (t) => {
       [[shipment({ item_description: 'x'.repeat(501) })], '[0].item_description must be shorter than or equal to 500 characters'],
       [[shipment({ option_id: 'opt_X' })], '[0].option_id must be omitted for bike; the band is chosen by weight'],
       [[shipment({ vehicle_type: 'truck' })], '[0].option_id is required when vehicle_type is truck'],
+      [[shipment({ vehicle_type: 'truck', option_id: '' })], '[0].option_id should not be empty'],
       [[shipment({ dropoff_longitude: undefined })], '[0].dropoff_longitude is required when dropoff_latitude is sent'],
       [[shipment({ pickup_latitude: 91 })], '[0].pickup_latitude must not be greater than 90'],
       [[shipment({ is_fragile: 'yes' })], '[0].is_fragile must be a boolean value'],

@@ -38,6 +38,7 @@ t.test('gateway quotes', async (t) => {
     await invalid(quoteBody({ option_id: account.options['Up to 5 kg'] }), 'option_id must be omitted for bike; the band is chosen by weight', [{ field: 'option_id', message: 'option_id must be omitted for bike; the band is chosen by weight' }])
     await invalid(quoteBody({ vehicle_type: 'truck' }), 'option_id is required when vehicle_type is truck')
     await invalid(quoteBody({ vehicle_type: 'bus_van' }), 'option_id is required when vehicle_type is bus_van')
+    await invalid(quoteBody({ vehicle_type: 'truck', option_id: ' ' }), 'option_id should not be empty', [{ field: 'option_id', message: 'option_id should not be empty' }])
     await invalid(quoteBody({ vehicle_type: undefined, option_id: account.options['5-tonne truck'] }), 'vehicle_type is required when option_id is sent')
     await invalid(quoteBody({ pickup_longitude: undefined }), 'pickup_longitude is required when pickup_latitude is sent', [{ field: 'pickup_longitude', message: 'pickup_longitude is required when pickup_latitude is sent' }])
     await invalid(quoteBody({ dropoff_latitude: undefined }), 'dropoff_latitude is required when dropoff_longitude is sent')
