@@ -1,5 +1,6 @@
 import type { Queue, Worker } from 'bullmq'
 import { instruments } from './telemetry/metrics.js'
+import { readForScrape } from './telemetry/scrape-read.js'
 
 // A BullMQ worker that stops taking jobs while jobs are due (seen after a Redis Cluster master
 // fails over: docs/scaling.md) is alive to every other check. This watch tells: its `/healthz`
@@ -50,7 +51,7 @@ export function watchWorker(worker: Worker, queue: Queue, stuckMs: number): Work
  */
 export function observeQueueJobs(queue: Queue): void {
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
-    const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed').catch(() => null)
+    const counts = await readForScrape(() => queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'))
     if (!counts) return
     const { prioritized = 0, ...states } = counts
     for (const [state, count] of Object.entries(states)) result.observe(state === 'waiting' ? count + prioritized : count, { queue: queue.name, state })

@@ -19,6 +19,7 @@ import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
+import { readForScrape } from '../../shared/telemetry/scrape-read.js'
 import { inSpan } from '../../shared/telemetry/tracing.js'
 
 // The sweep: how often it looks for orders whose job was lost, and offers whose expiry job was.
@@ -199,7 +200,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   const waitingGauge = metrics.meter.createObservableGauge('courier_orders_waiting_for_courier', { description: 'Live orders created and not yet assigned' })
   const oldestGauge = metrics.meter.createObservableGauge('courier_order_wait_oldest_seconds', { description: 'How long the live order waiting longest for a courier has waited since it last became created; 0 when none waits' })
   metrics.meter.addBatchObservableCallback(async (result) => {
-    const waiting = await ordersWaitingForCourier(sql).catch(() => null)
+    const waiting = await readForScrape(() => ordersWaitingForCourier(sql))
     if (!waiting) return
     result.observe(waitingGauge, waiting.count)
     result.observe(oldestGauge, waiting.oldestS)
@@ -207,7 +208,7 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   observeQueueJobs(queue)
   // One series per vehicle, as dispatch searches them: a truck order waits on the trucks alone.
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch sets), by vehicle' }).addCallback(async (result) => {
-    const counts = await countAvailable(redis, prefix).catch(() => null)
+    const counts = await readForScrape(() => countAvailable(redis, prefix))
     if (counts !== null) for (const [vehicle, count] of counts) result.observe(count, { vehicle })
   })
 

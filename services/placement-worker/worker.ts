@@ -21,6 +21,7 @@ import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createCardVersions } from '../../shared/pricing/card-versions.js'
 import { OPEN_STATUSES } from '../../shared/courier.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
+import { readForScrape } from '../../shared/telemetry/scrape-read.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
@@ -92,7 +93,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   // Orders not yet at rest, by status, counted on the partial index when Prometheus scrapes.
   // Every replica reports the same figure: dashboards take max() across them.
   instruments().meter.createObservableGauge('courier_orders_open', { description: 'Orders not yet delivered, cancelled or returned, by status' }).addCallback(async (result) => {
-    const counts = await countOpenOrders(sql).catch(() => null)
+    const counts = await readForScrape(() => countOpenOrders(sql))
     if (!counts) return
     for (const status of OPEN_STATUSES) result.observe(counts.find((row) => row.status === status)?.count ?? 0, { status })
   })

@@ -11,6 +11,7 @@ import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
+import { readForScrape } from '../../shared/telemetry/scrape-read.js'
 import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
 import { guardedLookup } from '../../shared/webhooks/url-rules.js'
 import { createSecretBox, keepingOpened } from '../../shared/webhooks/secret-box.js'
@@ -78,7 +79,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   // Webhook lag (DESIGN 15's SLO: under 60 s), read from Postgres when Prometheus scrapes; every
   // replica reports the same figure, dashboards and alerts take max().
   instruments().meter.createObservableGauge('courier_webhook_lag_seconds', { description: 'Age of the oldest undelivered webhook work that is due (a due delivery attempt or an unrelayed event)' }).addCallback(async (result) => {
-    const lag = await webhookLagSeconds(sql).catch(() => null)
+    const lag = await readForScrape(() => webhookLagSeconds(sql))
     if (lag !== null) result.observe(lag)
   })
 

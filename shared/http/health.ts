@@ -56,7 +56,9 @@ export default async function healthRoutes(
   // The replica's pool (DESIGN 16) is watched as the primary's: either can run out on its own.
   const pools = reads && reads !== sql ? [{ pool: 'primary', of: sql }, { pool: 'replica', of: reads }] : [{ pool: 'primary', of: sql }]
   // A pool that cannot answer within a second is counted full: every session is held. A pool
-  // whose database is gone reports nothing (courier_dependency_up says so).
+  // whose database is gone observes nothing, so the gauge keeps its last reading (the SDK's
+  // gauges do): courier_dependency_up says the database is gone, and PostgresPoolExhausted
+  // defers to it.
   const observePool = async (result: ObservableResult) => {
     await Promise.all(pools.map(async ({ pool, of }) => {
       const max = of.options.max

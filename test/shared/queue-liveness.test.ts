@@ -6,7 +6,8 @@ import healthRoutes from '../../shared/http/health.js'
 import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { startMetrics } from '../../shared/telemetry/metrics-endpoint.js'
 import { useTestDb } from '../helpers/db.js'
-import { freePort, waitForValue } from '../helpers/processes.js'
+import { withDeadline } from '../../shared/deadline.js'
+import { freePort, startOwnRedis, waitForValue } from '../helpers/processes.js'
 
 // A queue worker that stops taking due jobs (seen after a Redis Cluster failover) answers
 // /healthz 503 so it is restarted; an idle one, or one that takes jobs again, stays healthy.
@@ -80,4 +81,22 @@ t.test('courier_queue_jobs: waiting counts the jobs ready for a worker, prioriti
   t.equal(gauge('delayed'), '1')
   t.equal(gauge('active'), '0')
   t.notOk(/state="prioritized"/.test(text), 'no state of its own: the alerts and dashboards read waiting')
+})
+
+t.test("courier_queue_jobs with the queue's Redis down: the scrape still answers, within its bound", async (t) => {
+  const own = await startOwnRedis(t)
+  // As the services make BullMQ's connection: commands wait for Redis to come back, however long.
+  const waiting = new Redis(own.url, { maxRetriesPerRequest: null })
+  const queue = new Queue('gauge-down', { connection: waiting, prefix: db.env.QUEUE_PREFIX })
+  t.teardown(async () => {
+    waiting.disconnect()
+    await queue.close()
+  })
+  observeQueueJobs(queue)
+  await queue.add('plain', {}, { jobId: 'plain-1' })
+  await own.stop()
+  // Prometheus gives a scrape 10 s: a gauge left waiting on Redis would make the service read as down.
+  const scrape = await withDeadline(fetch(`http://127.0.0.1:${metricsPort}/metrics`), 8000)
+  t.equal(scrape.status, 200)
+  t.match(await scrape.text(), /courier_queue_jobs/, 'the other series are still exported')
 })

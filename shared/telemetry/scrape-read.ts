@@ -1,0 +1,15 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/**
+ * How long a gauge may wait on Postgres or Redis at a scrape. The exporter waits for every
+ * callback and Prometheus gives up after 10 s, so one read left waiting on a dependency that is
+ * down (BullMQ's connection queues commands until Redis is back) would fail the whole scrape:
+ * the service would read as down (`up == 0`), every series stale, where `courier_dependency_up`
+ * should say which dependency is away.
+ */
+export const SCRAPE_READ_MS = 1000
+
+/** `read` if it answers within SCRAPE_READ_MS, else null (failed or too slow: nothing to report). */
+export function readForScrape<T>(read: () => Promise<T>): Promise<T | null> {
+  return Promise.race([read().catch(() => null), sleep(SCRAPE_READ_MS, null, { ref: false })])
+}
