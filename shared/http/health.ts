@@ -51,7 +51,7 @@ export default async function healthRoutes(
     result.observe(upGauge, state.redis ? 1 : 0, { dependency: 'redis' })
   }
 
-  const poolGauge = meter.createObservableGauge('courier_db_pool_connections', { description: 'Postgres sessions of the service\'s pools, by pool (primary; replica with DATABASE_READ_URL) and state (busy: running a statement or in a transaction, this count\'s own included; open)' })
+  const poolGauge = meter.createObservableGauge('courier_db_pool_connections', { description: 'Postgres sessions of the service\'s pools, by pool (primary; replica with DATABASE_READ_URL) and state (busy: running a statement or in a transaction, this count\'s own left out; open)' })
   const poolMax = meter.createObservableGauge('courier_db_pool_max', { description: 'The most sessions each of the service\'s pools opens, by pool' })
   // The replica's pool (DESIGN 16) is watched as the primary's: either can run out on its own.
   const pools = reads && reads !== sql ? [{ pool: 'primary', of: sql }, { pool: 'replica', of: reads }] : [{ pool: 'primary', of: sql }]
