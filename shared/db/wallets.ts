@@ -42,6 +42,8 @@ export async function lockWallet(tx: Tx, businessId: string, livemode = true): P
 export interface WalletCredit extends Wallet {
   /** False when the reference had been credited before and nothing changed. */
   credited: boolean
+  /** That earlier credit of the reference, when nothing changed: a retry names the same amount, a mistake another. */
+  earlier?: { amount: number; createdAt: Date }
 }
 
 /**
@@ -58,7 +60,12 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
     values (${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount})
     on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing
     returning id`
-  if (inserted.length === 0) return { ...wallet, credited: false }
+  if (inserted.length === 0) {
+    const [earlier] = await tx<{ amount: number; createdAt: Date }[]>`
+      select amount, created_at from ledger_entries
+      where business_id = ${businessId} and livemode = ${livemode} and reference = ${reference} and kind = 'credit'`
+    return { ...wallet, credited: false, earlier }
+  }
   const [row] = await tx<Wallet[]>`
     update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
     returning ${tx.unsafe(WALLET_COLUMNS)}`

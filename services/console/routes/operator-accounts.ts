@@ -110,9 +110,12 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
       const refusal = input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet: it opens with its first test key.'
       return businessPage(request, reply, business, 400, refusedAt(checked.values, 'mode', refusal))
     }
+    const earlier = wallet.earlier
     const text = wallet.credited
       ? `Credited ${money(input.amount, wallet.currency)}; the ${input.mode} balance is now ${money(wallet.balance, wallet.currency)}.`
-      : `Reference ${input.reference} was credited before; the balance is unchanged at ${money(wallet.balance, wallet.currency)}.`
+      : earlier && earlier.amount !== input.amount
+        ? `Reference ${input.reference} already credited ${money(earlier.amount, wallet.currency)}, not ${money(input.amount, wallet.currency)}: nothing was credited; use another reference.`
+        : `Reference ${input.reference} was credited before; the balance is unchanged at ${money(wallet.balance, wallet.currency)}.`
     return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: wallet.credited ? 'ok' : 'error', text })
   })
 

@@ -27,6 +27,11 @@ export const walletCredit = defineCommand({
     const wallet = await creditWalletAs(sql, actor, input)
     if (!wallet) throw new OperatorInputError(input.livemode ? `business ${input.businessId} does not exist` : `business ${input.businessId} has no test wallet; make a test key first (key:create --mode test)`)
     if (!wallet.credited) {
+      // A retry names the same amount; another amount under a used reference is a mistake, not a retry.
+      const earlier = wallet.earlier
+      if (earlier && earlier.amount !== input.amount) {
+        throw new OperatorInputError(`reference '${input.reference}' already credited ${toMajor(earlier.amount)} on ${earlier.createdAt.toISOString()}, not ${toMajor(input.amount)}; nothing was credited: use another reference`)
+      }
       process.stderr.write(`note: reference '${input.reference}' was credited before; balance unchanged\n`)
     }
     return { business_id: wallet.businessId, balance: toMajor(wallet.balance), currency: wallet.currency, livemode: wallet.livemode }

@@ -175,6 +175,20 @@ t.test('a refused credit comes back with the amount, reference and wallet as typ
   t.same(await ledger(), before, 'nothing credited')
 })
 
+t.test('a used reference with another amount credits nothing and says so; the same amount is a retry', async (t) => {
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  const base = `/console/ops/businesses/${bola.businessId}`
+  await client.get(base)
+  t.equal((await client.post(`${base}/credit`, { amount: '10', reference: 'TRF-ONCE', mode: 'live' })).statusCode, 303)
+  t.equal((await client.post(`${base}/credit`, { amount: '20', reference: 'TRF-ONCE', mode: 'live' })).statusCode, 303)
+  t.match((await client.get(base)).body, 'Reference TRF-ONCE already credited ₦10.00, not ₦20.00: nothing was credited; use another reference.')
+  t.equal((await client.post(`${base}/credit`, { amount: '10', reference: 'TRF-ONCE', mode: 'live' })).statusCode, 303)
+  t.match((await client.get(base)).body, /Reference TRF-ONCE was credited before; the balance is unchanged at /)
+  const [{ n }] = await sql`select count(*)::int as n from ledger_entries where business_id = ${bola.businessId} and reference = 'TRF-ONCE'`
+  t.equal(n, 1, 'one credit for the reference')
+})
+
 t.test('platform rates out of any sane range are refused at their fields, named as the form names them, with what was typed kept', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(operator)

@@ -1,4 +1,6 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
+import { withDeadline } from '../../../shared/deadline.js'
 import { Redis } from 'ioredis'
 import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
@@ -95,12 +97,34 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     t.equal(await findActiveKeyByHash(sql, secretHash(issued.json.api_key)), null)
   })
 
+  t.test('a revoke stands, and the CLI ends, when Redis accepts the connection and never answers', async (t) => {
+    // A frozen Redis, or a port held by something silent: the connect succeeds, no reply ever comes.
+    const sockets: Socket[] = []
+    const silent = createServer((socket) => void sockets.push(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy()
+      silent.close()
+    })
+    const { port } = silent.address() as AddressInfo
+    const issued = await runOperatorCli(db, ['key:create', '--business', businessId, '--scopes', 'orders:write'])
+    const run = await withDeadline(runOperatorCli(db, ['key:revoke', '--key-id', issued.json.key_id], { REDIS_URL: `redis://127.0.0.1:${port}` }), 30_000)
+    t.equal(run.code, 0, 'the command ends with its change made')
+    t.match(run.stderr, /warning: Redis .* unreachable/)
+    t.equal(await findActiveKeyByHash(sql, secretHash(issued.json.api_key)), null)
+  })
+
   t.test('wallet:credit keeps balance = credits − debits and credits a reference once', async (t) => {
     const first = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '50000', '--reference', 'TRF-001'])
     t.same(first.json, { business_id: businessId, balance: 50000, currency: 'NGN', livemode: true })
-    const repeated = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '2500.5', '--reference', 'TRF-001'])
-    t.equal(repeated.code, 0)
+    const repeated = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '50000', '--reference', 'TRF-001'])
+    t.equal(repeated.code, 0, 'a retry: the same reference and amount')
     t.same(repeated.json, { business_id: businessId, balance: 50000, currency: 'NGN', livemode: true }, 'the repeated reference credits nothing')
+    // Another amount under a used reference is no retry: it fails, so a script checking the exit code does not take it for credited.
+    const mistaken = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '2500.5', '--reference', 'TRF-001'])
+    t.equal(mistaken.code, 1)
+    t.equal(mistaken.stdout, '')
+    t.match(mistaken.stderr, /^reference 'TRF-001' already credited 50000 on \S+, not 2500\.5; nothing was credited: use another reference\n$/)
     const cents = await runOperatorCli(db, ['wallet:credit', '--business', businessId, '--amount', '100.25'])
     t.equal(cents.json.balance, 50100.25)
     const shown = await runOperatorCli(db, ['wallet:show', '--business', businessId])
