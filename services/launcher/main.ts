@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { ConfigError, launcherEnv, loadConfig, publicBaseUrl, type LauncherConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
-import { createSql } from '../../shared/db/sql.js'
+import { createSql, databaseWhere } from '../../shared/db/sql.js'
+import { errorMessage } from '../../shared/errors/error-message.js'
 import { demoSeed } from '../../shared/accounts/demo-seed.js'
 import { demoConsoleUsers } from '../../shared/console/users.js'
 import { demoCourier } from '../../shared/couriers/fixed-couriers.js'
@@ -39,7 +40,13 @@ try {
   process.exit(1)
 }
 
-await migrate(config)
+/** A database the launcher cannot prepare (a wrong role or password, no right to create it, a remote one down): one line, no stack. */
+function cannotPrepare(err: unknown): never {
+  console.error(`launcher: cannot prepare the database at ${databaseWhere(config.DATABASE_URL)}: ${errorMessage(err)}`)
+  process.exit(1)
+}
+
+await migrate(config).catch(cannotPrepare)
 const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
 let demo
@@ -55,6 +62,8 @@ try {
   courier = await demoCourier(sql)
   // A fresh one-time code each run: the demo rider logs in to the courier web app with it.
   courierCode = courier ? await issueLoginCode(sql, courier.courier_id, config.COURIER_CODE_TTL_MIN) : null
+} catch (err) {
+  cannotPrepare(err)
 } finally {
   redis.disconnect()
   await sql.end()

@@ -7,7 +7,7 @@ import type { CourierVehicleType, Point } from '../../shared/courier.js'
 import { simulatedCourier } from '../../shared/couriers/fixed-couriers.js'
 import { findOrderById } from '../../shared/db/orders.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-import { createSql } from '../../shared/db/sql.js'
+import { createSql, databaseWhere } from '../../shared/db/sql.js'
 import { rateCardFileSchema } from '../../shared/schemas/rate-card.js'
 import { courierClient, failureOf, unreachable } from './courier-client.js'
 import { startRider } from './rider.js'
@@ -87,11 +87,17 @@ if (notThere) refuse(`the API at ${api} ${notThere}`)
 
 const sql = createSql(config, { max: 2 })
 const tokens = []
-for (let index = 1; index <= flags.couriers; index++) {
-  const made = await simulatedCourier(sql, index, vehicleOf(index))
-  if (made) tokens.push({ index, ...made })
-  else console.error(`simulate: Sim Rider ${index} is disabled, or its phone is another courier's; left out`)
+try {
+  for (let index = 1; index <= flags.couriers; index++) {
+    const made = await simulatedCourier(sql, index, vehicleOf(index))
+    if (made) tokens.push({ index, ...made })
+    else console.error(`simulate: Sim Rider ${index} is disabled, or its phone is another courier's; left out`)
+  }
+} catch (err) {
+  // The riders are made in the gateway's database (DATABASE_URL): unreachable, or not migrated by `npm start` yet.
+  refuse(`cannot make the Sim Riders in the database at ${databaseWhere(config.DATABASE_URL)}: ${errorMessage(err)}; is DATABASE_URL the gateway's, and has npm start migrated it?`)
 }
+if (tokens.length === 0) refuse('no Sim Rider can ride: every one asked for is disabled or its phone is taken')
 
 /**
  * The recipient's side: the business sent them the order's tracking link, and at the door they

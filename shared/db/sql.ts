@@ -126,3 +126,13 @@ export async function transactionNow(tx: Tx): Promise<Date> {
   const [row] = await tx<{ now: Date }[]>`select date_trunc('milliseconds', clock_timestamp()) as now`
   return row!.now
 }
+
+/** Where a database URL points, for a message: host, port and database, never the credentials. */
+export function databaseWhere(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`
+  } catch {
+    return 'DATABASE_URL'
+  }
+}

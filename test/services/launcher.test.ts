@@ -87,3 +87,14 @@ t.test('a second gateway that cannot start: no ready banner, and the launcher st
   t.ok(launcher.lines.some((line) => line.includes(`port ${first + 10} is already in use`)), 'the second gateway says which port')
   t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner says the API is ready while a gateway it names is not')
 })
+
+t.test('a database the launcher cannot prepare (no such role) is one line naming where, and exit 1, before any service starts', async (t) => {
+  const elsewhere = new URL(databaseUrl)
+  elsewhere.username = 'no_such_role'
+  const launcher = await spawnLauncher(t, { databaseUrl: elsewhere.toString(), redisUrl })
+  t.equal(await launcher.exit, 1)
+  const said = launcher.lines.filter((line) => line.startsWith('launcher: cannot prepare the database'))
+  t.same(said, [`launcher: cannot prepare the database at ${elsewhere.hostname}:${elsewhere.port || '5432'}${elsewhere.pathname}: role "no_such_role" does not exist`])
+  t.notOk(launcher.lines.some((line) => /^\s+at /.test(line)), 'no stack trace')
+  t.notOk(launcher.lines.some((line) => /started \(pid/.test(line)), 'no service was started')
+})

@@ -40,6 +40,13 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.same(wrongApi.stderr.trim().split('\n'), [`simulate: the API at ${nowhere} could not be reached (ECONNREFUSED)`], 'one line, no stack')
   t.equal((await launched.sql<{ count: number }[]>`select count(*)::int as count from courier_tokens`)[0]!.count, tokensBefore, 'no token issued before the API was found')
 
+  // A DATABASE_URL that is not the gateway's (here a database that does not exist): one line naming where, exit 1.
+  const wrongDb = new URL(launched.env.DATABASE_URL!)
+  wrongDb.pathname = '/courier_no_such_database'
+  const noDatabase = spawnSync(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '3', '--api', launched.baseUrl], { env: childEnv({ ...launched.env, DATABASE_URL: wrongDb.toString() }), encoding: 'utf8', timeout: 20_000 })
+  t.equal(noDatabase.status, 1, 'a database it cannot use exits 1')
+  t.same(noDatabase.stderr.trim().split('\n'), [`simulate: cannot make the Sim Riders in the database at ${wrongDb.hostname}:${wrongDb.port || '5432'}/courier_no_such_database: database "courier_no_such_database" does not exist; is DATABASE_URL the gateway's, and has npm start migrated it?`], 'one line, no stack')
+
   const simulator = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '20', '--speed', '3000', '--tick-ms', '1000', '--accept', '0.9', '--api', launched.baseUrl],
     { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
