@@ -47,11 +47,14 @@ const storable = (field: string, max: number) =>
 // JSON `null` counts as omitted: `parseBody` drops null fields before these schemas run, which
 // keeps them plain zod types (fast to check, and exact in the OpenAPI document).
 
+/** Whether text holds more than white space: what a required field, or a sent `option_id`, must. */
+const isNotBlank = (value: string): boolean => value.trim().length > 0
+
 export function requiredText(field: string, rules: TextRules = {}) {
   const max = rules.max ?? STRING_MAX
   let schema = stringBase(field, true)
     .max(max, { error: `${field} must be shorter than or equal to ${max} characters` })
-    .refine((value) => value.trim().length > 0, { error: `${field} should not be empty`, when: within(max) })
+    .refine(isNotBlank, { error: `${field} should not be empty`, when: within(max) })
     .refine(...storable(field, max))
   if (rules.min) schema = schema.min(rules.min, { error: `${field} must be longer than or equal to ${rules.min} characters` })
   // The OpenAPI document says "not blank" as a pattern; the refinement above is what checks it.
@@ -108,7 +111,7 @@ export function optionalText(field: string, rules: TextRules = {}) {
 
 /** `option_id` when sent: an id of the catalog, never blank (a blank one reads as none). */
 export function optionId() {
-  return optionalText('option_id', { format: { test: (value) => value.trim().length > 0, message: 'option_id should not be empty' } }).meta({ pattern: '\\S' })
+  return optionalText('option_id', { format: { test: isNotBlank, message: 'option_id should not be empty' } }).meta({ pattern: '\\S' })
 }
 
 /**

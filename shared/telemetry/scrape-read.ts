@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { withDeadline } from '../deadline.js'
 
 /**
  * How long a gauge may wait on Postgres or Redis at a scrape. The exporter waits for every
@@ -11,5 +11,5 @@ export const SCRAPE_READ_MS = 1000
 
 /** `read` if it answers within SCRAPE_READ_MS, else null (failed or too slow: nothing to report). */
 export function readForScrape<T>(read: () => Promise<T>): Promise<T | null> {
-  return Promise.race([read().catch(() => null), sleep(SCRAPE_READ_MS, null, { ref: false })])
+  return withDeadline(read(), SCRAPE_READ_MS).catch(() => null)
 }
