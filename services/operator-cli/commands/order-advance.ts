@@ -9,6 +9,8 @@ import { OperatorInputError } from '../operator-input-error.js'
 import { orderChangeAnswer } from '../order-answer.js'
 
 const FREE_TEXT_FLAGS = ['courier-name', 'courier-phone', 'vehicle-plate']
+/** Where dispatch can move an order; a cancel is `order:cancel`'s, which refunds it. */
+const TARGETS = ORDER_STATUSES.filter((status) => status !== 'cancelled')
 
 /**
  * `order:advance`: the operator moves an order one step, through the state machine like every
@@ -28,7 +30,8 @@ export const orderAdvance = defineCommand({
   },
   prepare(flags) {
     const orderId = requiredOrderId(flags, 'order')
-    const to = requiredChoice(flags, 'to', ORDER_STATUSES)
+    if (flags.to?.trim() === 'cancelled') throw new OperatorInputError(`order:advance does not cancel; cancel with order:cancel --order ${orderId} [--reason …]`)
+    const to = requiredChoice(flags, 'to', TARGETS)
     const assigning = to === 'assigned'
     if (!assigning) {
       for (const flag of ['courier', ...FREE_TEXT_FLAGS]) {
