@@ -28,7 +28,8 @@ function endpointOf(url: string, defaultPort: number): Endpoint {
   return { host: parsed.hostname, port: parsed.port ? Number(parsed.port) : defaultPort }
 }
 
-function answers({ host, port }: Endpoint, timeoutMs = 1000): Promise<boolean> {
+/** Whether something accepts a TCP connection at `host:port` within `timeoutMs`. */
+export function answers({ host, port }: Endpoint, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: host.replace(/^\[|\]$/g, ''), port })
     const done = (up: boolean) => { socket.destroy(); resolve(up) }

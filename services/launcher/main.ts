@@ -9,11 +9,11 @@ import { demoCourier } from '../../shared/couriers/fixed-couriers.js'
 import { issueLoginCode } from '../../shared/couriers/login.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
-import { DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
+import { answers, DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
 import { localWebhookEnv } from './local-webhooks.js'
 import { devWebhookSecretKeys } from '../../shared/webhooks/dev-key-ring.js'
 import { nodeArgsOf } from './scripts.js'
-import { replicaName, replicaPort, replicasFromArgs, ReplicasError, SERVICE_NAMES, type ServiceName } from './replicas.js'
+import { PORT_STEP, replicaName, replicaPort, replicasFromArgs, ReplicasError, SERVICE_NAMES, type ServiceName } from './replicas.js'
 import { supervise, type ServiceSpec } from './supervise.js'
 
 /*
@@ -115,7 +115,24 @@ function replicaSpec(service: ServiceName, n: number): ServiceSpec {
   if (service === 'gateway' && (replicas.pricing > 1 || !process.env.PRICING_URL)) env.PRICING_URL = `http://127.0.0.1:${portOf('pricing', ((n - 1) % replicas.pricing) + 1)}`
   return { name: replicaName(service, n), args: nodeArgsOf(`start:${service}`), env, healthUrl: health(port) }
 }
-const SERVICES: ServiceSpec[] = SERVICE_NAMES.flatMap((service) => Array.from({ length: replicas[service] }, (_, i) => replicaSpec(service, i + 1)))
+/** Every replica this run starts: the service and its number, from 1. */
+const REPLICAS = SERVICE_NAMES.flatMap((service) => Array.from({ length: replicas[service] }, (_, i) => ({ service, n: i + 1 })))
+const SERVICES: ServiceSpec[] = REPLICAS.map(({ service, n }) => replicaSpec(service, n))
+
+/*
+ * A program already answering on a port a child is to listen on would answer the banner's
+ * `/readyz` and the supervisor's `/healthz` in the child's place, while the child itself exits
+ * on EADDRINUSE: the stack would be announced ready with none of it running. So before any child
+ * starts, a port that something answers on stops the launcher, naming the setting that moves it.
+ */
+const wanted = REPLICAS.flatMap(({ service, n }) => PORTS[service].map((setting) => ({ name: replicaName(service, n), n, setting, port: replicaPort(config[setting], n) })))
+const answering = await Promise.all(wanted.map(({ port }) => port !== 0 && answers({ host: '127.0.0.1', port })))
+const taken = wanted.find((_, i) => answering[i])
+if (taken) {
+  const replica = taken.n > 1 ? ` (replica ${taken.n} takes ${taken.setting} + ${PORT_STEP * (taken.n - 1)})` : ''
+  console.error(`launcher: ${taken.name}'s port ${taken.port} is already in use by another program; stop it or set ${taken.setting} to a free port${replica}`)
+  process.exit(1)
+}
 
 let stopping = false
 const services = supervise(SERVICES, () => stopAll(1))

@@ -1,7 +1,8 @@
+import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
 import t from 'tap'
 import { spawnLauncher, startLauncher } from '../helpers/launcher.js'
-import { waitFor } from '../helpers/processes.js'
+import { freePort, waitFor } from '../helpers/processes.js'
 import { quoteRequest, shipment } from '../helpers/shipments.js'
 
 const databaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier_test'
@@ -53,9 +54,10 @@ t.test('a worker killed under npm start is restarted; the others keep serving', 
 })
 
 t.test('a service that cannot start (its port is taken) stops the launcher instead of looping', async (t) => {
-  // Whatever connects (the launcher polls the gateway's port for readiness) is hung up on.
+  // Held on another address of this machine: nothing answers the launcher at 127.0.0.1, yet the
+  // gateway (on 0.0.0.0) cannot bind the port, so only its own exits tell.
   const taken = createServer((socket) => socket.destroy())
-  await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve))
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.2', resolve))
   const address = taken.address()
   const port = String(typeof address === 'object' && address ? address.port : 0)
   const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: port } })
@@ -66,6 +68,22 @@ t.test('a service that cannot start (its port is taken) stops the launcher inste
   const started = launcher.lines.flatMap((line) => /^launcher: \w+ started \(pid (\d+)\)$/.exec(line)?.[1] ?? []).map(Number)
   t.ok(await waitFor(() => started.every((pid) => !alive(pid)), 10_000), 'no service is left running')
   await new Promise((resolve) => taken.close(resolve))
+})
+
+t.test('another server answering 200 on the gateway\'s port: no ready banner, one line naming the setting, exit 1', async (t) => {
+  const port = await freePort()
+  const other = createHttpServer((_request, response) => response.end('{"status":"ready"}'))
+  await new Promise<void>((resolve, reject) => other.once('error', reject).listen(port, '0.0.0.0', resolve))
+  t.teardown(() => new Promise((resolve) => {
+    other.closeAllConnections()
+    other.close(resolve)
+  }))
+  const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: String(port) } })
+
+  t.equal(await launcher.exit, 1, 'the launcher exits non-zero')
+  t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner for a server the launcher did not start')
+  t.same(launcher.lines.filter((line) => line.includes(`port ${port}`)), [`launcher: gateway's port ${port} is already in use by another program; stop it or set GATEWAY_PORT to a free port`])
+  t.notOk(launcher.lines.some((line) => /started \(pid/.test(line)), 'no service was started')
 })
 
 t.test('a second gateway that cannot start: no ready banner, and the launcher stops', async (t) => {
@@ -84,7 +102,7 @@ t.test('a second gateway that cannot start: no ready banner, and the launcher st
   const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: String(first) }, args: ['--replicas', 'gateway=2'] })
 
   t.equal(await launcher.exit, 1, 'the launcher exits non-zero')
-  t.ok(launcher.lines.some((line) => line.includes(`port ${first + 10} is already in use`)), 'the second gateway says which port')
+  t.ok(launcher.lines.includes(`launcher: gateway#2's port ${first + 10} is already in use by another program; stop it or set GATEWAY_PORT to a free port (replica 2 takes GATEWAY_PORT + 10)`), 'the launcher names the second gateway, its port and the setting that moves it')
   t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner says the API is ready while a gateway it names is not')
 })
 
