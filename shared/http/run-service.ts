@@ -42,7 +42,10 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
     }
     throw err
   }
-  const metrics = startMetrics(opsPort(config), config.HOST, `courier-${name}`)
+  const metrics = await startMetrics(opsPort(config), config.HOST, `courier-${name}`).catch((err: unknown) => {
+    console.error(`${name}: ${listenFailure(err, `ops port ${opsPort(config)}`, config.HOST)}`)
+    process.exit(1)
+  })
   const { app, port, host } = await start(config)
   let closing = false
   const stop = async (signal: string) => {
@@ -64,18 +67,18 @@ export async function runService<C extends { HOST: string }>({ name, loadConfig,
   try {
     await app.listen({ port, host })
   } catch (err) {
-    console.error(`${name}: ${listenFailure(err, port, host)}`)
+    console.error(`${name}: ${listenFailure(err, `port ${port}`, host)}`)
     await app.close().catch(() => {})
     await metrics.close().catch(() => {})
     process.exit(1)
   }
 }
 
-/** Why a service could not listen, naming the setting to change. */
-function listenFailure(err: unknown, port: number, host: string): string {
+/** Why a service could not listen on `port` (its public port or its ops port, named so), naming what to change. */
+function listenFailure(err: unknown, port: string, host: string): string {
   const code = errorCode(err)
-  if (code === 'EADDRINUSE') return `port ${port} is already in use; stop what holds it or set another port`
+  if (code === 'EADDRINUSE') return `${port} is already in use; stop what holds it or set another port`
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') return `cannot listen on HOST ${host}: no address of this machine (${errorMessage(err)})`
-  if (code === 'EACCES') return `port ${port} needs privileges this process does not have; set another port`
+  if (code === 'EACCES') return `${port} needs privileges this process does not have; set another port`
   return errorMessage(err)
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http'
 import { metrics } from '@opentelemetry/api'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { resourceFromAttributes } from '@opentelemetry/resources'
@@ -9,14 +10,46 @@ import { observeRuntime } from './runtime.js'
 /** Request count and latency per route, method and status, in every service; kept outside the SDK (request-durations.ts). */
 export const requestDurations = new RequestDurations('http_server_request_duration_seconds', 'HTTP requests by route, method and status', SECONDS_BUCKETS)
 
+export interface MetricsEndpoint {
+  /** The ops port listened on: the one asked for, or the one the system chose for `0`. */
+  port: number
+  close: () => Promise<void>
+}
+
 /**
  * Serves the OpenTelemetry metrics of this process for Prometheus at `/metrics` on the ops
- * port, never on the public one.
+ * port, never on the public one. The server is ours, not the exporter's: the exporter reads a
+ * port of `0` as its default 9464 and reports a port it cannot take only to OpenTelemetry's
+ * diagnostics, so a second process would serve no metrics while Prometheus scraped whatever held
+ * the port. Here `0` means any free port, and a port that cannot be taken rejects (the service
+ * then stops, `run-service.ts`).
  */
-export function startMetrics(port: number, host: string, serviceName = 'courier'): { close: () => Promise<void> } {
-  const exporter = new PrometheusExporter({ port, host, endpoint: '/metrics', metricProducers: [requestDurations] })
+export async function startMetrics(port: number, host: string, serviceName = 'courier'): Promise<MetricsEndpoint> {
+  const exporter = new PrometheusExporter({ preventServerStart: true, metricProducers: [requestDurations] })
+  const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.split('?', 1)[0] === '/metrics') return exporter.getMetricsRequestHandler(request, response)
+    response.statusCode = 404
+    response.end()
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({ port, host }, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  server.unref()
   const provider = new MeterProvider({ readers: [exporter], resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }) })
   metrics.setGlobalMeterProvider(provider)
   const runtime = observeRuntime(metrics.getMeter('courier'))
-  return { close: async () => { runtime.stop(); await provider.shutdown() } }
+  const address = server.address()
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : port,
+    close: async () => {
+      runtime.stop()
+      await provider.shutdown()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
 }

@@ -8,7 +8,7 @@ import { createRedis } from '../../shared/redis.js'
 import { startMetrics } from '../../shared/telemetry/metrics-endpoint.js'
 import { seedAccount } from '../helpers/accounts.js'
 import { useTestDb } from '../helpers/db.js'
-import { freePort, startOwnRedis, waitForValue } from '../helpers/processes.js'
+import { startOwnRedis, waitForValue } from '../helpers/processes.js'
 import { shipment } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -18,8 +18,8 @@ import { bearer, startStack } from '../helpers/stack.js'
  * the real Postgres and Redis.
  */
 
-const metricsPort = await freePort()
-const metrics = startMetrics(metricsPort, '127.0.0.1')
+const metrics = await startMetrics(0, '127.0.0.1')
+const metricsPort = metrics.port
 t.teardown(() => metrics.close())
 const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
 /** A sample's value from the exposition, or null when it is not there. */

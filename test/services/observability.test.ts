@@ -8,7 +8,7 @@ import { startMetrics } from '../../shared/telemetry/metrics-endpoint.js'
 import { redactSpanUrls } from '../../shared/telemetry/redact-span.js'
 import { startConsole } from '../helpers/console.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { freePort, startOwnRedis, waitFor, waitForValue } from '../helpers/processes.js'
+import { startOwnRedis, waitFor, waitForValue } from '../helpers/processes.js'
 import { ISLAND, shipment as lagosShipment, quoteRequest } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 import { onShift, pendingOffer } from '../helpers/couriers.js'
@@ -17,8 +17,8 @@ import { onShift, pendingOffer } from '../helpers/couriers.js'
 const spans = new InMemorySpanExporter()
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] })
 provider.register()
-const metricsPort = await freePort()
-const metrics = startMetrics(metricsPort, '127.0.0.1')
+const metrics = await startMetrics(0, '127.0.0.1')
+const metricsPort = metrics.port
 t.teardown(() => metrics.close())
 
 const PHONE = '+2348099887766'

@@ -7,7 +7,7 @@ import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { startMetrics } from '../../shared/telemetry/metrics-endpoint.js'
 import { useTestDb } from '../helpers/db.js'
 import { withDeadline } from '../../shared/deadline.js'
-import { freePort, startOwnRedis, waitForValue } from '../helpers/processes.js'
+import { startOwnRedis, waitForValue } from '../helpers/processes.js'
 
 // A queue worker that stops taking due jobs (seen after a Redis Cluster failover) answers
 // /healthz 503 so it is restarted; an idle one, or one that takes jobs again, stays healthy.
@@ -17,8 +17,8 @@ const connection = new Redis(db.env.REDIS_URL, { maxRetriesPerRequest: null })
 t.teardown(() => connection.disconnect())
 const STUCK_MS = 1500
 // The meter provider goes first, as in a service: instruments are made once, from the provider set then.
-const metricsPort = await freePort()
-const metrics = startMetrics(metricsPort, '127.0.0.1')
+const metrics = await startMetrics(0, '127.0.0.1')
+const metricsPort = metrics.port
 t.teardown(() => metrics.close())
 
 async function watched(t: Test, name: string) {
