@@ -25,7 +25,8 @@ export type OrderChange =
   // `location`: the moving courier's last fix, for the event's `courier.location` and `eta`.
   // `pin`: a courier's delivery, with the PIN they were given (null: none); the operator's has none to check.
   // `photo`: a courier's delivery photo, already in the photo store, and the business's link to it.
-  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null; pin?: string | null; photo?: DeliveryPhoto | null }
+  // `retry`: asking again is a retry (the operator's CLI): an order already at `to`, with the same courier for `assigned`, is answered unchanged.
+  | { kind: 'advance'; to: OrderStatus; courier: Courier | null; reason: string | null; expectedVersion?: number; offer?: { id: string; courierId: string }; location?: CourierFix | null; pin?: string | null; photo?: DeliveryPhoto | null; retry?: boolean }
   | { kind: 'cancel'; by: 'business' | 'operator'; reason: string | null }
 
 export interface DeliveryPhoto {
@@ -46,7 +47,7 @@ export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // `row`: the order as this change wrote it, for a courier's answer, which shows what the row holds.
   // `freed`: the registered couriers this change left free to take another order, for dispatch to wake.
   z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice), freed: z.array(z.string()) }),
-  // A cancelled order cancelled again: the same answer, no money moved.
+  // A cancelled order cancelled again, or a retried move that finds the order already there: the same answer, nothing moved.
   z.object({ kind: z.literal('unchanged'), order: resource }),
   z.object({ kind: z.literal('not_found'), orderId: z.string() }),
   // The state machine refuses the move (409 / exit 1).
@@ -68,7 +69,7 @@ interface Decided {
   refund: number
 }
 
-type Decision = Decided | { kind: 'already_cancelled' } | { kind: 'wrong_pin' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
+type Decision = Decided | { kind: 'already_there' } | { kind: 'wrong_pin' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
 
 /** Wrong PINs a courier may give for one order; the last of them locks its delivery (DESIGN 14). */
 export const PIN_TRIES = 5
@@ -97,7 +98,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     const by = moverOf(target.scope, change, audit)
     const decision = accepting ? offerRefusal(offer, order, now) ?? decide(order, change, rates, now, by) : decide(order, change, rates, now, by)
     span.setAttribute('courier.outcome', decision.kind)
-    if (decision.kind === 'already_cancelled') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
+    if (decision.kind === 'already_there') return { kind: 'unchanged', order: orderAsShown(order, rates, now) } satisfies OrderChangeOutcome
     // The try is counted and kept, though nothing else changes.
     if (decision.kind === 'wrong_pin') {
       return commit([sqlSpan('count wrong pin', () => recordWrongPin(tx, order.id))], ([tries]): OrderChangeOutcome => tries >= PIN_TRIES
@@ -199,7 +200,7 @@ function moverOf(scope: OrderAccess, change: OrderChange, audit: { actor: string
 /** The change `by` applied to `order` at `now`, or why it cannot be. Pure: the transaction does the rest. */
 function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Date, by: OrderMover): Decision {
   if (change.kind === 'cancel') {
-    if (order.status === 'cancelled') return { kind: 'already_cancelled' }
+    if (order.status === 'cancelled') return { kind: 'already_there' }
     const move = findMove(order.status, 'cancelled', change.by)
     if (!move) return { kind: 'refused', message: cancelRefusalMessage(order.id, order.status) }
     const terms = cancellationTerms(order, rates, now, change.by)
@@ -210,6 +211,7 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   if (change.expectedVersion !== undefined && change.expectedVersion !== order.version) {
     return { kind: 'moved_on', message: `${order.id} is at version ${order.version}, not ${change.expectedVersion}` }
   }
+  if (change.retry && alreadyThere(order, change)) return { kind: 'already_there' }
   const move = findMove(order.status, change.to, 'dispatch')
   if (!move) return { kind: 'refused', message: illegalMoveMessage(order.id, order.status, change.to) }
   if (move.reasonRequired && !change.reason) return { kind: 'invalid', message: `a reason is required to move ${order.id} to ${change.to}` }
@@ -224,6 +226,17 @@ function decide(order: Order, change: OrderChange, rates: PlatformRates, now: Da
   if (move.to === 'created') return { kind: 'move', move, refund: 0, next: { ...next, courier: null, courierId: null, assignedAt: null } }
   if (move.to === 'delivered') return delivered(order, change, { ...next, deliveredLat: change.location?.latitude ?? null, deliveredLng: change.location?.longitude ?? null }, move, now)
   return { kind: 'move', move, refund: 0, next }
+}
+
+/** Whether a retried move finds the order where it was to go: at `to`, and for `assigned` with the courier named (a registered one by id, one typed in by name, phone and plate). */
+function alreadyThere(order: Order, change: Extract<OrderChange, { kind: 'advance' }>): boolean {
+  if (order.status !== change.to) return false
+  if (change.to !== 'assigned') return true
+  const held = order.courier
+  const named = change.courier
+  if (!held || !named) return false
+  if (named.id || held.id) return named.id === held.id
+  return named.name === held.name && named.phone === held.phone && named.vehicle_plate === held.vehicle_plate
 }
 
 /**

@@ -50,7 +50,7 @@ export const orderAdvance = defineCommand({
   },
   async run(context, input) {
     const courier = input.courierId ? await registeredCourier(context, input.courierId) : input.freeText
-    const outcome = await changeOrder(context.sql, { orderId: input.orderId, scope: null }, { kind: 'advance', to: input.to, courier, reason: input.reason }, { actor: context.actor })
+    const outcome = await changeOrder(context.sql, { orderId: input.orderId, scope: null }, { kind: 'advance', to: input.to, courier, reason: input.reason, retry: true }, { actor: context.actor })
     await tellCouriersOf(context, outcome)
     return orderChangeAnswer(outcome)
   },

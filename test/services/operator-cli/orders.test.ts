@@ -90,6 +90,19 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
     return printed
   }
 
+  /** Runs a move retried on an order already where it goes: exit 0, the order as it stands, a note on stderr, no event. */
+  const stays = async (t: Test, args: string[]): Promise<void> => {
+    const orderId = args[args.indexOf('--order') + 1]
+    const before = await read(orderId)
+    const eventsBefore = (await events()).length
+    const run = await cli(args)
+    t.equal(run.code, 0, `${args.join(' ')} is a retry: exits 0`)
+    t.equal(run.stderr, `note: ${orderId} is already ${before.status}; nothing changed\n`, 'and says the order is already there')
+    t.same(withoutCancellation(run.json), withoutCancellation(before), 'it prints the order as it stands')
+    t.equal((await read(orderId)).version, before.version, 'the order did not move')
+    t.equal((await events()).length, eventsBefore, 'no event')
+  }
+
   t.test('assigned → picked_up → delivered', async (t) => {
     const assigned = await moves(t, ['order:advance', '--order', a, '--to', 'assigned', ...MUSA], { type: 'order.assigned', status: 'assigned' })
     t.same(assigned.courier, { id: null, name: 'Musa Bello', phone: '+2348090000000', vehicle_type: null, vehicle_plate: 'LSR-123-XY', location: null }, 'a free-text courier: no id, vehicle or position')
@@ -101,6 +114,7 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
     t.same(pickedUp.cancellation, { cancellable: false, fee: null, free_until: null })
 
     const delivered = await moves(t, ['order:advance', '--order', a, '--to', 'delivered'], { type: 'order.delivered', status: 'delivered' })
+    await stays(t, ['order:advance', '--order', a, '--to', 'delivered'])
     t.same(delivered.courier, assigned.courier)
     t.equal(delivered.refunded_amount, 0)
     t.same(await refundsOf(a), [], 'a delivered order is never refunded')
@@ -110,6 +124,11 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
     const walletBefore = await balance()
     const first = await moves(t, ['order:advance', '--order', b, '--to', 'assigned', ...AMAKA], { type: 'order.assigned', status: 'assigned' })
     t.same(first.courier, { id: null, name: 'Amaka Obi', phone: '+2348091111111', vehicle_type: null, vehicle_plate: null, location: null }, 'the plate is optional')
+    await stays(t, ['order:advance', '--order', b, '--to', 'assigned', ...AMAKA])
+    // Another courier is no retry: unassign first.
+    const other = await cli(['order:advance', '--order', b, '--to', 'assigned', ...MUSA])
+    t.equal(other.code, 1, 'assigning an assigned order to another courier exits 1')
+    t.equal(other.stderr, `cannot move ${b} from assigned to assigned\n`)
 
     const unassigned = await moves(t, ['order:advance', '--order', b, '--to', 'created', '--reason', 'bike broke down'], { type: 'order.unassigned', status: 'created' })
     t.equal(unassigned.courier, null, 'no courier after unassigning')
@@ -143,6 +162,7 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
     const eventsBefore = (await events()).length
     const again = await cli(['order:cancel', '--order', c])
     t.equal(again.code, 0, `a second cancel exits 0: ${again.stderr}`)
+    t.equal(again.stderr, `note: ${c} is already cancelled; nothing changed\n`)
     t.same(withoutCancellation(again.json), withoutCancellation(cancelled), 'and prints the cancelled order as it is')
     t.equal((await events()).length, eventsBefore, 'no event')
     t.equal(await balance(), walletBefore + kobo(before.price), 'no money')
