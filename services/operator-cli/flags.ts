@@ -63,11 +63,11 @@ export function livemodeFlag(flags: Flags): boolean {
   return requiredChoice(flags, 'mode', ['live', 'test'] as const) === 'live'
 }
 
-/** `--phone` in its stored E.164 form (shared/phone.ts), refused before any connection when it is not one. */
-export function phoneFlag(flags: Flags): string {
-  const typed = requiredText(flags, 'phone', 64)
+/** A phone flag (`--phone` unless named) in its stored E.164 form (shared/phone.ts), refused before any connection when it is not one. */
+export function phoneFlag(flags: Flags, name = 'phone'): string {
+  const typed = requiredText(flags, name, 64)
   const phone = e164Phone(typed)
-  if (phone === null) throw new OperatorInputError(`--phone must be ${PHONE_RULE}, got '${typed}'`)
+  if (phone === null) throw new OperatorInputError(`--${name} must be ${PHONE_RULE}, got '${typed}'`)
   return phone
 }
 

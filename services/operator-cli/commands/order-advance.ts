@@ -3,7 +3,7 @@ import { findCourier } from '../../../shared/db/couriers.js'
 import { courierOnOrder } from '../../../shared/dispatch/views.js'
 import { changeOrder } from '../../../shared/orders/change.js'
 import { defineCommand, type OperatorContext } from '../command.js'
-import { optionalText, requiredChoice, requiredOrderId, requiredText, requiredUuid } from '../flags.js'
+import { optionalText, phoneFlag, requiredChoice, requiredOrderId, requiredText, requiredUuid } from '../flags.js'
 import { tellCouriersOf } from '../notices.js'
 import { OperatorInputError } from '../operator-input-error.js'
 import { orderChangeAnswer } from '../order-answer.js'
@@ -44,7 +44,7 @@ export const orderAdvance = defineCommand({
     }
     const courierId = registered ? requiredUuid(flags, 'courier') : null
     const freeText: Courier | null = assigning && !registered
-      ? { name: requiredText(flags, 'courier-name'), phone: requiredText(flags, 'courier-phone'), vehicle_plate: optionalText(flags, 'vehicle-plate') }
+      ? { name: requiredText(flags, 'courier-name'), phone: phoneFlag(flags, 'courier-phone'), vehicle_plate: optionalText(flags, 'vehicle-plate') }
       : null
     return { orderId, to, courierId, freeText, reason: optionalText(flags, 'reason') }
   },

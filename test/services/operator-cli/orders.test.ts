@@ -125,6 +125,8 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
     const first = await moves(t, ['order:advance', '--order', b, '--to', 'assigned', ...AMAKA], { type: 'order.assigned', status: 'assigned' })
     t.same(first.courier, { id: null, name: 'Amaka Obi', phone: '+2348091111111', vehicle_type: null, vehicle_plate: null, location: null }, 'the plate is optional')
     await stays(t, ['order:advance', '--order', b, '--to', 'assigned', ...AMAKA])
+    // The phone is read by the platform's one rule (shared/phone.ts): another spelling of it is the same courier.
+    await stays(t, ['order:advance', '--order', b, '--to', 'assigned', '--courier-name', 'Amaka Obi', '--courier-phone', '0809 111 1111'])
     // Another courier is no retry: unassign first.
     const other = await cli(['order:advance', '--order', b, '--to', 'assigned', ...MUSA])
     t.equal(other.code, 1, 'assigning an assigned order to another courier exits 1')
@@ -215,6 +217,8 @@ t.test('operator CLI: order:advance and order:cancel', async (t) => {
       [['order:cancel', '--order', h], `${h} can no longer be cancelled: it failed`],
       // Flags.
       [['order:advance', '--order', e, '--to', 'assigned', '--courier-name', 'Musa Bello'], '--courier-phone is required'],
+      [['order:advance', '--order', e, '--to', 'assigned', '--courier-name', 'Musa Bello', '--courier-phone', 'abc'], /^--courier-phone must be a phone number: .*, got 'abc'$/],
+      [['order:advance', '--order', e, '--to', 'assigned', '--courier-name', 'Musa Bello', '--courier-phone', '123'], /^--courier-phone must be a phone number: .*, got '123'$/],
       [['order:advance', '--order', e, '--to', 'picked_up', '--courier-name', 'Musa Bello'], /--courier-name .*only .*assigned/],
       [['order:advance', '--order', e, '--to', 'flying'], /^--to must be one of created, assigned, picked_up, delivered, failed, returned, got 'flying'$/],
       [['order:advance', '--to', 'picked_up'], '--order is required'],
