@@ -1,6 +1,7 @@
 import { erasePerson, phoneDigits, phoneFingerprint } from '../../../shared/orders/personal-data.js'
 import { createPhotoStore } from '../../../shared/storage/photos.js'
 import { defineCommand } from '../command.js'
+import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
@@ -13,9 +14,9 @@ export const erase = defineCommand({
     phone: { type: 'string' },
   },
   prepare(flags) {
-    const phone = typeof flags.phone === 'string' ? flags.phone : ''
-    const digits = phoneDigits(phone)
-    if (!digits) throw new OperatorInputError('--phone is required: the number as the shipments carry it, 10 to 15 digits')
+    const typed = requiredText(flags, 'phone')
+    const digits = phoneDigits(typed)
+    if (!digits) throw new OperatorInputError(`--phone is not a valid phone number: the number as the shipments carry it, 10 to 15 digits, got '${typed}'`)
     return { digits }
   },
   async run({ sql, config, actor }, { digits }) {

@@ -126,8 +126,14 @@ t.test('personal data erasure', async (t) => {
     t.match(audit, { action: 'person.erase', subject: `phone ${phoneFingerprint(who.digits)}` })
     t.notOk(JSON.stringify(audit).includes(who.digits), 'the audit row names no number')
 
-    const bad = await runOperatorCli(db, ['erase', '--phone', '12'])
-    t.equal(bad.code, 1)
-    t.match(bad.stderr, '--phone is required')
+    // A number given but not a phone is named as such; only a missing one is "required".
+    for (const typed of ['12', 'abc']) {
+      const bad = await runOperatorCli(db, ['erase', '--phone', typed])
+      t.equal(bad.code, 1)
+      t.equal(bad.stderr, `--phone is not a valid phone number: the number as the shipments carry it, 10 to 15 digits, got '${typed}'\n`)
+    }
+    const missing = await runOperatorCli(db, ['erase'])
+    t.equal(missing.code, 1)
+    t.equal(missing.stderr, '--phone is required\n')
   })
 })
