@@ -1,6 +1,6 @@
 import type { Queue, Worker } from 'bullmq'
 import { instruments } from './telemetry/metrics.js'
-import { readForScrape } from './telemetry/scrape-read.js'
+import { readForScrape, UNREAD } from './telemetry/scrape-read.js'
 
 // A BullMQ worker that stops taking jobs while jobs are due (seen after a Redis Cluster master
 // fails over: docs/scaling.md) is alive to every other check. This watch tells: its `/healthz`
@@ -49,11 +49,14 @@ export function watchWorker(worker: Worker, queue: Queue, stuckMs: number): Work
  * scrapes. `waiting` is every job ready for a worker, prioritized ones included (BullMQ keeps
  * those apart: the dispatcher's wakes), so backlog alerts see them.
  */
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const
+
 export function observeQueueJobs(queue: Queue): void {
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
     const counts = await readForScrape(() => queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'))
-    if (!counts) return
-    const { prioritized = 0, ...states } = counts
-    for (const [state, count] of Object.entries(states)) result.observe(state === 'waiting' ? count + prioritized : count, { queue: queue.name, state })
+    for (const state of QUEUE_STATES) {
+      const count = counts === null ? UNREAD : (counts[state] ?? 0) + (state === 'waiting' ? counts.prioritized ?? 0 : 0)
+      result.observe(count, { queue: queue.name, state })
+    }
   })
 }

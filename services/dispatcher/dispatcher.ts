@@ -3,6 +3,7 @@ import { BullMQOtel } from 'bullmq-otel'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { DispatcherConfig } from '../../shared/config.js'
+import { COURIER_VEHICLE_TYPES } from '../../shared/courier.js'
 import { countAvailable, dropSilentCouriers, lastFix, shiftOf } from '../../shared/couriers/positions.js'
 import { tellCourier } from '../../shared/couriers/stream.js'
 import { handBackFromDisabled } from '../../shared/couriers/accounts.js'
@@ -19,7 +20,7 @@ import { createRedis } from '../../shared/redis.js'
 import { repeatWithoutOverlap } from '../../shared/repeat.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
-import { readForScrape } from '../../shared/telemetry/scrape-read.js'
+import { readForScrape, UNREAD } from '../../shared/telemetry/scrape-read.js'
 import { inSpan } from '../../shared/telemetry/tracing.js'
 
 // The sweep: how often it looks for orders whose job was lost, and offers whose expiry job was.
@@ -201,15 +202,14 @@ async function dispatcher(app: FastifyInstance, { config }: { config: Dispatcher
   const oldestGauge = metrics.meter.createObservableGauge('courier_order_wait_oldest_seconds', { description: 'How long the live order waiting longest for a courier has waited since it last became created; 0 when none waits' })
   metrics.meter.addBatchObservableCallback(async (result) => {
     const waiting = await readForScrape(() => ordersWaitingForCourier(sql))
-    if (!waiting) return
-    result.observe(waitingGauge, waiting.count)
-    result.observe(oldestGauge, waiting.oldestS)
+    result.observe(waitingGauge, waiting?.count ?? UNREAD)
+    result.observe(oldestGauge, waiting?.oldestS ?? UNREAD)
   }, [waitingGauge, oldestGauge])
   observeQueueJobs(queue)
   // One series per vehicle, as dispatch searches them: a truck order waits on the trucks alone.
   metrics.meter.createObservableGauge('courier_couriers_available', { description: 'Couriers on shift and heard from within COURIER_STALE_S (the dispatch sets), by vehicle' }).addCallback(async (result) => {
     const counts = await readForScrape(() => countAvailable(redis, prefix))
-    if (counts !== null) for (const [vehicle, count] of counts) result.observe(count, { vehicle })
+    for (const vehicle of COURIER_VEHICLE_TYPES) result.observe(counts === null ? UNREAD : counts.get(vehicle) ?? 0, { vehicle })
   })
 
   app.addHook('onClose', async () => {

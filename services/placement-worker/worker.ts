@@ -21,7 +21,7 @@ import { createQuoteStore } from '../../shared/pricing/quote-store.js'
 import { createCardVersions } from '../../shared/pricing/card-versions.js'
 import { OPEN_STATUSES } from '../../shared/courier.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
-import { readForScrape } from '../../shared/telemetry/scrape-read.js'
+import { readForScrape, UNREAD } from '../../shared/telemetry/scrape-read.js'
 import { createDispatchQueue } from '../../shared/dispatch/queue.js'
 import { place } from './place.js'
 import { startSandboxCourier } from './sandbox-courier.js'
@@ -94,8 +94,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
   // Every replica reports the same figure: dashboards take max() across them.
   instruments().meter.createObservableGauge('courier_orders_open', { description: 'Orders not yet delivered, cancelled or returned, by status' }).addCallback(async (result) => {
     const counts = await readForScrape(() => countOpenOrders(sql))
-    if (!counts) return
-    for (const status of OPEN_STATUSES) result.observe(counts.find((row) => row.status === status)?.count ?? 0, { status })
+    for (const status of OPEN_STATUSES) result.observe(counts === null ? UNREAD : counts.find((row) => row.status === status)?.count ?? 0, { status })
   })
 
   worker.on('error', (err) => app.log.error({ err }, 'placement worker error'))

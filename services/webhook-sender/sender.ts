@@ -11,7 +11,7 @@ import { observeQueueJobs, watchWorker } from '../../shared/queue-liveness.js'
 import { requestLog, requestMetrics } from '../../shared/http/observability.js'
 import { createRedis } from '../../shared/redis.js'
 import { instruments } from '../../shared/telemetry/metrics.js'
-import { readForScrape } from '../../shared/telemetry/scrape-read.js'
+import { readForScrape, UNREAD } from '../../shared/telemetry/scrape-read.js'
 import { WEBHOOK_QUEUE, type WebhookJob } from '../../shared/webhooks/queue.js'
 import { guardedLookup } from '../../shared/webhooks/url-rules.js'
 import { createSecretBox, keepingOpened } from '../../shared/webhooks/secret-box.js'
@@ -80,7 +80,7 @@ async function webhookSender(app: FastifyInstance, { config }: { config: Webhook
   // replica reports the same figure, dashboards and alerts take max().
   instruments().meter.createObservableGauge('courier_webhook_lag_seconds', { description: 'Age of the oldest undelivered webhook work that is due (a due delivery attempt or an unrelayed event)' }).addCallback(async (result) => {
     const lag = await readForScrape(() => webhookLagSeconds(sql))
-    if (lag !== null) result.observe(lag)
+    result.observe(lag ?? UNREAD)
   })
 
   // The relay runs again at once while it finds a full batch, and otherwise every interval.

@@ -9,6 +9,14 @@ import { withDeadline } from '../deadline.js'
  */
 export const SCRAPE_READ_MS = 1000
 
+/**
+ * What a gauge reports for a read that failed: NaN, which Prometheus shows as a gap and no alert's
+ * comparison matches. Reporting nothing is no way out: the SDK repeats a series' last value at
+ * every scrape until it is observed again, so a queue's depth or the webhook lag would read as
+ * current, frozen at the moment Redis or Postgres went away (`courier_dependency_up` says which).
+ */
+export const UNREAD = Number.NaN
+
 /** `read` if it answers within SCRAPE_READ_MS, else null (failed or too slow: nothing to report). */
 export function readForScrape<T>(read: () => Promise<T>): Promise<T | null> {
   return withDeadline(read(), SCRAPE_READ_MS).catch(() => null)

@@ -94,9 +94,14 @@ t.test("courier_queue_jobs with the queue's Redis down: the scrape still answers
   })
   observeQueueJobs(queue)
   await queue.add('plain', {}, { jobId: 'plain-1' })
+  const waitingJobs = (text: string) => /courier_queue_jobs\{[^}]*queue="gauge-down"[^}]*state="waiting"[^}]*\} (\S+)/.exec(text)?.[1]
+  t.equal(waitingJobs(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()), '1', 'one job waits while Redis is up')
   await own.stop()
   // Prometheus gives a scrape 10 s: a gauge left waiting on Redis would make the service read as down.
   const scrape = await withDeadline(fetch(`http://127.0.0.1:${metricsPort}/metrics`), 8000)
   t.equal(scrape.status, 200)
-  t.match(await scrape.text(), /courier_queue_jobs/, 'the other series are still exported')
+  const text = await scrape.text()
+  t.match(text, /courier_queue_jobs/, 'the other series are still exported')
+  // Not the last count repeated as if read now: the SDK would go on exporting "1" for ever.
+  t.equal(waitingJobs(text), 'NaN', 'the depth it could not read is unknown (a gap), not the last one')
 })
