@@ -989,6 +989,8 @@ t.test('observability: compose\'s profile and the opt-in kustomize component (DE
   const base = parse(read(`${K8S_DIR}/kustomization.yaml`)) as Doc
   for (const doc of docs) t.equal(doc.metadata.namespace, base.namespace, `${doc.kind} in the ${base.namespace} namespace`)
   for (const included of (base.components ?? []) as string[]) t.equal((parse(read(`${K8S_DIR}/${included}/kustomization.yaml`)) as Doc).kind, 'Component', `${included} is a Component`)
+  // kube-prometheus-stack's Prometheus loads only PodMonitors and rules labelled with its release.
+  for (const doc of docs) t.equal(doc.metadata.labels?.release, 'kube-prometheus-stack', `${doc.kind} carries the label kube-prometheus-stack's selectors look for`)
   const podMonitor = docs.find((doc) => doc.kind === 'PodMonitor')!
   const selected = (podMonitor.spec.selector.matchExpressions as Doc[]).find((expression) => expression.key === 'app.kubernetes.io/name')
   t.same([...selected?.values ?? []].sort(), SERVICES, 'the PodMonitor selects the six services\' pods')
