@@ -1,11 +1,12 @@
 import { closeSync, openSync, readSync } from 'node:fs'
+import path from 'node:path'
 import { importRateCardAs } from '../../../shared/accounts/operator-actions.js'
 import { RateCardFileError } from '../../../shared/errors/rate-card-file-error.js'
 import { RATE_CARD_FILE_MAX_BYTES } from '../../../shared/pricing/rate-card-file.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
-import { errorMessage } from '../../../shared/errors/error-message.js'
+import { errorCode, errorMessage } from '../../../shared/errors/error-message.js'
 
 /**
  * `ratecard:import`: a known card name becomes its next version with new option ids, and
@@ -16,11 +17,15 @@ export const ratecardImport = defineCommand({
     file: { type: 'string' },
   },
   prepare(flags) {
-    const path = requiredText(flags, 'file', 4096)
+    const typed = requiredText(flags, 'file', 4096)
+    // `npm run` starts the CLI in the project's root; a relative path means where the operator typed
+    // the command, which npm keeps in INIT_CWD (unset when the CLI is started without npm).
+    const file = path.resolve(process.env.INIT_CWD || process.cwd(), typed)
     // The console's limit: of a file of a gigabyte (a wrong path, a log, a pipe) no more is read.
-    const bytes = readable(path, () => readAtMost(path, RATE_CARD_FILE_MAX_BYTES + 1))
-    if (bytes.length > RATE_CARD_FILE_MAX_BYTES) throw new OperatorInputError(`${path} is over 2 MiB (${RATE_CARD_FILE_MAX_BYTES} bytes), the most a rate-card file may be`)
-    return { path, text: bytes.toString('utf8') }
+    const bytes = readable(file, () => readAtMost(file, RATE_CARD_FILE_MAX_BYTES + 1))
+    if (bytes.length > RATE_CARD_FILE_MAX_BYTES) throw new OperatorInputError(`${typed} is over 2 MiB (${RATE_CARD_FILE_MAX_BYTES} bytes), the most a rate-card file may be`)
+    // Problems are reported at the path as typed: relative to where the operator is, as an editor opens it.
+    return { path: typed, text: bytes.toString('utf8') }
   },
   async run({ sql, config, announce, actor }, input) {
     let imported
@@ -52,11 +57,12 @@ function readAtMost(path: string, max: number): Buffer {
   }
 }
 
-function readable<T>(path: string, read: () => T): T {
+function readable<T>(file: string, read: () => T): T {
   try {
     return read()
   } catch (err) {
-    throw new OperatorInputError(`cannot read ${path}: ${errorMessage(err)}`)
+    if (errorCode(err) === 'ENOENT') throw new OperatorInputError(`no file at ${file}`)
+    throw new OperatorInputError(`cannot read ${file}: ${errorMessage(err)}`)
   }
 }
 

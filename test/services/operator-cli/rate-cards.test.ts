@@ -6,6 +6,7 @@ import { createBusiness } from '../../../shared/db/businesses.js'
 import { createWallet } from '../../../shared/db/wallets.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { projectRoot } from '../../helpers/processes.js'
 import { newUuid } from '../../../shared/ids.js'
 import { demoCardText, positionOf, spoiled } from '../../helpers/card-text.js'
 import { secretHash } from '../../../shared/secret-hash.js'
@@ -41,6 +42,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     'too-many.json': demoCardText().replace(/"price":(\d+)/g, '"price":$1.125').replaceAll('"to":"Ikeja"', '"to":"Ikeja2"').replaceAll('"from":"Ikeja"', '"from":"Ikeja2"'),
     'not-json.json': spoiled(demoCardText(), [['"currency": "NGN",', '"currency": "NGN"']]),
     'card.json': JSON.stringify(card()),
+    'relative.json': JSON.stringify({ ...card(), name: 'Relative Card' }),
     'broken.json': '{"name": "Test Card", "zones": [',
     'overlap.json': JSON.stringify(card({ bands: [[0, 5], [4, 10]] })),
     'unknown-zone.json': JSON.stringify(card({ priceTo: 'Gamma' })),
@@ -103,7 +105,7 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     t.match(tooMany.slice(0, 100), Array.from({ length: 100 }, () => /too-many\.json:\d+:\d+: options\[\d\] \(.*\)\.prices\[\d+\]\.(from|to|price): (unknown zone Ikeja2|\d+\.125 has more than 2 decimals)$/))
     t.equal(tooMany[100], `${dir}/too-many.json: and 20 more problems`)
     await refuses(t, ['ratecard:import', '--file', `${dir}/not-json.json`], /not-json\.json:4:3: not valid JSON: expected ',' or '}', found '"zones"'$/, cardRows)
-    await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /cannot read .*missing\.json/, cardRows)
+    await refuses(t, ['ratecard:import', '--file', `${dir}/missing.json`], /^no file at \/.*\/missing\.json$/, cardRows)
   })
 
   t.test('a file is read up to 2 MiB, the console\'s limit: one at the limit imports, one past it or an endless pipe is refused', async (t) => {
@@ -120,6 +122,18 @@ t.test('operator CLI: rate cards, platform rates and the demo seed', async (t) =
     writer.once('open', endless)
     await refuses(t, ['ratecard:import', '--file', pipe], /^.*pipe is over 2 MiB \(2097152 bytes\), the most a rate-card file may be$/, cardRows)
     writer.destroy()
+  })
+
+  t.test('a relative --file is read from where the operator typed the command (npm\'s INIT_CWD), not the project root', async (t) => {
+    // `npm run admin` runs the CLI in the project root and keeps the caller's directory in INIT_CWD.
+    const relative = await runOperatorCli(db, ['ratecard:import', '--file', 'relative.json'], { INIT_CWD: dir })
+    t.equal(relative.code, 0, relative.stderr)
+    t.match(relative.json, { version: 1, options: { length: 3 } }, 'the file beside the operator is imported')
+    const run = await runOperatorCli(db, ['ratecard:import', '--file', 'nowhere.json'], { INIT_CWD: dir })
+    t.equal(run.stderr, `no file at ${dir}/nowhere.json\n`, 'a missing file is named where it was looked for')
+    // Started without npm (no INIT_CWD), a relative path is the process's own directory.
+    const bare = await runOperatorCli(db, ['ratecard:import', '--file', 'relative.json'], { INIT_CWD: '' })
+    t.equal(bare.stderr, `no file at ${projectRoot}/relative.json\n`)
   })
 
   t.test('enable is idempotent and replaces; disable clears', async (t) => {
