@@ -52,6 +52,23 @@ export async function issuePasswordLink(sql: Db, userId: string, consoleUrl: str
   return { link: `${consoleUrl}/console/set-password?token=${token}`, expiresAt }
 }
 
+export type PasswordLinkIssue = { kind: 'issued'; user: ConsoleUser; link: string; expiresAt: Date } | { kind: 'refused'; message: string }
+
+/**
+ * A new set-password link for a forgotten password, for an enabled user; audited as `user.link`
+ * in the same transaction, without the link.
+ */
+export function issuePasswordLinkAs(sql: Sql, actor: string, email: string, consoleUrl: string): Promise<PasswordLinkIssue> {
+  return sql.begin(async (tx): Promise<PasswordLinkIssue> => {
+    const user = await findConsoleUserByEmail(tx, email.trim())
+    if (!user) return { kind: 'refused', message: `no console user has email ${email}` }
+    if (user.disabledAt) return { kind: 'refused', message: `console user ${user.email} is disabled` }
+    const { link, expiresAt } = await issuePasswordLink(tx, user.id, consoleUrl)
+    await insertAudit(tx, { actor, action: 'user.link', businessId: user.businessId, subject: user.email, before: null, after: { expires_at: expiresAt } })
+    return { kind: 'issued', user, link, expiresAt }
+  })
+}
+
 /** Who a link sets the password of, while it is usable. */
 export function passwordLinkUser(sql: Sql, token: string): Promise<ConsoleUser | null> {
   return findPasswordTokenUser(sql, secretHash(token))

@@ -2,7 +2,7 @@ import { insertAudit } from '../db/audit.js'
 import { deleteCourierSessions, deleteLoginCode } from '../db/courier-logins.js'
 import { disableCourierRow, findActiveOrderIdsOfCourier, findCourier, findEnabledCourierByPhone, insertCourier, insertCourierToken, updateCourierPhone, type CourierRow } from '../db/couriers.js'
 import { withdrawOffersOfCourier } from '../db/offers.js'
-import { PG, type Db, type Sql } from '../db/sql.js'
+import { PG, type Db, type Sql, type Tx } from '../db/sql.js'
 import { DEFAULT_MAX_WEIGHT_KG, type CourierVehicleType } from '../courier.js'
 import { newCourierToken, newUuid } from '../ids.js'
 import type { Invalidation } from '../invalidation.js'
@@ -23,6 +23,24 @@ export async function issueCourierToken(db: Db, courierId: string): Promise<{ to
   const tokenHash = secretHash(token)
   await insertCourierToken(db, { id: newUuid(), courierId, tokenHash, displayPrefix: token.slice(0, DISPLAY_PREFIX_LENGTH) })
   return { token, tokenHash }
+}
+
+export type CourierIssue<T> = { kind: 'issued'; courier: CourierRow; issued: T } | { kind: 'refused'; message: string }
+
+/**
+ * Something an enabled courier signs in with (another token, a login code), issued by `issue` and
+ * audited as `action` in one transaction. The audit row names the courier, never what was
+ * issued: the trail outlives every credential.
+ */
+export function issueToCourier<T>(sql: Sql, actor: string, courierId: string, action: string, issue: (tx: Tx, courier: CourierRow) => Promise<T>): Promise<CourierIssue<T>> {
+  return sql.begin(async (tx): Promise<CourierIssue<T>> => {
+    const courier = await findCourier(tx, courierId)
+    if (!courier) return { kind: 'refused', message: `courier ${courierId} does not exist` }
+    if (courier.disabledAt) return { kind: 'refused', message: `courier ${courierId} is disabled` }
+    const issued = await issue(tx, courier)
+    await insertAudit(tx, { actor, action, businessId: null, subject: courier.id, before: null, after: null })
+    return { kind: 'issued', courier, issued }
+  })
 }
 
 export interface NewCourier {

@@ -1,10 +1,9 @@
-import { issueCourierToken } from '../../../shared/couriers/accounts.js'
-import { findCourier } from '../../../shared/db/couriers.js'
+import { issueCourierToken, issueToCourier } from '../../../shared/couriers/accounts.js'
 import { defineCommand } from '../command.js'
 import { requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
-/** `courier:token`: another token for a courier (a new phone); earlier tokens keep working until `courier:disable`. */
+/** `courier:token`: another token for a courier (a new phone), audited as `courier.token`; earlier tokens keep working until `courier:disable`. */
 export const courierToken = defineCommand({
   options: {
     courier: { type: 'string' },
@@ -12,11 +11,9 @@ export const courierToken = defineCommand({
   prepare(flags) {
     return { courierId: requiredUuid(flags, 'courier') }
   },
-  async run({ sql }, input) {
-    const courier = await findCourier(sql, input.courierId)
-    if (!courier) throw new OperatorInputError(`courier ${input.courierId} does not exist`)
-    if (courier.disabledAt) throw new OperatorInputError(`courier ${input.courierId} is disabled`)
-    const { token } = await issueCourierToken(sql, courier.id)
-    return { courier_id: courier.id, courier_token: token }
+  async run({ sql, actor }, input) {
+    const issue = await issueToCourier(sql, actor, input.courierId, 'courier.token', (tx, courier) => issueCourierToken(tx, courier.id))
+    if (issue.kind === 'refused') throw new OperatorInputError(issue.message)
+    return { courier_id: issue.courier.id, courier_token: issue.issued.token }
   },
 })

@@ -1,12 +1,11 @@
-import { issuePasswordLink } from '../../../shared/console/users.js'
-import { findConsoleUserByEmail } from '../../../shared/db/console-users.js'
+import { issuePasswordLinkAs } from '../../../shared/console/users.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
 /**
  * `user:link`: a new one-time link (24 h) that sets the console user's password, for a forgotten
- * one; the user's older unused links stop working. A disabled user gets none.
+ * one; the user's older unused links stop working. A disabled user gets none. Audited as `user.link`.
  */
 export const userLink = defineCommand({
   options: {
@@ -15,11 +14,9 @@ export const userLink = defineCommand({
   prepare(flags) {
     return { email: requiredText(flags, 'email', 254) }
   },
-  async run({ sql, config }, input) {
-    const user = await findConsoleUserByEmail(sql, input.email.trim())
-    if (!user) throw new OperatorInputError(`no console user has email ${input.email}`)
-    if (user.disabledAt) throw new OperatorInputError(`console user ${user.email} is disabled`)
-    const { link, expiresAt } = await sql.begin((tx) => issuePasswordLink(tx, user.id, config.CONSOLE_PUBLIC_URL))
-    return { user_id: user.id, email: user.email, set_password_url: link, expires_at: expiresAt.toISOString() }
+  async run({ sql, config, actor }, input) {
+    const issue = await issuePasswordLinkAs(sql, actor, input.email, config.CONSOLE_PUBLIC_URL)
+    if (issue.kind === 'refused') throw new OperatorInputError(issue.message)
+    return { user_id: issue.user.id, email: issue.user.email, set_password_url: issue.link, expires_at: issue.expiresAt.toISOString() }
   },
 })

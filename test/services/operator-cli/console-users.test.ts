@@ -87,6 +87,10 @@ t.test('user:link issues a new one-time link and the older one stops working; us
   const usable = await sql`select token_hash from console_password_tokens where user_id = ${created.json.user_id} and used_at is null`
   t.equal(usable.length, 1, 'only the newest link is usable')
   t.not(new URL(linked.json.set_password_url).searchParams.get('token'), first)
+  const linkAudit = await sql`select actor, action, subject, business_id, after from audit_log where action = 'user.link'`
+  t.match(linkAudit, [{ actor: /^cli:/, action: 'user.link', subject: 'relink@ada.example', businessId: account.businessId, after: { expires_at: linked.json.expires_at } }], 'the new link is audited, as cli:<os user>')
+  t.equal(linkAudit.length, 1)
+  t.notMatch(JSON.stringify(await sql`select * from audit_log`), new URL(linked.json.set_password_url).searchParams.get('token') ?? '', 'the link is not on the trail')
 
   await sql`insert into console_sessions (id, data, expires_at) values ('s-1', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour'), ('s-2', ${sql.json({ userId: created.json.user_id })}, now() + interval '1 hour')`
   const disabled = await runOperatorCli(db, ['user:disable', '--email', 'relink@ada.example'], env)
@@ -102,6 +106,7 @@ t.test('user:link issues a new one-time link and the older one stops working; us
   const refused = await runOperatorCli(db, ['user:link', '--email', 'relink@ada.example'], env)
   t.not(refused.code, 0)
   t.match(refused.stderr, /console user relink@ada.example is disabled/)
+  t.equal((await sql`select 1 from audit_log where action = 'user.link'`).length, 1, 'a refused link is not audited')
   const unknown = await runOperatorCli(db, ['user:disable', '--email', 'nobody@ada.example'], env)
   t.match(unknown.stderr, /no console user has email nobody@ada.example/)
 })

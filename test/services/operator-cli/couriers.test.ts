@@ -50,6 +50,11 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
   const another = await cli(['courier:token', '--courier', courierId])
   t.equal(another.code, 0, another.stderr)
   t.not(another.json.courier_token, token, 'another token, different from the first')
+  // Each credential handed out is on the audit trail, as cli:<os user>, naming the courier and nothing it could sign in with.
+  const issuedAudit = await db.sql`select actor, action, subject, before, after from audit_log where action in ('courier.code', 'courier.token') order by id`
+  t.same(issuedAudit.map((row) => [row.action, row.subject, row.before, row.after]), [['courier.code', courierId, null, null], ['courier.code', courierId, null, null], ['courier.token', courierId, null, null]], 'two codes and a token, audited once each; the refused code is not')
+  t.ok(issuedAudit.every((row) => /^cli:/.test(row.actor)), 'by the operator')
+  t.notMatch(JSON.stringify(await db.sql`select * from audit_log`), another.json.courier_token.slice(8), 'no token on the trail')
 
   const assigned = await cli(['order:advance', '--order', first, '--to', 'assigned', '--courier', courierId])
   t.equal(assigned.code, 0, assigned.stderr)
