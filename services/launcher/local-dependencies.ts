@@ -28,6 +28,11 @@ function endpointOf(url: string, defaultPort: number): Endpoint {
   return { host: parsed.hostname, port: parsed.port ? Number(parsed.port) : defaultPort }
 }
 
+/** Where the Redis the configuration names is, `host:port` (each seed node of a cluster), without its credentials. */
+export function redisWhere(config: Pick<LauncherConfig, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'>): string {
+  return (config.REDIS_CLUSTER_NODES ?? [endpointOf(config.REDIS_URL, 6379)]).map(({ host, port }) => `${host}:${port}`).join(',')
+}
+
 /** Whether something accepts a TCP connection at `host:port` within `timeoutMs`. */
 export function answers({ host, port }: Endpoint, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {

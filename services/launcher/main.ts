@@ -9,7 +9,7 @@ import { demoCourier } from '../../shared/couriers/fixed-couriers.js'
 import { issueLoginCode } from '../../shared/couriers/login.js'
 import { publishInvalidation } from '../../shared/invalidation.js'
 import { createRedis } from '../../shared/redis.js'
-import { answers, DependencyDownError, ensureLocalDependencies } from './local-dependencies.js'
+import { answers, DependencyDownError, ensureLocalDependencies, redisWhere } from './local-dependencies.js'
 import { localWebhookEnv } from './local-webhooks.js'
 import { devWebhookSecretKeys } from '../../shared/webhooks/dev-key-ring.js'
 import { nodeArgsOf } from './scripts.js'
@@ -46,18 +46,30 @@ function cannotPrepare(err: unknown): never {
   process.exit(1)
 }
 
+/**
+ * A Redis the launcher cannot reach (one at another address that is down, a wrong password): every
+ * service needs it, so one line naming where, never its credentials, and no service started.
+ * A local one that was down was started above (local-dependencies.ts).
+ */
+function cannotReachRedis(err: unknown): never {
+  console.error(`launcher: Redis at ${redisWhere(config)} cannot be reached: ${errorMessage(err)}`)
+  process.exit(1)
+}
+
 await migrate(config).catch(cannotPrepare)
 const sql = createSql(config, { max: 2 })
 const redis = createRedis(config, { maxRetriesPerRequest: 1, lazyConnect: true })
+// ioredis's connect() rejects with only "Connection is closed."; its error event says why.
+let redisFailure: unknown
+redis.on('error', (err) => (redisFailure = err))
 let demo
 let consoleUsers
 let courier
 let courierCode
 try {
-  await redis.connect().catch(() => console.error('launcher: Redis is not reachable; caches will not hear of the demo seed'))
-  const reachable = redis.status === 'ready'
+  await redis.connect().catch((err: unknown) => cannotReachRedis(redisFailure ?? err))
   // A lost message costs a cache TTL, never the start-up.
-  demo = await demoSeed(sql, (message) => (reachable ? publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined) : Promise.resolve()), config)
+  demo = await demoSeed(sql, (message) => publishInvalidation(redis, config.QUEUE_PREFIX, message).catch(() => undefined), config)
   consoleUsers = await demoConsoleUsers(sql, demo.business_id, config.CONSOLE_PUBLIC_URL)
   courier = await demoCourier(sql)
   // A fresh one-time code each run: the demo rider logs in to the courier web app with it.

@@ -116,3 +116,17 @@ t.test('a database the launcher cannot prepare (no such role) is one line naming
   t.notOk(launcher.lines.some((line) => /^\s+at /.test(line)), 'no stack trace')
   t.notOk(launcher.lines.some((line) => /started \(pid/.test(line)), 'no service was started')
 })
+
+t.test('a Redis at another address that does not answer is one line naming where, without its password, and exit 1, before any service starts', async (t) => {
+  // 127.0.0.2 is this machine but not an address the launcher counts as its own (it would start a
+  // redis-server for 127.0.0.1): it leaves that Redis to whoever runs it, and nothing listens there.
+  const port = await freePort()
+  const launcher = await spawnLauncher(t, { databaseUrl, redisUrl: `redis://courier:s3cret@127.0.0.2:${port}` })
+  // A deadline, not a wait for ever: a launcher that carries on without Redis never exits by itself.
+  const stopped = await Promise.race([launcher.exit, new Promise<string>((resolve) => setTimeout(resolve, 60_000, 'still running after 60 s').unref())])
+  t.equal(stopped, 1, 'the launcher exits 1')
+  t.same(launcher.lines.filter((line) => line.startsWith('launcher:')), [`launcher: Redis at 127.0.0.2:${port} cannot be reached: connect ECONNREFUSED 127.0.0.2:${port}`])
+  t.notOk(launcher.lines.some((line) => line.includes('s3cret')), 'no password')
+  t.notOk(launcher.lines.some((line) => /^\s+at /.test(line)), 'no stack trace')
+  t.notOk(launcher.lines.some((line) => /started \(pid/.test(line)), 'no service was started')
+})

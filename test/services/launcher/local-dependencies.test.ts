@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { DependencyDownError, ensureLocalDependencies } from '../../../services/launcher/local-dependencies.js'
+import { DependencyDownError, ensureLocalDependencies, redisWhere } from '../../../services/launcher/local-dependencies.js'
 import { freePort } from '../../helpers/processes.js'
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/courier'
@@ -32,4 +32,10 @@ t.test('a local PostgreSQL with no cluster on its port stops the launcher with t
 t.test('a dependency at another address is not touched', async (t) => {
   // 192.0.2.0/24 is reserved for documentation: nothing answers there and nothing is tried.
   t.same(await ensureLocalDependencies({ DATABASE_URL: 'postgres://root@192.0.2.10:5432/courier', REDIS_URL: 'redis://192.0.2.10:6379' }), [])
+})
+
+t.test('where Redis is, as the launcher names it: host and port, never the credentials', async (t) => {
+  t.equal(redisWhere({ REDIS_URL: 'redis://courier:s3cret@redis.internal:6380/2' }), 'redis.internal:6380')
+  t.equal(redisWhere({ REDIS_URL: 'rediss://:s3cret@redis.internal' }), 'redis.internal:6379')
+  t.equal(redisWhere({ REDIS_URL: 'redis://courier:s3cret@ignored', REDIS_CLUSTER_NODES: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }] }), '10.0.0.1:7000,10.0.0.2:7001')
 })
