@@ -150,9 +150,10 @@ const locating = {
 const internalToken = z.string({ error: 'is required (at least 16 characters)' }).min(16, 'must be at least 16 characters')
 const calling = { INTERNAL_TOKEN: internalToken }
 
+/** An HMAC key: at least 32 characters. */
+const hmacKey = z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters')
 /** The HMAC key of held quotes (pricing signs, the worker verifies); `npm start` makes one per run. */
-const quoteSigningKey = z.string({ error: 'is required (at least 32 characters)' }).min(32, 'must be at least 32 characters')
-const quoteSigning = { QUOTE_SIGNING_KEY: quoteSigningKey }
+const quoteSigning = { QUOTE_SIGNING_KEY: hmacKey }
 
 /** How long an Idempotency-Key replays its stored response (gateway) before the sweep frees it (worker). */
 const idempotency = { IDEMPOTENCY_TTL_H: positiveInt(24) }
@@ -371,7 +372,7 @@ export const launcherEnv = commonEnv.extend({
   CONSOLE_OPS_PORT: port(9468),
   DISPATCHER_OPS_PORT: port(9469),
   INTERNAL_TOKEN: internalToken.optional(),
-  QUOTE_SIGNING_KEY: quoteSigningKey.optional(),
+  QUOTE_SIGNING_KEY: hmacKey.optional(),
   WEBHOOK_SECRET_KEYS: z.string().optional(),
 })
 
@@ -380,6 +381,13 @@ export const migrateEnv = commonEnv.extend(retention)
 
 /** `webhooks:reencrypt`: the key ring, to seal every stored webhook secret under its first key. */
 export const webhookKeysEnv = commonEnv.extend(webhookSecrets)
+
+/**
+ * `npm run admin -- erase`: the HMAC key that names an erased person in the audit trail. A plain
+ * hash of a phone number is undone by trying every number (minutes for a whole country's); one
+ * keyed outside the database is not. Keep it: the trail's names are made with it.
+ */
+export const erasureEnv = commonEnv.extend({ ERASURE_AUDIT_KEY: hmacKey })
 
 export type CommonConfig = z.infer<typeof commonEnv>
 export type PricingConfig = z.infer<typeof pricingEnv>

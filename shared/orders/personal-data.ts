@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { drainInBatches } from '../drain.js'
 import { insertAudit } from '../db/audit.js'
 import { claimPlacementsOlderThan, eraseOrders, erasePlacementShipments, erasePlacementShipmentsByPhone, findOrdersByPhone } from '../db/personal-data.js'
@@ -43,9 +43,13 @@ export function phoneDigits(phone: string): string | null {
   return digits.length >= 10 && digits.length <= 15 ? digits.slice(-10) : null
 }
 
-/** A hash that names the person in the audit trail without their number. */
-export function phoneFingerprint(digits: string): string {
-  return createHash('sha256').update(`phone:${digits}`).digest('hex').slice(0, 16)
+/**
+ * What names the person in the audit trail without their number: an HMAC under a key kept outside
+ * the database (ERASURE_AUDIT_KEY), so whoever reads the trail cannot try every number back to
+ * the person, while an operator given the number (and the key) can still find their erasure.
+ */
+export function phoneFingerprint(digits: string, key: string): string {
+  return createHmac('sha256', key).update(`phone:${digits}`).digest('hex').slice(0, 16)
 }
 
 export type PersonErasure =
@@ -57,7 +61,7 @@ export type PersonErasure =
  * or sender phone is `digits`, their placements' copies and their events. Refused, erasing
  * nothing, while any of those orders is still on its way.
  */
-export async function erasePerson(sql: Sql, photos: PhotoStore, actor: string, digits: string): Promise<PersonErasure> {
+export async function erasePerson(sql: Sql, photos: PhotoStore, actor: string, digits: string, auditKey: string): Promise<PersonErasure> {
   return sql.begin(async (tx) => {
     const orders = await findOrdersByPhone(tx, digits)
     const active = orders.filter((order) => ACTIVE.includes(order.status))
@@ -67,8 +71,8 @@ export async function erasePerson(sql: Sql, photos: PhotoStore, actor: string, d
       await erasePlacementShipmentsByPhone(tx, orderIds, digits, PERSONAL_FIELDS)
       await removePhotos(photos, await eraseOrders(tx, { orderIds }, PERSONAL_FIELDS))
     }
-    // The trail names the request by a hash of the number, never the number itself.
-    await insertAudit(tx, { actor, action: 'person.erase', businessId: null, subject: `phone ${phoneFingerprint(digits)}`, before: null, after: { orders: orderIds } })
+    // The trail names the request by a keyed hash of the number, never the number itself.
+    await insertAudit(tx, { actor, action: 'person.erase', businessId: null, subject: `phone ${phoneFingerprint(digits, auditKey)}`, before: null, after: { orders: orderIds } })
     return { kind: 'erased', orderIds }
   })
 }

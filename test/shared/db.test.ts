@@ -2,7 +2,8 @@ import postgres from 'postgres'
 import t from 'tap'
 import { ensureDatabase, migrate } from '../../shared/db/migrate.js'
 import { TEST_DATABASE_URL, useTestDb } from '../helpers/db.js'
-import { waitForValue } from '../helpers/processes.js'
+import path from 'node:path'
+import { projectRoot, waitForValue } from '../helpers/processes.js'
 
 t.test('ensureDatabase: processes creating a missing database at once all succeed', async (t) => {
   // As when the suite's first two files start together on a fresh machine: Postgres refuses
@@ -63,4 +64,14 @@ t.test('an order belongs to its placement\'s business, checked by one foreign ke
   await t.rejects(order('ORD-0000000002', owner, '00000000-0000-4000-8000-000000000000'), { code: '23503' }, 'an order of an unknown placement is refused')
   await order('ORD-0000000003', owner, placement!.id)
   t.equal((await sql`select 1 from orders where id = 'ORD-0000000003'`).length, 1, 'the placement\'s own business places it')
+})
+
+t.test('00035: an erasure named by the old plain hash of the number loses the name, keeping the rest of its row', async (t) => {
+  const { sql } = await useTestDb(t)
+  const [old] = await sql<{ id: string }[]>`insert into audit_log (actor, action, subject, after) values ('cli:ops', 'person.erase', 'phone 5ecdda7788b96f49', '{"orders":["ORD-XXHE5E7HAY"]}') returning id`
+  const [other] = await sql<{ id: string }[]>`insert into audit_log (actor, action, subject) values ('cli:ops', 'courier.disable', 'courier 5ecdda7788b96f49') returning id`
+  await sql.file(path.join(projectRoot, 'shared/db/migrations/00035_erasure_audit_unkeyed.sql'))
+  const rows = await sql`select id, actor, subject, after from audit_log where id in (${old!.id}, ${other!.id}) order by id`
+  t.same(rows.map((row) => row.subject), ['phone (unkeyed name removed)', 'courier 5ecdda7788b96f49'], 'only the erasure\'s name goes')
+  t.same(rows[0]!.after, { orders: ['ORD-XXHE5E7HAY'] }, 'which orders it erased stays')
 })

@@ -1,8 +1,30 @@
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import { ConfigError, erasureEnv, loadConfig } from '../../../shared/config.js'
+import { DEV_SECRETS_DIR, devSecret } from '../../../shared/dev-secrets.js'
 import { erasePerson, phoneDigits, phoneFingerprint } from '../../../shared/orders/personal-data.js'
 import { createPhotoStore } from '../../../shared/storage/photos.js'
 import { defineCommand } from '../command.js'
 import { requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
+
+/** Where a development machine keeps its ERASURE_AUDIT_KEY when none is set. */
+const DEV_ERASURE_KEY_FILE = path.join(DEV_SECRETS_DIR, 'erasure-audit-key')
+
+/**
+ * The key the audit trail's names of erased people are made with. Outside production an unset
+ * one is the machine's development key, made once and kept, so the names stay comparable from one
+ * erasure to the next; production must set its own.
+ */
+function erasureAuditKey(env: NodeJS.ProcessEnv): string {
+  const given = env.ERASURE_AUDIT_KEY || env.NODE_ENV === 'production' ? env : { ...env, ERASURE_AUDIT_KEY: devSecret(DEV_ERASURE_KEY_FILE, () => randomBytes(32).toString('base64')) }
+  try {
+    return loadConfig(erasureEnv, given).ERASURE_AUDIT_KEY
+  } catch (err) {
+    if (err instanceof ConfigError) throw new OperatorInputError(err.message)
+    throw err
+  }
+}
 
 /**
  * `erase --phone …`: one person's right to erasure. Every order whose recipient, alternate or
@@ -17,13 +39,13 @@ export const erase = defineCommand({
     const typed = requiredText(flags, 'phone')
     const digits = phoneDigits(typed)
     if (!digits) throw new OperatorInputError(`--phone is not a valid phone number: the number as the shipments carry it, 10 to 15 digits, got '${typed}'`)
-    return { digits }
+    return { digits, auditKey: erasureAuditKey(process.env) }
   },
-  async run({ sql, config, actor }, { digits }) {
-    const erasure = await erasePerson(sql, createPhotoStore(config), actor, digits)
+  async run({ sql, config, actor }, { digits, auditKey }) {
+    const erasure = await erasePerson(sql, createPhotoStore(config), actor, digits, auditKey)
     if (erasure.kind === 'active') {
       throw new OperatorInputError(`nothing was erased: ${erasure.orderIds.join(', ')} ${erasure.orderIds.length === 1 ? 'is' : 'are'} still on the way; erase once delivered, cancelled, failed or returned`)
     }
-    return { phone: phoneFingerprint(digits), erased_orders: erasure.orderIds }
+    return { phone: phoneFingerprint(digits, auditKey), erased_orders: erasure.orderIds }
   },
 })

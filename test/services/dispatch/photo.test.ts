@@ -161,7 +161,7 @@ t.test("erasing the recipient's data removes the photo from the store and its li
   const link = new URL((await gateway.inject({ method: 'GET', url: path, headers: business })).json().url).pathname
   t.ok(photos.files().some((file) => file.startsWith(`proof/${orderId}/`)))
 
-  const erased = await erasePerson(db.sql, photos.store, 'test', phoneDigits(phone)!)
+  const erased = await erasePerson(db.sql, photos.store, 'test', phoneDigits(phone)!, 'an erasure audit key of the test, 32+ chars')
   t.match(erased, { kind: 'erased', orderIds: [orderId] })
   t.notOk(photos.files().some((file) => file.startsWith(`proof/${orderId}/`)), 'the photo is gone from the store')
   t.match(await read(orderId), { proof_of_delivery: { photo_required: true, photo_url: null } })

@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { OrderStatus } from '../../../shared/courier.js'
 import { insertCourier } from '../../../shared/db/couriers.js'
@@ -10,6 +12,7 @@ import { seedAccount } from '../../helpers/accounts.js'
 import { everyRowAsText } from '../../helpers/db.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { projectRoot } from '../../helpers/processes.js'
 import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { usePhotoStore } from '../../helpers/photos.js'
@@ -19,6 +22,8 @@ import { usePhotoStore } from '../../helpers/photos.js'
  * events, everything else) holds the person's name, numbers, e-mail, addresses, exact
  * coordinates, item description, courier details or reasons.
  */
+
+const AUDIT_KEY = 'the erasure audit key of this test file, 32+'
 
 t.test('personal data erasure', async (t) => {
   const { gateway, db } = await startStack(t)
@@ -116,15 +121,19 @@ t.test('personal data erasure', async (t) => {
 
     await failWithReason(t, mine.orders[0]!.order_id, who)
     await failWithReason(t, shared.json().orders[0].order_id, who)
-    const run = await runOperatorCli(db, ['erase', '--phone', `0${who.digits}`])
+    const run = await runOperatorCli(db, ['erase', '--phone', `0${who.digits}`], { ERASURE_AUDIT_KEY: AUDIT_KEY })
     t.equal(run.code, 0, run.stderr)
-    t.same(run.json, { phone: phoneFingerprint(who.digits), erased_orders: [mine.orders[0]!.order_id, shared.json().orders[0].order_id].sort() })
+    t.same(run.json, { phone: phoneFingerprint(who.digits, AUDIT_KEY), erased_orders: [mine.orders[0]!.order_id, shared.json().orders[0].order_id].sort() })
     t.same(await traced(who), [], 'no trace of the person is left in any table')
     t.same(await traced(other), otherStored(), 'the other person, in the same placement too, keeps every field')
     t.ok(theirs.placement_id)
     const [audit] = await sql`select actor, action, subject, after from audit_log where action = 'person.erase'`
-    t.match(audit, { action: 'person.erase', subject: `phone ${phoneFingerprint(who.digits)}` })
+    t.match(audit, { action: 'person.erase', subject: `phone ${phoneFingerprint(who.digits, AUDIT_KEY)}` })
     t.notOk(JSON.stringify(audit).includes(who.digits), 'the audit row names no number')
+    // Nor one that trying every number gives back: without the key, the number's hash is not it.
+    const unkeyed = createHash('sha256').update(`phone:${who.digits}`).digest('hex')
+    t.notOk(unkeyed.startsWith(audit!.subject.slice('phone '.length)), 'the name is keyed, not a plain hash of the number')
+    t.not(phoneFingerprint(who.digits, `${AUDIT_KEY}, another`), phoneFingerprint(who.digits, AUDIT_KEY), 'and another key names them otherwise')
 
     // A number given but not a phone is named as such; only a missing one is "required".
     for (const typed of ['12', 'abc']) {
@@ -135,5 +144,22 @@ t.test('personal data erasure', async (t) => {
     const missing = await runOperatorCli(db, ['erase'])
     t.equal(missing.code, 1)
     t.equal(missing.stderr, '--phone is required\n')
+  })
+
+  t.test('erase needs its audit key in production; elsewhere an unset one is the machine\'s development key', async (t) => {
+    const who = person()
+    const placed = await place(t, who.fields)
+    await failWithReason(t, placed.orders[0]!.order_id, who)
+    const refused = await runOperatorCli(db, ['erase', '--phone', who.fields.recipient_phone], { NODE_ENV: 'production' })
+    t.equal(refused.code, 1)
+    t.match(refused.stderr, 'ERASURE_AUDIT_KEY: is required (at least 32 characters)')
+    t.match(refused.stderr, /^[^\n]*\n$/, 'in one line')
+    t.not(await traced(who), [], 'nothing was erased')
+
+    const run = await runOperatorCli(db, ['erase', '--phone', who.fields.recipient_phone])
+    t.equal(run.code, 0, run.stderr)
+    const devKey = readFileSync(path.join(projectRoot, '.dev-secrets', 'erasure-audit-key'), 'utf8').trim()
+    t.equal(run.json.phone, phoneFingerprint(who.digits, devKey), 'named with the key kept in .dev-secrets/')
+    t.same(await traced(who), [], 'and erased')
   })
 })
