@@ -123,6 +123,7 @@ t.test('the business reads its photo: a link that works without the key until it
   const image = await gateway.inject({ method: 'GET', url: link })
   t.equal(image.statusCode, 200, 'no key needed')
   t.equal(image.headers['content-type'], 'image/png')
+  t.equal(image.headers['x-content-type-options'], 'nosniff', 'an uploaded file is never sniffed into another type')
   t.same(image.rawPayload, PNG, 'the very bytes the courier sent')
 
   t.equal((await gateway.inject({ method: 'GET', url: path })).statusCode, 401, 'photo_url itself takes the key')
