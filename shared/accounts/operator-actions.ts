@@ -1,8 +1,8 @@
 import { insertAudit } from '../db/audit.js'
 import { revokeApiKey, type RevokedApiKey } from '../db/api-keys.js'
-import { createBusiness, findBusiness, setBusinessRateCard, type Business, type NewBusiness } from '../db/businesses.js'
+import { createBusiness, findBusiness, findBusinessesNamed, lockBusinessName, setBusinessRateCard, type Business, type NewBusiness } from '../db/businesses.js'
 import { findRateCardName, type ImportedRateCard } from '../db/rate-cards.js'
-import type { Sql } from '../db/sql.js'
+import type { Sql, Tx } from '../db/sql.js'
 import { createWallet, creditWallet, type WalletCredit } from '../db/wallets.js'
 import { newUuid } from '../ids.js'
 import { toMajor } from '../money.js'
@@ -17,12 +17,45 @@ import { readRateCardFile, writeRateCard } from '../pricing/rate-card-file.js'
 
 /** A business and its empty wallet, in the deployment's one currency. */
 export function openBusiness(sql: Sql, actor: string, input: NewBusiness): Promise<Business> {
-  return sql.begin(async (tx) => {
-    const created = await createBusiness(tx, newUuid(), input)
-    await createWallet(tx, created.id, created.currency)
-    await insertAudit(tx, { actor, action: 'business.create', businessId: created.id, subject: created.name, before: null, after: { name: created.name, state: created.state } })
-    return created
+  return sql.begin((tx) => openBusinessIn(tx, actor, input))
+}
+
+async function openBusinessIn(tx: Tx, actor: string, input: NewBusiness): Promise<Business> {
+  const created = await createBusiness(tx, newUuid(), input)
+  await createWallet(tx, created.id, created.currency)
+  await insertAudit(tx, { actor, action: 'business.create', businessId: created.id, subject: created.name, before: null, after: { name: created.name, state: created.state } })
+  return created
+}
+
+/** What a business is known by besides its name: a repeat that gives other values is not the same business. */
+const BUSINESS_DETAILS = ['phone', 'address', 'state', 'latitude', 'longitude', 'currency'] as const
+
+export type BusinessDifference = { field: (typeof BUSINESS_DETAILS)[number]; stored: string | number | null; given: string | number | null }
+
+export type BusinessOpening =
+  | { kind: 'opened'; business: Business }
+  | { kind: 'exists'; business: Business }
+  | { kind: 'conflict'; business: Business; differences: BusinessDifference[] }
+
+/**
+ * `openBusiness`, safe to run again (the CLI's `business:create`): a business is known by its
+ * name, in any case. The name with the same details is the business already opened, left as it
+ * is; with other details it is a mistake, and nothing is opened.
+ */
+export function openBusinessOnce(sql: Sql, actor: string, input: NewBusiness): Promise<BusinessOpening> {
+  return sql.begin(async (tx): Promise<BusinessOpening> => {
+    await lockBusinessName(tx, input.name)
+    const named = await findBusinessesNamed(tx, input.name)
+    const same = named.find((business) => differences(business, input).length === 0)
+    if (same) return { kind: 'exists', business: same }
+    if (named[0]) return { kind: 'conflict', business: named[0], differences: differences(named[0], input) }
+    return { kind: 'opened', business: await openBusinessIn(tx, actor, input) }
   })
+}
+
+function differences(business: Business, input: NewBusiness): BusinessDifference[] {
+  const given = { ...input, latitude: input.latitude ?? null, longitude: input.longitude ?? null }
+  return BUSINESS_DETAILS.filter((field) => business[field] !== given[field]).map((field) => ({ field, stored: business[field], given: given[field] }))
 }
 
 /** Funding recorded from outside; a repeated reference credits once (and is not audited twice). Null: no such wallet. */

@@ -1,4 +1,4 @@
-import type { Db } from './sql.js'
+import type { Db, Tx } from './sql.js'
 
 /** A business account as the gateway, the pricing engine and the operator see it. */
 export interface Business {
@@ -25,6 +25,20 @@ export async function createBusiness(db: Db, id: string, input: NewBusiness): Pr
             ${input.latitude ?? null}, ${input.longitude ?? null}, ${input.currency}, ${input.isDemo ?? false})
     returning *`
   return row
+}
+
+/**
+ * Holds, until the transaction ends, the right to open a business of this name (any case), so two
+ * creations of one business at once open it once. Names are not unique in the table: a lock, not
+ * an index, settles it.
+ */
+export async function lockBusinessName(tx: Tx, name: string): Promise<void> {
+  await tx`select pg_advisory_xact_lock(hashtext('business-name:' || lower(${name})))`
+}
+
+/** The businesses of this name, any case, oldest first. */
+export async function findBusinessesNamed(db: Db, name: string): Promise<Business[]> {
+  return db<Business[]>`select * from businesses where lower(name) = lower(${name}) order by created_at, id`
 }
 
 export async function findBusiness(db: Db, id: string): Promise<Business | null> {

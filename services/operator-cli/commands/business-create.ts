@@ -1,10 +1,13 @@
-import { openBusiness } from '../../../shared/accounts/operator-actions.js'
+import { openBusinessOnce, type BusinessDifference } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { businessProfileSchema } from '../../../shared/schemas/business.js'
 import { optionalNumber, optionalText, readByApiRules, requiredText } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
 
-/** `business:create`: a business and its empty wallet, in the deployment's one currency. */
+/**
+ * `business:create`: a business and its empty wallet, in the deployment's one currency. Safe to
+ * run again: the same name (any case) with the same details names the business already opened.
+ */
 export const businessCreate = defineCommand({
   options: {
     name: { type: 'string' },
@@ -39,7 +42,17 @@ export const businessCreate = defineCommand({
     return business
   },
   async run({ sql, actor }, input) {
-    const business = await openBusiness(sql, actor, input)
+    const opening = await openBusinessOnce(sql, actor, input)
+    const { business } = opening
+    if (opening.kind === 'conflict') {
+      throw new OperatorInputError(`a business named '${business.name}' already exists (${business.id}) with ${opening.differences.map(difference).join(', ')}; nothing was created: give its details, or another name for another business`)
+    }
+    if (opening.kind === 'exists') {
+      // A retry: its API keys were shown once, when made, and are not shown again.
+      process.stderr.write(`note: business '${business.name}' exists already (${business.id}); nothing was created. A new API key: key:create --business ${business.id}\n`)
+    }
     return { business_id: business.id }
   },
 })
+
+const difference = ({ field, stored, given }: BusinessDifference) => `${field} ${stored ?? 'none'}, not ${given ?? 'none'}`

@@ -3,6 +3,7 @@ import t, { type Test } from 'tap'
 import { withDeadline } from '../../../shared/deadline.js'
 import { Redis } from 'ioredis'
 import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
+import { openBusinessOnce } from '../../../shared/accounts/operator-actions.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
@@ -48,6 +49,34 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     await refuses(t, ['business:create', ...withFlag('--phone', 'notaphone')], /^--phone must be a phone number/)
     await refuses(t, ['business:create', ...withFlag('--address', 'x')], /^--address must be longer than or equal to 5 characters/)
     await refuses(t, ['business:create', ...withFlag('--state', 'Atlantis')], /^--state must be one of Nigeria's 36 states or the FCT/)
+  })
+
+  t.test('business:create again is a retry: the same name and details name the business opened, other details are refused', async (t) => {
+    const opened = async () => (await sql`select count(*)::int as n from audit_log where action = 'business.create'`)[0].n
+    const auditedBefore = await opened()
+    for (const name of ['Mama Put Foods', 'MAMA PUT FOODS']) {
+      const before = await counts()
+      const again = await runOperatorCli(db, ['business:create', ...business.map((arg) => (arg === 'Mama Put Foods' ? name : arg)), '--lat', '6.6018', '--lng', '3.3515'])
+      t.equal(again.code, 0, `${name}: a retry exits 0: ${again.stderr}`)
+      t.same(again.json, { business_id: businessId }, 'and names the business already opened, no key')
+      t.equal(again.stderr, `note: business 'Mama Put Foods' exists already (${businessId}); nothing was created. A new API key: key:create --business ${businessId}\n`)
+      t.same(await counts(), before, 'no second business or wallet')
+    }
+    t.equal(await opened(), auditedBefore, 'nothing more on the audit trail')
+    const withFlag = (flag: string, value: string) => business.map((arg, i) => (business[i - 1] === flag ? value : arg))
+    await refuses(t, ['business:create', ...withFlag('--address', '14 Allen Avenue, Ikeja'), '--lat', '6.6018', '--lng', '3.3515'],
+      new RegExp(`^a business named 'Mama Put Foods' already exists \\(${businessId}\\) with address 12 Allen Avenue, Ikeja, not 14 Allen Avenue, Ikeja; nothing was created: give its details, or another name for another business$`))
+    await refuses(t, ['business:create', ...business], /already exists .* with latitude 6.6018, not none, longitude 3.3515, not none; nothing was created/)
+
+    // Two at once, of a business not yet there (the command's step, in this process, so they overlap): one opens it, the other finds it.
+    const before = await counts()
+    const twice = { name: 'Twice Foods', phone: '+2348012345678', address: '1 Marina, Lagos Island', state: 'Lagos', currency: 'NGN' }
+    // Two connections open first, so neither waits for the other's connection to be made.
+    for (const reserved of await Promise.all([sql.reserve(), sql.reserve()])) reserved.release()
+    const both = await Promise.all([0, 1].map(() => openBusinessOnce(sql, 'cli:test', twice)))
+    t.same(both.map((opening) => opening.kind).sort(), ['exists', 'opened'])
+    t.equal(both[0].business.id, both[1].business.id, 'both name the one business')
+    t.equal((await counts()).businesses, before.businesses + 1, 'one business was opened')
   })
 
   t.test('key:create stores only the hash, with its scopes', async (t) => {
