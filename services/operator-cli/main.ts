@@ -9,11 +9,10 @@ import { commands } from './commands/index.js'
 import { OperatorInputError } from './operator-input-error.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 
-async function chooseCommand(name: string | undefined): Promise<Command> {
-  if (name === undefined || !Object.hasOwn(commands, name)) {
-    const known = Object.keys(commands).join(', ')
-    throw new OperatorInputError(name === undefined ? `a command is required; one of: ${known}` : `unknown command '${name}'; one of: ${known}`)
-  }
+const known = () => Object.keys(commands).join(', ')
+
+async function chooseCommand(name: string): Promise<Command> {
+  if (!Object.hasOwn(commands, name)) throw new OperatorInputError(`unknown command '${name}'; one of: ${known()}`)
   return commands[name]()
 }
 
@@ -49,9 +48,30 @@ function readFlags(command: Command, args: string[]): Flags {
   }
 }
 
-async function main(argv: string[]): Promise<Record<string, unknown>> {
+const HELP = ['--help', '-h']
+
+/** Every command, for `--help` alone. */
+function overview(): string {
+  return ['usage: npm run admin -- <command> [--flags]', 'commands:', ...Object.keys(commands).map((name) => `  ${name}`), 'npm run admin -- <command> --help lists its flags'].join('\n')
+}
+
+/** A command's flags, one a line, as it declares them to the parser: the help cannot drift from what is accepted. */
+function usage(name: string, command: Command): string {
+  const flags = Object.keys(command.options)
+  return [`usage: npm run admin -- ${name}${flags.length > 0 ? ' [--flags]' : ''}`, ...(flags.length > 0 ? flags.map((flag) => `  --${flag} <value>`) : ['  (no flags)'])].join('\n')
+}
+
+/** What the CLI prints on stdout: usage for `--help` (read before any configuration or connection), else the command's JSON. */
+async function main(argv: string[]): Promise<string> {
   const [name, ...args] = argv
+  if (name === undefined) throw new OperatorInputError(`a command is required; one of: ${known()}`)
+  if (HELP.includes(name)) return overview()
   const command = await chooseCommand(name)
+  if (args.some((arg) => HELP.includes(arg))) return usage(name, command)
+  return JSON.stringify(await runCommand(command, args))
+}
+
+async function runCommand(command: Command, args: string[]): Promise<Record<string, unknown>> {
   const flags = readFlags(command, args)
   const config = loadConfig(commonEnv)
   const run = command.prepare(flags, config)
@@ -77,8 +97,7 @@ async function main(argv: string[]): Promise<Record<string, unknown>> {
 }
 
 try {
-  const printed = await main(process.argv.slice(2))
-  process.stdout.write(`${JSON.stringify(printed)}\n`)
+  process.stdout.write(`${await main(process.argv.slice(2))}\n`)
 } catch (err) {
   const message = err instanceof OperatorInputError || err instanceof ConfigError
     ? errorMessage(err)
