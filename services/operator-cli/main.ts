@@ -1,11 +1,12 @@
 import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import type { RedisClient } from '../../shared/redis.js'
-import { commonEnv, ConfigError, loadConfig } from '../../shared/config.js'
+import { commonEnv, ConfigError, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
-import { createSql, isConnectionError, type Sql } from '../../shared/db/sql.js'
+import { createSql, databaseWhere, isConnectionError, type Sql } from '../../shared/db/sql.js'
 import type { Command, Flags, OperatorContext } from './command.js'
 import { commands } from './commands/index.js'
+import { DatabaseUnreachableError } from './database-unreachable-error.js'
 import { OperatorInputError } from './operator-input-error.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
 
@@ -75,7 +76,16 @@ async function runCommand(command: Command, args: string[]): Promise<Record<stri
   const flags = readFlags(command, args)
   const config = loadConfig(commonEnv)
   const run = command.prepare(flags, config)
+  try {
+    return await runConnected(config, run)
+  } catch (err) {
+    // createSql's connect_timeout bounds each connection, a silent listener included: it ends here.
+    if (isConnectionError(err)) throw new DatabaseUnreachableError(databaseWhere(config.DATABASE_URL), err)
+    throw err
+  }
+}
 
+async function runConnected(config: CommonConfig, run: (context: OperatorContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   // Works on a fresh machine: the database and its tables are created on first use.
   await migrate(config)
   const sql: Sql = createSql(config, { max: 2 })
@@ -99,11 +109,9 @@ async function runCommand(command: Command, args: string[]): Promise<Record<stri
 try {
   process.stdout.write(`${await main(process.argv.slice(2))}\n`)
 } catch (err) {
-  const message = err instanceof OperatorInputError || err instanceof ConfigError
+  const message = err instanceof OperatorInputError || err instanceof ConfigError || err instanceof DatabaseUnreachableError
     ? errorMessage(err)
-    : isConnectionError(err)
-      ? `database unreachable: ${errorMessage(err)}`
-      : `failed: ${errorMessage(err)}`
+    : `failed: ${errorMessage(err)}`
   process.stderr.write(`${message}\n`)
   process.exitCode = 1
 }
