@@ -1,21 +1,14 @@
-import { createServer, type Socket } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { commands } from '../../../services/operator-cli/commands/index.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
+import { startSilentServer } from '../../helpers/processes.js'
 
 // `--help` alone and after a command: usage on stdout, exit 0, built from the flags each command
 // declares to its parser, and read without configuration or any connection: DATABASE_URL and
 // REDIS_URL point at a listener that counts who comes.
 
-const sockets: Socket[] = []
-const listener = createServer((socket) => void sockets.push(socket))
-await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
-t.teardown(() => {
-  for (const socket of sockets) socket.destroy()
-  listener.close()
-})
-const { port } = listener.address() as AddressInfo
+const listener = await startSilentServer(t)
+const { port } = new URL(listener.url)
 const nowhere = { env: { DATABASE_URL: `postgres://root@127.0.0.1:${port}/courier`, REDIS_URL: `redis://127.0.0.1:${port}`, DATABASE_POOL_MAX: 'many' } }
 
 t.test('--help alone lists every command, one a line', async (t) => {
@@ -44,5 +37,5 @@ t.test('<command> --help lists the flags the command accepts, one a line, whatev
 })
 
 t.test('no connection was opened for any of it', async (t) => {
-  t.equal(sockets.length, 0, 'neither Postgres nor Redis was dialled')
+  t.equal(listener.connections(), 0, 'neither Postgres nor Redis was dialled')
 })
