@@ -182,7 +182,9 @@ while (!announced && Date.now() < readyBy && !stopping) {
     console.log(`Demo API key: ${demo.api_key}`)
     console.log(`Sandbox API key: ${demo.test_api_key} (test orders, a test wallet, and a courier that delivers them by itself)`)
     console.log(`Try: curl -H "Authorization: Bearer ${demo.api_key}" ${base}/v2/business/rate-cards`)
-    console.log(`API reference: ${base}/docs (the OpenAPI document: ${base}/openapi.json)`)
+    // At the address the document names as its server: "Try it out" calls it, and the gateway
+    // answers only pages of its own origin (localhost and 127.0.0.1 are two).
+    console.log(`API reference: ${shared.PUBLIC_BASE_URL}/docs (the OpenAPI document: ${shared.PUBLIC_BASE_URL}/openapi.json)`)
     console.log(courier
       ? `Demo courier token: ${courier.courier_token} (go on shift: POST ${base}/v2/courier/shift; or run npm run simulate -- --couriers 20)`
       : 'Demo courier: disabled by an operator, or its phone given to another courier (courier:create makes another)')

@@ -30,5 +30,9 @@ export default async function openApiRoutes(app: FastifyInstance, { publicBaseUr
     },
     logo: { type: 'image/svg+xml', content: REFERENCE_MARK_SVG },
     staticCSP: true,
+    // Swagger UI's policy asks the browser to move every asset to https, which leaves a blank page
+    // wherever the gateway answers plain http past this machine (a laptop's LAN address, a
+    // staging host): only an https deployment keeps it.
+    transformStaticCSP: (header) => (new URL(publicBaseUrl).protocol === 'https:' ? header : header.replace(/\s*upgrade-insecure-requests;?/, '')),
   })
 }

@@ -24,6 +24,7 @@ t.test('the document and its reference page are served without a key', async (t)
 
   const page = await gateway.inject({ method: 'GET', url: '/docs/' })
   t.equal(page.statusCode, 200)
+  t.match(page.headers['content-security-policy'], /upgrade-insecure-requests/, 'an https deployment has the browser fetch its assets over https')
   t.match(page.headers['content-type'], /text\/html/)
   t.match(page.body, /swagger-ui/i, 'Swagger UI renders the page')
   const initializer = await gateway.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })
@@ -58,6 +59,10 @@ t.test('without PUBLIC_BASE_URL the server is the local gateway; a bad one stops
   const { gateway } = await startStack(t, { worker: false })
   const local = await gateway.inject({ method: 'GET', url: '/openapi.json' })
   t.same(local.json().servers[0].url, 'http://localhost:3000/v2')
+  // Over plain http (a LAN address, a staging host) an upgrade would fail every asset: a blank page.
+  const page = await gateway.inject({ method: 'GET', url: '/docs/' })
+  t.match(page.headers['content-security-policy'], /default-src 'self'/, 'the page keeps its policy')
+  t.notMatch(page.headers['content-security-policy'], /upgrade-insecure-requests/, 'without moving its assets to https')
   t.notOk(local.headers['strict-transport-security'], 'no HSTS when the deployment is not https')
   t.throws(() => loadConfig(gatewayEnv, { PUBLIC_BASE_URL: 'ftp://example.com' }), /PUBLIC_BASE_URL: must be an http or https URL/)
 })
