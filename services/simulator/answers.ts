@@ -25,6 +25,9 @@ export type HeldOrder = z.infer<typeof heldOrder>
 /** `GET /orders`: what the rider still holds from a run that stopped mid-delivery. */
 export const heldOrders = z.object({ data: z.array(heldOrder) })
 
+/** `GET /me`: where the courier was last heard from, if anywhere. */
+export const lastHeard = z.object({ location: point.nullable() })
+
 /** The stream's `order_cancelled` and `order_unassigned` events. */
 export const orderNotice = z.object({ order_id: z.string() })
 

@@ -3,7 +3,7 @@ import { VEHICLE_SPEED_KMH } from '../../shared/courier.js'
 import { haversineKm } from '../../shared/pricing/distance.js'
 import type { Answer, CourierClient, StreamEvent } from './courier-client.js'
 import { errorMessage } from '../../shared/errors/error-message.js'
-import { acceptedOrder, heldOrder, heldOrders, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
+import { acceptedOrder, heldOrder, heldOrders, lastHeard, offerList, offerNotice, orderNotice, refusalMessage, refusesField, type OfferNotice, type Proof } from './answers.js'
 import { doorPhoto } from './door-photo.js'
 import { MOVES, rideOf, towards, type Errand, type Ride } from './ride.js'
 import { TokenRefusedError } from './token-refused-error.js'
@@ -206,15 +206,18 @@ export function startRider(client: CourierClient, options: RiderOptions) {
 
   /**
    * An order held from a run stopped mid-delivery (the riders keep their ids): ridden on from
-   * where it got to. Left alone it would stay assigned for ever, and the rider, at capacity,
-   * would never be offered another.
+   * where the rider was last heard from, as its tracking page showed it. Left alone it would stay
+   * assigned for ever, and the rider, at capacity, would never be offered another.
    */
   const resume = async () => {
     const held = heldOrders.safeParse((await call('GET', '/orders')).body)
     const order = held.success ? held.data.data[0] : undefined
     if (!order) return
     errand = rideOf(order)
-    options.log(`${options.name} carries on with ${order.order_id} (${order.status})`)
+    const heard = lastHeard.safeParse((await call('GET', '/me')).body)
+    const fix = heard.success ? heard.data.location : null
+    if (fix) at = { lat: fix.latitude, lng: fix.longitude }
+    options.log(`${options.name} carries on with ${order.order_id} (${order.status}) from ${at.lat.toFixed(4)}, ${at.lng.toFixed(4)}`)
   }
 
   const timer = setInterval(() => void guarded(tick), options.tickMs)

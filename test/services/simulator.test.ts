@@ -3,6 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import t, { type Test } from 'tap'
+import { Redis } from 'ioredis'
+import { lastFix } from '../../shared/couriers/positions.js'
 import { findCourier } from '../../shared/db/couriers.js'
 import { courierOnOrder } from '../../shared/dispatch/views.js'
 import { changeOrder } from '../../shared/orders/change.js'
@@ -118,6 +120,11 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   await launched.sql`update orders set tracking_url = null where id = ${noPin.order_id}`
   const second = await findCourier(launched.sql, (await launched.sql<{ id: string }[]>`select id from couriers where name = 'Sim Rider 002'`)[0]!.id)
   t.equal((await changeOrder(launched.sql, { orderId: noPin.order_id, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(second!), reason: null })).kind, 'changed')
+  // Where the first run last heard from Sim Rider 001: the tracking page showed the rider there.
+  const redis = new Redis(redisUrl)
+  t.teardown(() => redis.disconnect())
+  const lastSeen = await lastFix(redis, launched.env.QUEUE_PREFIX, rider!.id)
+  t.ok(lastSeen, 'the first run left Sim Rider 001 on the map')
   const again = spawn(process.execPath, [path.join(projectRoot, 'dist/services/simulator/main.js'), '--couriers', '2', '--speed', '3000', '--tick-ms', '1000', '--api', launched.baseUrl],
     { env: childEnv(launched.env), stdio: ['ignore', 'pipe', 'pipe'] })
   const againLines: string[] = []
@@ -126,7 +133,8 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.teardown(() => { if (again.exitCode === null) again.kill('SIGKILL') })
   const resumed = await waitForValue(async () => (await business('GET', `orders/${heldOne.order_id}`)).json(), (order) => order.status === 'delivered', 30_000, 250)
   t.equal(resumed.value.status, 'delivered', `carried on and delivered: ${againLines.join('\n')}`)
-  t.ok(againLines.some((line) => line.includes(`carries on with ${heldOne.order_id} (assigned)`)), 'the rider says so')
+  const from = `${lastSeen!.latitude.toFixed(4)}, ${lastSeen!.longitude.toFixed(4)}`
+  t.ok(againLines.some((line) => line.includes(`carries on with ${heldOne.order_id} (assigned) from ${from}`)), `the rider says so, riding on from where it was last heard from (${from}), not from its start: ${againLines.join('\n')}`)
   const returned = await waitForValue(async () => (await business('GET', `orders/${noPin.order_id}`)).json(), (order) => order.status === 'returned', 30_000, 250)
   t.equal(returned.value.status, 'returned', `no PIN at the door: failed and taken back: ${againLines.join('\n')}`)
   again.kill('SIGTERM')
