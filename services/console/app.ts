@@ -163,7 +163,15 @@ function requireRole(role: ConsoleUser['role']) {
 }
 
 function installErrorPages(app: FastifyInstance) {
-  app.setNotFoundHandler((request, reply) => sendPage(reply, 404, frameOf(request, reply), notFoundPage(request.url, Boolean(request.user))))
+  app.setNotFoundHandler((request, reply) => {
+    // `/console/` is `/console`: a typed or bookmarked trailing slash finds the page. Plain path
+    // segments only, so no path can turn into another site's address (`//host`, `/\\host`).
+    const [path = '', query] = request.url.split(/\?(.*)/s, 2)
+    if ((request.method === 'GET' || request.method === 'HEAD') && /^(\/[\w.-]+)+\/$/.test(path)) {
+      return reply.redirect(`${path.slice(0, -1)}${query === undefined ? '' : `?${query}`}`, 308)
+    }
+    return sendPage(reply, 404, frameOf(request, reply), notFoundPage(request.url, Boolean(request.user)))
+  })
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     // A wait that ran out (the handler's, or the database's) is a 503 to retry, not a bug.
     const waitedTooLong = err.code === 'FST_ERR_HANDLER_TIMEOUT' || isConnectionError(err) || isTimeoutError(err)

@@ -76,6 +76,22 @@ t.test('a path the router cannot read gets the not-found page with every securit
   }
 })
 
+t.test('an address with a trailing slash leads to the page without it, and never off the console', async (t) => {
+  const client = new ConsoleClient(app)
+  for (const [typed, page] of [['/console/', '/console'], ['/console/?status=created&page=2', '/console?status=created&page=2'], ['/courier/', '/courier']]) {
+    const answer = await client.get(typed!)
+    t.equal(answer.statusCode, 308, `${typed}: redirected`)
+    t.equal(answer.headers.location, page, `to ${page}`)
+  }
+  t.equal((await client.get('/console')).headers.location, '/console/login?next=%2Fconsole', 'the console, which asks for a login first')
+  // Paths a browser would read as another site's address once their slash went: no redirect at all.
+  for (const typed of ['//evil.example/', '/\\evil.example/', '/%2F%2Fevil.example/', '/console//']) {
+    const answer = await client.get(typed)
+    t.equal(answer.statusCode, 404, `${typed}: the not-found page`)
+    t.equal(answer.headers.location, undefined, 'no Location')
+  }
+})
+
 t.test('five failed logins lock the account for 15 minutes, even against the right password, and the answer never says so', async (t) => {
   const user = await consoleUser(db.sql, url, { email: 'locked@ada.example', role: 'business', businessId: ada.businessId })
   const client = new ConsoleClient(app)
