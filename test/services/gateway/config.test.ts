@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { localWebhookEnv } from '../../../services/launcher/local-webhooks.js'
-import { consoleEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv } from '../../../shared/config.js'
+import { consoleEnv, erasureEnv, gatewayEnv, loadConfig, pricingEnv, webhookSenderEnv } from '../../../shared/config.js'
 import { TEST_SECRETS } from '../../helpers/db.js'
 import { childEnv, projectRoot } from '../../helpers/processes.js'
 
@@ -81,7 +81,8 @@ t.test('production refuses placeholder, short and well-known secrets, and the we
     // KEDA's address and password are read by KEDA, not by a service.
     if (name.startsWith('KEDA_')) continue
     const variable = name.startsWith('DATABASE_URL') ? 'DATABASE_URL' : name
-    const schema = name === 'CONSOLE_SESSION_SECRET' ? consoleEnv : name === 'QUOTE_SIGNING_KEY' ? pricingEnv : gatewayEnv
+    // Each secret where it is read: the console's, pricing's, the CLI's erase, else the gateway.
+    const schema = name === 'CONSOLE_SESSION_SECRET' ? consoleEnv : name === 'QUOTE_SIGNING_KEY' ? pricingEnv : name === 'ERASURE_AUDIT_KEY' ? erasureEnv : gatewayEnv
     t.throws(() => loadConfig(schema, production({ [variable]: value })), new RegExp(`${variable}: `), `the example's ${name} is refused in production`)
   }
   t.throws(() => loadConfig(gatewayEnv, production({ DATABASE_URL: 'postgres://courier:courier@db:5432/courier' })), /DATABASE_URL: .*well-known password/, 'a well-known database password is refused')
