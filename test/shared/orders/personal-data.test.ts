@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { OrderStatus } from '../../../shared/courier.js'
@@ -12,7 +14,7 @@ import { seedAccount } from '../../helpers/accounts.js'
 import { everyRowAsText } from '../../helpers/db.js'
 import { PLACE } from '../../helpers/gateway.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
-import { projectRoot } from '../../helpers/processes.js'
+import { childEnv, projectRoot } from '../../helpers/processes.js'
 import { IKEJA, ISLAND, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { usePhotoStore } from '../../helpers/photos.js'
@@ -154,7 +156,19 @@ t.test('personal data erasure', async (t) => {
     t.equal(refused.code, 1)
     t.match(refused.stderr, 'ERASURE_AUDIT_KEY: is required (at least 32 characters)')
     t.match(refused.stderr, /^[^\n]*\n$/, 'in one line')
-    t.not(await traced(who), [], 'nothing was erased')
+    t.notSame(await traced(who), [], 'nothing was erased')
+
+    // An image's tree, where nothing can be written (here .dev-secrets is a file, so no key fits in it).
+    const image = mkdtempSync(path.join(os.tmpdir(), 'erase-image-'))
+    t.teardown(() => rmSync(image, { recursive: true, force: true }))
+    for (const part of ['dist/services', 'dist/shared']) cpSync(path.join(projectRoot, part), path.join(image, part), { recursive: true })
+    cpSync(path.join(projectRoot, 'package.json'), path.join(image, 'package.json'))
+    symlinkSync(path.join(projectRoot, 'node_modules'), path.join(image, 'node_modules'))
+    writeFileSync(path.join(image, '.dev-secrets'), '')
+    const inImage = spawnSync(process.execPath, [path.join(image, 'dist/services/operator-cli/main.js'), 'erase', '--phone', who.fields.recipient_phone], { env: childEnv(db.env), encoding: 'utf8' })
+    t.equal(inImage.status, 1, 'refused where no development key can be kept')
+    t.match(inImage.stderr, /^ERASURE_AUDIT_KEY is not set, and no development key can be kept at \S+erasure-audit-key \(\w+\): set ERASURE_AUDIT_KEY/)
+    t.notSame(await traced(who), [], 'and nothing was erased')
 
     const run = await runOperatorCli(db, ['erase', '--phone', who.fields.recipient_phone])
     t.equal(run.code, 0, run.stderr)
