@@ -10,8 +10,8 @@ import { withDeadline } from '../deadline.js'
 export const SCRAPE_READ_MS = 1000
 
 /**
- * What a gauge reports for a read that failed: NaN, which Prometheus shows as a gap and no alert's
- * comparison matches. Reporting nothing is no way out: the SDK repeats a series' last value at
+ * What a gauge reports for a read that failed: NaN, which Prometheus shows as a gap and no threshold
+ * alert fires on (the webhook-lag SLI counts it as over, on purpose). Reporting nothing is no way out: the SDK repeats a series' last value at
  * every scrape until it is observed again, so a queue's depth or the webhook lag would read as
  * current, frozen at the moment Redis or Postgres went away (`courier_dependency_up` says which).
  */
