@@ -1,6 +1,6 @@
 import { createServer as createHttpServer } from 'node:http'
 import { createServer } from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawnLauncher, startLauncher } from '../helpers/launcher.js'
 import { freePort, waitFor } from '../helpers/processes.js'
 import { quoteRequest, shipment } from '../helpers/shipments.js'
@@ -86,8 +86,8 @@ t.test('another server answering 200 on the gateway\'s port: no ready banner, on
   t.notOk(launcher.lines.some((line) => /started \(pid/.test(line)), 'no service was started')
 })
 
-t.test('a second gateway that cannot start: no ready banner, and the launcher stops', async (t) => {
-  // Replica 2 listens on GATEWAY_PORT + 10: that one is taken, the first gateway's is free.
+/** A free port whose port + 10 is held on `host` for the test (replica 2 of a service listens there). */
+async function secondReplicaPortHeld(t: Test, host: string): Promise<number> {
   const taken = createServer((socket) => socket.destroy())
   const first = await new Promise<number>((resolve, reject) => {
     const probe = createServer()
@@ -97,12 +97,28 @@ t.test('a second gateway that cannot start: no ready banner, and the launcher st
       probe.close(() => resolve(port))
     })
   })
-  await new Promise<void>((resolve, reject) => taken.once('error', reject).listen(first + 10, '0.0.0.0', resolve))
+  await new Promise<void>((resolve, reject) => taken.once('error', reject).listen(first + 10, host, resolve))
   t.teardown(() => new Promise((resolve) => taken.close(resolve)))
+  return first
+}
+
+t.test('a second gateway whose port another program answers on: the launcher names it before starting anything', async (t) => {
+  const first = await secondReplicaPortHeld(t, '0.0.0.0')
   const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: String(first) }, args: ['--replicas', 'gateway=2'] })
 
   t.equal(await launcher.exit, 1, 'the launcher exits non-zero')
   t.ok(launcher.lines.includes(`launcher: gateway#2's port ${first + 10} is already in use by another program; stop it or set GATEWAY_PORT to a free port (replica 2 takes GATEWAY_PORT + 10)`), 'the launcher names the second gateway, its port and the setting that moves it')
+  t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner says the API is ready while a gateway it names is not')
+})
+
+t.test('a second gateway that cannot start: no ready banner, and the launcher stops', async (t) => {
+  // Held on another address of this machine: the launcher's check at 127.0.0.1 sees nothing, yet
+  // replica 2 (on 0.0.0.0) cannot bind, so only its own exits tell, while the first one serves.
+  const first = await secondReplicaPortHeld(t, '127.0.0.2')
+  const launcher = await spawnLauncher(t, { databaseUrl, redisUrl, env: { GATEWAY_PORT: String(first) }, args: ['--replicas', 'gateway=2'] })
+
+  t.equal(await launcher.exit, 1, 'the launcher exits non-zero')
+  t.ok(launcher.lines.some((line) => line.includes(`port ${first + 10} is already in use; stop what holds it`)), 'the second gateway says which port')
   t.notOk(launcher.lines.some((line) => line.startsWith('Courier API ready')), 'no banner says the API is ready while a gateway it names is not')
 })
 
