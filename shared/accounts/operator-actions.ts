@@ -15,11 +15,6 @@ import { readRateCardFile, writeRateCard } from '../pricing/rate-card-file.js'
  * after the commit, each over its own Redis connection.
  */
 
-/** A business and its empty wallet, in the deployment's one currency. */
-export function openBusiness(sql: Sql, actor: string, input: NewBusiness): Promise<Business> {
-  return sql.begin((tx) => openBusinessIn(tx, actor, input))
-}
-
 async function openBusinessIn(tx: Tx, actor: string, input: NewBusiness): Promise<Business> {
   const created = await createBusiness(tx, newUuid(), input)
   await createWallet(tx, created.id, created.currency)
@@ -38,11 +33,12 @@ export type BusinessOpening =
   | { kind: 'conflict'; business: Business; differences: BusinessDifference[] }
 
 /**
- * `openBusiness`, safe to run again (the CLI's `business:create`): a business is known by its
- * name, in any case. The name with the same details is the business already opened, left as it
- * is; with other details it is a mistake, and nothing is opened.
+ * A business and its empty wallet, in the deployment's one currency; safe to ask again (the
+ * CLI's `business:create`, the console's form posted twice): a business is known by its name, in
+ * any case. The name with the same details is the business already opened, left as it is; with
+ * other details it is a mistake, and nothing is opened.
  */
-export function openBusinessOnce(sql: Sql, actor: string, input: NewBusiness): Promise<BusinessOpening> {
+export function openBusiness(sql: Sql, actor: string, input: NewBusiness): Promise<BusinessOpening> {
   return sql.begin(async (tx): Promise<BusinessOpening> => {
     await lockBusinessName(tx, input.name)
     const named = await findBusinessesNamed(tx, input.name)
@@ -51,6 +47,11 @@ export function openBusinessOnce(sql: Sql, actor: string, input: NewBusiness): P
     if (named[0]) return { kind: 'conflict', business: named[0], differences: differences(named[0], input) }
     return { kind: 'opened', business: await openBusinessIn(tx, actor, input) }
   })
+}
+
+/** The differences as an operator reads them: `phone +2348010000000, not +2348020000000`. */
+export function describeDifferences(found: BusinessDifference[]): string {
+  return found.map(({ field, stored, given }) => `${field} ${stored ?? 'none'}, not ${given ?? 'none'}`).join(', ')
 }
 
 function differences(business: Business, input: NewBusiness): BusinessDifference[] {

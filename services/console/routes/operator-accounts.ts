@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { creditWalletAs, enableRateCardAs, openBusiness, revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
+import { creditWalletAs, describeDifferences, enableRateCardAs, openBusiness, revokeKeyAs } from '../../../shared/accounts/operator-actions.js'
 import { createConsoleUser, disableConsoleUserAs } from '../../../shared/console/users.js'
 import { listAudit } from '../../../shared/db/audit.js'
 import { listApiKeys } from '../../../shared/db/api-keys.js'
@@ -64,8 +64,14 @@ ${field({ ...typed(created, 'state'), label: `${BUSINESS_NAMES.state} (e.g. Lago
     const checked = checkForm(businessSchema, request.body, BUSINESS_NAMES)
     if (checked.kind === 'refused') return businessesPage(request, reply, 400, '', checked.form)
     const { _csrf, ...profile } = checked.input
-    const business = await openBusiness(sql, actorOf(request), { ...profile, currency: config.CURRENCY })
-    return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: 'ok', text: `Business ${business.name} is created with an empty wallet.` })
+    const opening = await openBusiness(sql, actorOf(request), { ...profile, currency: config.CURRENCY })
+    const { business } = opening
+    const to = `/console/ops/businesses/${business.id}`
+    if (opening.kind === 'conflict') {
+      return redirectWith(request, reply, to, { kind: 'error', text: `Nothing was created: this business is named ${business.name} already, with ${describeDifferences(opening.differences)}. Give another business another name.` })
+    }
+    if (opening.kind === 'exists') return redirectWith(request, reply, to, { kind: 'ok', text: `Business ${business.name} exists already with these details; nothing was created.` })
+    return redirectWith(request, reply, to, { kind: 'ok', text: `Business ${business.name} is created with an empty wallet.` })
   })
 
   async function businessPage(request: FastifyRequest, reply: FastifyReply, business: Business, status: number, credit: FormState) {

@@ -1,4 +1,4 @@
-import { openBusinessOnce, type BusinessDifference } from '../../../shared/accounts/operator-actions.js'
+import { describeDifferences, openBusiness } from '../../../shared/accounts/operator-actions.js'
 import { defineCommand } from '../command.js'
 import { businessProfileSchema } from '../../../shared/schemas/business.js'
 import { optionalNumber, optionalText, readByApiRules, requiredText } from '../flags.js'
@@ -42,10 +42,10 @@ export const businessCreate = defineCommand({
     return business
   },
   async run({ sql, actor }, input) {
-    const opening = await openBusinessOnce(sql, actor, input)
+    const opening = await openBusiness(sql, actor, input)
     const { business } = opening
     if (opening.kind === 'conflict') {
-      throw new OperatorInputError(`a business named '${business.name}' already exists (${business.id}) with ${opening.differences.map(difference).join(', ')}; nothing was created: give its details, or another name for another business`)
+      throw new OperatorInputError(`a business named '${business.name}' already exists (${business.id}) with ${describeDifferences(opening.differences)}; nothing was created: give its details, or another name for another business`)
     }
     if (opening.kind === 'exists') {
       // A retry: its API keys were shown once, when made, and are not shown again.
@@ -54,5 +54,3 @@ export const businessCreate = defineCommand({
     return { business_id: business.id }
   },
 })
-
-const difference = ({ field, stored, given }: BusinessDifference) => `${field} ${stored ?? 'none'}, not ${given ?? 'none'}`

@@ -125,6 +125,15 @@ t.test('operators find and create businesses; the new one has an empty wallet an
   t.match(page.body, /id="live-balance">₦0\.00</)
   const [audit] = await sql`select actor, action, subject from audit_log where action = 'business.create'`
   t.same(audit, { actor: 'ops@example.com', action: 'business.create', subject: 'Chidi Crafts' })
+
+  // The form posted again (a reload, a double click), as the CLI's business:create run again: one business.
+  const again = await client.post('/console/ops/businesses', { name: 'chidi crafts', phone: '+2348000000001', address: '1 Broad Street', state: 'Lagos' })
+  t.equal(again.headers.location, made.headers.location, 'the same business, any case')
+  t.match((await client.get(String(again.headers.location))).body, /Business Chidi Crafts exists already with these details; nothing was created\./)
+  const other = await client.post('/console/ops/businesses', { name: 'Chidi Crafts', phone: '+2348000000002', address: '1 Broad Street', state: 'Lagos' })
+  t.equal(other.headers.location, made.headers.location, 'other details: shown the business of that name')
+  t.match((await client.get(String(other.headers.location))).body, /Nothing was created: this business is named Chidi Crafts already, with phone \+2348000000001, not \+2348000000002\. Give another business another name\./)
+  t.equal((await sql`select 1 from businesses where lower(name) = 'chidi crafts'`).length, 1, 'one business of that name')
 })
 
 t.test('creating a business takes the API\'s rules for its phone, address and state: refused at each field, with what was typed kept', async (t) => {

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { withDeadline } from '../../../shared/deadline.js'
 import { Redis } from 'ioredis'
 import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
-import { openBusinessOnce } from '../../../shared/accounts/operator-actions.js'
+import { openBusiness } from '../../../shared/accounts/operator-actions.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
 import { useTestDb } from '../../helpers/db.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
@@ -73,7 +73,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     const twice = { name: 'Twice Foods', phone: '+2348012345678', address: '1 Marina, Lagos Island', state: 'Lagos', currency: 'NGN' }
     // Two connections open first, so neither waits for the other's connection to be made.
     for (const reserved of await Promise.all([sql.reserve(), sql.reserve()])) reserved.release()
-    const both = await Promise.all([0, 1].map(() => openBusinessOnce(sql, 'cli:test', twice)))
+    const both = await Promise.all([0, 1].map(() => openBusiness(sql, 'cli:test', twice)))
     t.same(both.map((opening) => opening.kind).sort(), ['exists', 'opened'])
     t.equal(both[0].business.id, both[1].business.id, 'both name the one business')
     t.equal((await counts()).businesses, before.businesses + 1, 'one business was opened')
