@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import { once } from 'node:events'
 import { setTimeout } from 'node:timers/promises'
 import cookie from '@fastify/cookie'
@@ -25,7 +26,7 @@ import { fastifyOtel, tracingActive } from '../../shared/telemetry/fastify.js'
 import { createWebhookQueue } from '../../shared/webhooks/producer.js'
 import { html } from './html.js'
 import { CONSOLE_CSS, type Frame } from './pages/layout.js'
-import { csrfTokenFor, frameOf, sendPage } from './reply.js'
+import { csrfTokenFor, csrfUserOf, frameOf, sendPage } from './reply.js'
 import authRoutes, { CSRF_COOKIE } from './routes/auth.js'
 import businessRoutes from './routes/business.js'
 import operatorRoutes from './routes/operator.js'
@@ -109,6 +110,8 @@ async function consoleApp(app: FastifyInstance, { config }: { config: ConsoleCon
     cookieKey: CSRF_COOKIE,
     cookieOpts: { path: '/console', httpOnly: true, secure: !local, sameSite: 'lax', signed: true },
     getToken: (request) => formToken(request.body) ?? (request.isMultipart() ? formToken(request.query) : undefined),
+    getUserInfo: csrfUserOf,
+    csrfOpts: { hmacKey: createHmac('sha256', config.CONSOLE_SESSION_SECRET).update('console csrf').digest() },
   })
   // Only the routes that hash a password take part (their `config.rateLimit`); counters in Redis,
   // shared by replicas; with Redis away the forms still work.

@@ -28,10 +28,21 @@ export function frameOf(request: FastifyRequest, reply: FastifyReply, livemode?:
 export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply): string {
   if (!request.url.startsWith('/console')) return ''
   try {
-    return reply.generateCsrf()
+    return reply.generateCsrf({ userInfo: csrfUserOf(request) })
   } catch {
     return ''
   }
+}
+
+/**
+ * Whom a form token is made for, and checked against: the console user logged in, or nobody
+ * (before login, and in the courier app, whose session is its own). A token and secret someone
+ * planted from another site of the domain (cookies of `Domain=` a parent) are theirs, made for
+ * them or for nobody, and refused on a logged-in user's form.
+ */
+export function csrfUserOf(request: FastifyRequest): string {
+  // Never empty: the token library refuses an empty one. A user id is a UUID, never this word.
+  return request.session.userId ?? 'nobody'
 }
 
 /** After a form's action: Post/Redirect/Get, with the outcome shown once on the next page. */

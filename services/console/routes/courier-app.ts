@@ -18,6 +18,7 @@ import type { ConsoleDeps } from '../deps.js'
 import { FormError, readForm } from '../forms.js'
 import { html } from '../html.js'
 import { COURIER_CSS, COURIER_JS, courierLayout, homePage, loginPage, offerShownSchema, type CourierFrame, type CourierHome } from '../pages/courier-app.js'
+import { csrfUserOf } from '../reply.js'
 import type { Flash } from '../session-store.js'
 
 // The courier web app (DESIGN 14) at /courier: log in with phone and one-time code, go available
@@ -207,13 +208,13 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
 }
 
 function frameOf(request: FastifyRequest, reply: FastifyReply): CourierFrame {
-  return { courier: request.courierSession?.courier ?? null, csrf: courierCsrf(reply), flash: request.courierSession?.flash ?? null }
+  return { courier: request.courierSession?.courier ?? null, csrf: courierCsrf(request, reply), flash: request.courierSession?.flash ?? null }
 }
 
 /** A form token whose secret lives in a cookie on /courier, apart from the console's on /console. */
-function courierCsrf(reply: FastifyReply): string {
+function courierCsrf(request: FastifyRequest, reply: FastifyReply): string {
   try {
-    return reply.generateCsrf({ path: '/courier' })
+    return reply.generateCsrf({ path: '/courier', userInfo: csrfUserOf(request) })
   } catch {
     return ''
   }

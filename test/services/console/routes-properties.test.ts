@@ -73,6 +73,18 @@ const ids = {
 }
 const realIds = Object.values(ids).flat()
 
+// Each log-out route has a user of its own, made after the ids above so no fuzzed operator request
+// disables them: a form token is made for its user, so one whose session ended is refused at the
+// door (security.test.ts), and the business user may be disabled by the operator's routes first.
+const leavers = new Map<string, ConsoleClient>()
+for (const route of routes.filter((candidate) => candidate.method === 'POST' && candidate.url.startsWith('/console/logout'))) {
+  const user = await consoleUser(sql, url, { email: `leaver${leavers.size}@fuzz.example`, role: 'business', businessId: account.businessId })
+  const client = new ConsoleClient(app)
+  await client.setPassword(user.link)
+  await client.logIn(user)
+  leavers.set(route.url, client)
+}
+
 // The names of every field the console's pages hold, read from their forms as each user sees them.
 const fieldNames = new Set<string>()
 for (const [client, prefix] of [[operator, '/console/ops'], [business, '/console'], [courierApp, '/courier']] as const) {
@@ -102,6 +114,8 @@ const paramValue = (name: string, routeUrl: string) => {
 
 /** Who sends a route's requests: the user it is for. */
 function clientFor(route: ConsoleRoute): ConsoleClient {
+  const leaver = route.method === 'POST' ? leavers.get(route.url) : undefined
+  if (leaver) return leaver
   if (route.url.startsWith('/console/ops')) return operator
   if (route.url.startsWith('/console')) return business
   if (route.url.startsWith('/courier')) return courierApp

@@ -39,6 +39,29 @@ t.test('a form posted without its CSRF token is refused and changes nothing', as
   t.equal(loginWithout.statusCode, 403, 'the login form carries a token too')
 })
 
+t.test('a token and secret planted from another site of the domain are refused on a logged-in user\'s form', async (t) => {
+  // The attacker's own pair, valid and signed: from the login page, as anyone gets one.
+  const attacker = new ConsoleClient(app)
+  await attacker.get('/console/login')
+  const plantedSecret = attacker.cookies.get('console_csrf')
+  t.ok(plantedSecret && attacker.csrf, 'an anonymous visitor gets a secret and a token')
+  // A business of its own: the other tests read Ada's balance.
+  const carol = await seedAccount(db.sql, { balance: 1000, name: 'Carol Goods' })
+  const victim = new ConsoleClient(app)
+  await victim.logIn(operator)
+  await victim.get(`/console/ops/businesses/${carol.businessId}`)
+  const before = (await findWallet(db.sql, carol.businessId))?.balance
+  // A cookie set with Domain= the parent by a sibling site replaces the victim's own secret.
+  victim.cookies.set('console_csrf', plantedSecret!)
+  const forged = await victim.post(`/console/ops/businesses/${carol.businessId}/credit`, { _csrf: attacker.csrf, amount: '500', reference: 'planted-1', mode: 'live' })
+  t.equal(forged.statusCode, 403, 'the token was made for nobody, and this session is the operator\'s')
+  t.equal((await findWallet(db.sql, carol.businessId))?.balance, before, 'the wallet did not move')
+  // The victim's own next page makes a token for them on that same secret, which works.
+  await victim.get(`/console/ops/businesses/${carol.businessId}`)
+  const own = await victim.post(`/console/ops/businesses/${carol.businessId}/credit`, { amount: '5', reference: 'planted-2', mode: 'live' })
+  t.equal(own.statusCode, 303, 'a token made for the operator passes')
+})
+
 t.test('the cookies are HttpOnly, SameSite=Lax, scoped to /console, and Secure unless on http://localhost', async (t) => {
   const client = new ConsoleClient(app)
   const page = await client.get('/console/login')
