@@ -80,9 +80,20 @@ async function runCommand(command: Command, args: string[]): Promise<Record<stri
     return await runConnected(config, run)
   } catch (err) {
     // createSql's connect_timeout bounds each connection, a silent listener included: it ends here.
-    if (isConnectionError(err)) throw new DatabaseUnreachableError(databaseWhere(config.DATABASE_URL), err)
+    if (isDatabaseConnectionError(err, config)) throw new DatabaseUnreachableError(databaseWhere(config.DATABASE_URL), err)
     throw err
   }
+}
+
+/**
+ * A connection error of the database's, not of the photo store or Redis a command also reaches:
+ * the driver's errors and a refused socket name the port they tried, DATABASE_URL's; a server's
+ * own codes (shutting down, starting up) name none.
+ */
+function isDatabaseConnectionError(err: unknown, config: CommonConfig): boolean {
+  if (!isConnectionError(err)) return false
+  const port = typeof err === 'object' && err !== null && 'port' in err ? Number(err.port) : null
+  return port === null || port === Number(new URL(config.DATABASE_URL).port || 5432)
 }
 
 async function runConnected(config: CommonConfig, run: (context: OperatorContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
