@@ -2,15 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { changeCourierSession, endCourierSession, findCourierSessionById, startCourierSession } from '../../shared/couriers/login.js'
 import type { CourierRow } from '../../shared/db/couriers.js'
 import type { Sql } from '../../shared/db/sql.js'
-import { CSRF_COOKIE } from './routes/auth.js'
+import { COURIER_COOKIE, COURIER_PATH, CSRF_COOKIE } from './cookies.js'
 import type { Flash } from './session-store.js'
 
 // A rider's session in the courier web app (DESIGN 14): its own signed cookie on /courier, its
 // own table, apart from the console users' sessions (cookie on /console): neither kind of session
 // is ever sent to, or read by, the other's pages. The CSRF secret has its own cookie on /courier.
 
-export const COURIER_COOKIE = 'courier_session'
-export const COURIER_PATH = '/courier'
 /** Extended when a page is opened with less than this much of it gone. */
 const EXTEND_AFTER_MS = 5 * 60 * 1000
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ConsoleUser } from '../../shared/db/console-users.js'
 import type { Order } from '../../shared/db/orders.js'
 import type { PhotoStore } from '../../shared/storage/photos.js'
+import { COURIER_COOKIE, COURIER_PATH } from './cookies.js'
 import { layout, type Frame } from './pages/layout.js'
 import type { Flash } from './session-store.js'
 
@@ -34,15 +35,25 @@ export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply): stri
   }
 }
 
+/** Whom a form before login is made for. Never empty (the token library refuses that), and never a user id (a UUID). */
+const NOBODY = 'nobody'
+
 /**
- * Whom a form token is made for, and checked against: the console user logged in, or nobody
- * (before login, and in the courier app, whose session is its own). A token and secret someone
- * planted from another site of the domain (cookies of `Domain=` a parent) are theirs, made for
- * them or for nobody, and refused on a logged-in user's form.
+ * Whom a form token is made for, and checked against: the console user logged in, the courier
+ * app's session, or nobody (before login). A token and secret someone planted from another site
+ * of the domain (cookies of `Domain=` a parent) are theirs, made for them or for nobody, and
+ * refused on a logged-in user's or courier's form.
  */
 export function csrfUserOf(request: FastifyRequest): string {
-  // Never empty: the token library refuses an empty one. A user id is a UUID, never this word.
-  return request.session.userId ?? 'nobody'
+  const path = request.url.split('?', 1)[0] ?? ''
+  if (path === COURIER_PATH || path.startsWith(`${COURIER_PATH}/`)) {
+    // The courier app's own session, read from its signed cookie here: the check runs before the
+    // courier app's routes load the session itself.
+    const cookie = request.cookies[COURIER_COOKIE]
+    const session = cookie ? request.unsignCookie(cookie) : null
+    return session?.valid && session.value ? `courier ${session.value}` : NOBODY
+  }
+  return request.session.userId ?? NOBODY
 }
 
 /** After a form's action: Post/Redirect/Get, with the outcome shown once on the next page. */

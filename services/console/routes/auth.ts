@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { MIN_PASSWORD_LENGTH } from '../../../shared/console/passwords.js'
 import { endSessionsOf, logIn, passwordLinkUser, setPassword } from '../../../shared/console/users.js'
 import type { Sql } from '../../../shared/db/sql.js'
+import { CSRF_COOKIE } from '../cookies.js'
 import { frameOf, sendPage } from '../reply.js'
 import { readForm } from '../forms.js'
 import { html } from '../html.js'
@@ -11,7 +12,6 @@ import { field, form, type Frame } from '../pages/layout.js'
 const loginSchema = z.object({ email: z.string().max(254).default(''), password: z.string().max(1024).default(''), next: z.string().optional() })
 const setPasswordSchema = z.object({ token: z.string().max(200).default(''), password: z.string().max(2048).default(''), confirm: z.string().max(2048).default('') })
 
-export const CSRF_COOKIE = 'console_csrf'
 export const LOGIN_REFUSED = 'The email or password is wrong, or the account is locked for 15 minutes after 5 failed logins.'
 
 /**

@@ -19,7 +19,7 @@ import { placeOrders } from '../../helpers/couriers.js'
 import { pngPhoto } from '../../helpers/png.js'
 import { ISLAND, shipment } from '../../helpers/shipments.js'
 import { startStack } from '../../helpers/stack.js'
-import { createdCourier } from '../../helpers/courier-accounts.js'
+import { createdCourier, freshPhone } from '../../helpers/courier-accounts.js'
 
 /*
  * The courier web app (DESIGN 14) over HTTP: logging in with phone and one-time code (right,
@@ -210,6 +210,23 @@ t.test('five wrong codes within any 15 minutes lock the phone, across where a wi
   t.same(await failures(), { kept: 0, locked: true }, 'a lock taken while a right code was checked stands')
 })
 
+t.test('a token and secret planted from another site of the domain are refused on a courier\'s form', async (t) => {
+  const phone = freshPhone()
+  const courier = await newCourier('Planted Rider', phone)
+  const rider = await loggedIn(t, courier.id, phone)
+  await rider.get('/courier')
+  // The attacker's own pair, from the courier app's login page, as anyone gets one.
+  const attacker = new ConsoleClient(app)
+  await attacker.get('/courier/login')
+  rider.cookies.set('console_csrf', attacker.cookies.get('console_csrf')!)
+  const forged = await rider.post('/courier/shift', { status: 'available', _csrf: attacker.csrf })
+  t.equal(forged.statusCode, 403, 'made for nobody, and this is the courier\'s session')
+  t.equal(await shiftOf(redis, stack.db.config.QUEUE_PREFIX, courier.id), 'offline', 'the shift did not change')
+  await rider.get('/courier')
+  t.equal((await rider.post('/courier/shift', { status: 'available' })).statusCode, 303, 'a token made for the courier passes')
+  t.equal(await shiftOf(redis, stack.db.config.QUEUE_PREFIX, courier.id), 'available')
+})
+
 t.test('CSRF on every form, and courier sessions never mix with console sessions', async (t) => {
   const courier = await newCourier('Csrf Rider', '+2348031114444')
   const rider = await loggedIn(t, courier.id, '+2348031114444')
@@ -249,7 +266,7 @@ t.test('CSRF on every form, and courier sessions never mix with console sessions
 })
 
 t.test('a courier\'s day: available, location, decline, accept, pickup, deliver with the PIN and a photo', async (t) => {
-  const phone = '+2348031115555'
+  const phone = '+2348031119876'
   const courier = await newCourier('Musa Bello', phone)
   const rider = await loggedIn(t, courier.id, phone)
   const pages: string[] = []
