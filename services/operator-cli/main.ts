@@ -8,7 +8,7 @@ import type { Command, Flags, OperatorContext } from './command.js'
 import { commands } from './commands/index.js'
 import { DatabaseUnreachableError } from './database-unreachable-error.js'
 import { OperatorInputError } from './operator-input-error.js'
-import { errorMessage } from '../../shared/errors/error-message.js'
+import { errorCode, errorMessage } from '../../shared/errors/error-message.js'
 
 const known = () => Object.keys(commands).join(', ')
 
@@ -85,15 +85,20 @@ async function runCommand(command: Command, args: string[]): Promise<Record<stri
   }
 }
 
+/** Errors of a socket, which any client a command uses can meet; every other connection code is the driver's or the server's. */
+const SOCKET_ERRORS = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT']
+
 /**
- * A connection error of the database's, not of the photo store or Redis a command also reaches:
- * the driver's errors and a refused socket name the port they tried, DATABASE_URL's; a server's
- * own codes (shutting down, starting up) name none.
+ * A connection error of the database's, not of the photo store or Redis a command also reaches.
+ * The driver's own codes (a connect timeout, a closed connection, even over TLS, whose socket
+ * names no port) and the server's are the database's; a socket's error is when it names the port
+ * the driver dials (DATABASE_URL's, else PGPORT, else 5432), or none.
  */
 function isDatabaseConnectionError(err: unknown, config: CommonConfig): boolean {
   if (!isConnectionError(err)) return false
-  const port = typeof err === 'object' && err !== null && 'port' in err ? Number(err.port) : null
-  return port === null || port === Number(new URL(config.DATABASE_URL).port || 5432)
+  if (!SOCKET_ERRORS.includes(String(errorCode(err)))) return true
+  const port = typeof err === 'object' && err !== null && 'port' in err && typeof err.port === 'number' ? err.port : null
+  return port === null || port === Number(new URL(config.DATABASE_URL).port || process.env.PGPORT || 5432)
 }
 
 async function runConnected(config: CommonConfig, run: (context: OperatorContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {

@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net'
 import t from 'tap'
 import { withDeadline } from '../../../shared/deadline.js'
 import { runOperatorCli } from '../../helpers/operator-cli.js'
@@ -20,6 +21,26 @@ t.test('a database that accepts and never answers: exit 1, one line naming host:
   t.equal(run.stdout, '')
   t.match(run.stderr, new RegExp(`^database unreachable at 127\\.0\\.0\\.1:${port}/courier_silent: .*CONNECT_TIMEOUT.*\\n$`))
   t.notMatch(run.stderr, /s3cret|operator/, 'no credentials')
+})
+
+t.test('a database that agrees to TLS and then never answers is named too (the TLS socket names no port)', async (t) => {
+  // Says yes to the SSLRequest ('S'), then nothing: the TLS handshake waits for ever.
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.once('data', () => socket.write('S'))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => {
+    for (const socket of sockets) socket.destroy()
+    server.close(resolve)
+  }))
+  const address = server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const env = { DATABASE_URL: `postgres://operator:s3cret-pass@127.0.0.1:${port}/courier_tls?sslmode=require`, REDIS_URL: 'redis://127.0.0.1:1' }
+  const run = await withDeadline(runOperatorCli({ env }, ['wallet:show', '--business', '00000000-0000-4000-8000-000000000000']), 60_000)
+  t.equal(run.code, 1)
+  t.match(run.stderr, new RegExp(`^database unreachable at 127\\.0\\.0\\.1:${port}/courier_tls: .*CONNECT_TIMEOUT.*\\n$`))
 })
 
 t.test('a photo store out of reach during erase is named as what it is, not as the database', async (t) => {
