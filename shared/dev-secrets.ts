@@ -26,11 +26,12 @@ export function existingDevSecret(file: string): string | null {
 
 /**
  * The environment with `name` taken from `file` when it is unset and NODE_ENV is not production,
- * so a one-shot command uses what the development stack uses. Production, or nothing kept: the
- * environment as it is (the setting's own check then names what is missing).
+ * so a one-shot command uses what the development stack uses; with `make`, one is made and kept
+ * there first if none is. Production, or nothing kept: the environment as it is (the setting's
+ * own check then names what is missing).
  */
-export function withDevSecret(env: NodeJS.ProcessEnv, name: string, file: string): NodeJS.ProcessEnv {
+export function withDevSecret(env: NodeJS.ProcessEnv, name: string, file: string, make?: () => string): NodeJS.ProcessEnv {
   if (env[name] || env.NODE_ENV === 'production') return env
-  const kept = existingDevSecret(file)
+  const kept = make ? devSecret(file, make) : existingDevSecret(file)
   return kept === null ? env : { ...env, [name]: kept }
 }

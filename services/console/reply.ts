@@ -22,14 +22,15 @@ export function frameOf(request: FastifyRequest, reply: FastifyReply, livemode?:
 }
 
 /**
- * A token for the page's forms. Only under /console, the CSRF cookie's path: a page answered
- * elsewhere (a browser's /favicon.ico) gets no cookie with its request and would otherwise
- * replace the secret the open form's token was made from. Empty when no token can be made.
+ * A token for the page's forms, its secret in the CSRF cookie on `cookiePath` (/console, or the
+ * courier app's /courier, each apart). Only under that path: a page answered elsewhere (a
+ * browser's /favicon.ico) gets no cookie with its request and would otherwise replace the secret
+ * the open form's token was made from. Empty when no token can be made.
  */
-export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply): string {
-  if (!request.url.startsWith('/console')) return ''
+export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply, cookiePath = '/console'): string {
+  if (!request.url.startsWith(cookiePath)) return ''
   try {
-    return reply.generateCsrf({ userInfo: csrfUserOf(request) })
+    return reply.generateCsrf({ path: cookiePath, userInfo: csrfUserOf(request) })
   } catch {
     return ''
   }

@@ -18,7 +18,8 @@ import type { ConsoleDeps } from '../deps.js'
 import { FormError, readForm } from '../forms.js'
 import { html } from '../html.js'
 import { COURIER_CSS, COURIER_JS, courierLayout, homePage, loginPage, offerShownSchema, type CourierFrame, type CourierHome } from '../pages/courier-app.js'
-import { csrfUserOf } from '../reply.js'
+import { COURIER_PATH } from '../cookies.js'
+import { csrfTokenFor } from '../reply.js'
 import type { Flash } from '../session-store.js'
 
 // The courier web app (DESIGN 14) at /courier: log in with phone and one-time code, go available
@@ -208,16 +209,7 @@ async function readDelivery(request: FastifyRequest): Promise<CourierMove> {
 }
 
 function frameOf(request: FastifyRequest, reply: FastifyReply): CourierFrame {
-  return { courier: request.courierSession?.courier ?? null, csrf: courierCsrf(request, reply), flash: request.courierSession?.flash ?? null }
-}
-
-/** A form token whose secret lives in a cookie on /courier, apart from the console's on /console. */
-function courierCsrf(request: FastifyRequest, reply: FastifyReply): string {
-  try {
-    return reply.generateCsrf({ path: '/courier', userInfo: csrfUserOf(request) })
-  } catch {
-    return ''
-  }
+  return { courier: request.courierSession?.courier ?? null, csrf: csrfTokenFor(request, reply, COURIER_PATH), flash: request.courierSession?.flash ?? null }
 }
 
 function sendCourierPage(reply: FastifyReply, statusCode: number, frame: CourierFrame, page: Parameters<typeof courierLayout>[1]) {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { ConfigError, erasureEnv, loadConfig } from '../../../shared/config.js'
-import { DEV_SECRETS_DIR, devSecret } from '../../../shared/dev-secrets.js'
+import { DEV_SECRETS_DIR, withDevSecret } from '../../../shared/dev-secrets.js'
 import { errorCode, errorMessage } from '../../../shared/errors/error-message.js'
 import { erasePerson, phoneDigits, phoneFingerprint } from '../../../shared/orders/personal-data.js'
 import { createPhotoStore } from '../../../shared/storage/photos.js'
@@ -18,7 +18,7 @@ const DEV_ERASURE_KEY_FILE = path.join(DEV_SECRETS_DIR, 'erasure-audit-key')
  * erasure to the next; production must set its own.
  */
 function erasureAuditKey(env: NodeJS.ProcessEnv): string {
-  const given = env.ERASURE_AUDIT_KEY || env.NODE_ENV === 'production' ? env : { ...env, ERASURE_AUDIT_KEY: developmentKey() }
+  const given = withDevelopmentKey(env)
   try {
     return loadConfig(erasureEnv, given).ERASURE_AUDIT_KEY
   } catch (err) {
@@ -27,10 +27,10 @@ function erasureAuditKey(env: NodeJS.ProcessEnv): string {
   }
 }
 
-/** The machine's development key; where none can be kept (a container's read-only tree), the setting is asked for. */
-function developmentKey(): string {
+/** The environment with the machine's development key when unset; where none can be kept (a container's read-only tree), the setting is asked for. */
+function withDevelopmentKey(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   try {
-    return devSecret(DEV_ERASURE_KEY_FILE, () => randomBytes(32).toString('base64'))
+    return withDevSecret(env, 'ERASURE_AUDIT_KEY', DEV_ERASURE_KEY_FILE, () => randomBytes(32).toString('base64'))
   } catch (err) {
     throw new OperatorInputError(`ERASURE_AUDIT_KEY is not set, and no development key can be kept at ${DEV_ERASURE_KEY_FILE} (${errorCode(err) ?? errorMessage(err)}): set ERASURE_AUDIT_KEY (32 characters or more) and keep it for good`)
   }
