@@ -60,9 +60,12 @@ export function newEventId(): string {
   return `evt_${crockfordRandom(20)}`
 }
 
-/** A ledger entry's public id: `txn_` and its row number, which orders the wallet's statement. */
-export function transactionId(entryId: number): string {
-  return `txn_${entryId}`
+/**
+ * A ledger entry's public id: `txn_`, its wallet's random name and its number in that wallet.
+ * Unique across the platform, and it says nothing of any other wallet's entries (migration 00036).
+ */
+export function transactionId(ledgerName: string, seq: number): string {
+  return `txn_${ledgerName}_${seq}`
 }
 
 /** `qt_` and 16 Crockford base32 characters (80 random bits): a quote's id is its only secret-free handle. */

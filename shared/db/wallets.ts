@@ -56,8 +56,9 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
   const wallet = await lockWallet(tx, businessId, livemode)
   if (!wallet) return null
   const inserted = await tx`
-    insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after)
-    values (${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount})
+    insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after, seq)
+    select ${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount}, entries + 1
+    from wallets where business_id = ${businessId} and livemode = ${livemode}
     on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing
     returning id`
   if (inserted.length === 0) {
@@ -67,14 +68,15 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
     return { ...wallet, credited: false, earlier }
   }
   const [row] = await tx<Wallet[]>`
-    update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
+    update wallets set balance = balance + ${amount}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
     returning ${tx.unsafe(WALLET_COLUMNS)}`
   return { ...row, credited: true }
 }
 
 /**
  * Debits a placement's total with its ledger entry, in one statement: the update takes the
- * wallet's row lock, then the ledger entry is numbered and given its balance_after. Meant as the
+ * wallet's row lock and the wallet's next entry number, then the ledger entry is written with its
+ * number and balance_after. Meant as the
  * transaction's last statement, so the lock, which every placement of the business waits for, is
  * held for the commit only; sent with the COMMIT (shared/db/pipelined.ts), so every refusal is
  * Postgres's own and aborts the transaction it is in: a balance that no longer covers the amount
@@ -88,11 +90,11 @@ export async function debitWalletIfCovered(tx: Tx, businessId: string, amount: n
   try {
     await tx`
       with wallet as (
-        update wallets set balance = balance - ${amount}, updated_at = now()
+        update wallets set balance = balance - ${amount}, entries = entries + 1, updated_at = now()
         where business_id = ${businessId} and livemode = ${livemode}
-        returning balance)
-      insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
-      select ${businessId}, ${livemode}, 'debit', ${amount}, ${placementId}, wallet.balance
+        returning balance, entries)
+      insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after, seq)
+      select ${businessId}, ${livemode}, 'debit', ${amount}, ${placementId}, wallet.balance, wallet.entries
       from (values (1)) as one left join wallet on true`
   } catch (err) {
     if (err instanceof postgres.PostgresError && err.code === PG.checkViolation) throw new WalletNotCoveredError(`wallet of ${businessId} no longer covers ${amount}`)
@@ -108,10 +110,10 @@ export async function refundWallet(tx: Tx, businessId: string, amount: number, o
   if (amount === 0) return
   await tx`
     with wallet as (
-      update wallets set balance = balance + ${amount}, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
-      returning balance)
-    insert into ledger_entries (business_id, livemode, kind, amount, order_id, balance_after)
-    select ${businessId}, ${livemode}, 'refund', ${amount}, ${orderId}, wallet.balance from wallet`
+      update wallets set balance = balance + ${amount}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
+      returning balance, entries)
+    insert into ledger_entries (business_id, livemode, kind, amount, order_id, balance_after, seq)
+    select ${businessId}, ${livemode}, 'refund', ${amount}, ${orderId}, wallet.balance, wallet.entries from wallet`
 }
 
 export interface WalletView extends Wallet {
@@ -125,7 +127,10 @@ export async function findWalletView(db: Db, businessId: string, livemode: boole
 }
 
 export interface LedgerEntry {
-  id: number
+  /** The entry's number in its wallet (1, 2, 3 …, taken under the wallet lock): its place in the statement. */
+  seq: number
+  /** The wallet's random name, which with the number makes the entry's public id (`transactionId`). */
+  ledgerName: string
   kind: 'credit' | 'debit' | 'refund'
   amount: number
   balanceAfter: number
@@ -137,44 +142,50 @@ export interface LedgerEntry {
 
 export interface LedgerFilter {
   kinds: LedgerEntry['kind'][] | null
-  /** The last entry of the previous page. */
-  beforeId: number | null
+  /** The number of the last entry of the previous page. */
+  beforeSeq: number | null
   limit: number
 }
+
+/** The wallet's name beside each of its entries: one read of the wallet for the whole statement (an InitPlan). */
+const ledgerNameOf = (db: Db, businessId: string, livemode: boolean) =>
+  db`(select ledger_name from wallets where business_id = ${businessId} and livemode = ${livemode}) as ledger_name`
 
 /** The kinds a business has few of, indexed apart from the debits (migration 00031). */
 const UNCOMMON_KINDS: readonly LedgerEntry['kind'][] = ['credit', 'refund']
 
 /**
- * A wallet's statement, newest first: ids are taken under the wallet lock, so they order it
- * exactly. Asked for credits or refunds only, it names that set in the text, so even a prepared
+ * A wallet's statement, newest first: entry numbers are taken under the wallet lock, so they order
+ * it exactly. Asked for credits or refunds only, it names that set in the text, so even a prepared
  * statement's generic plan reads them from their index instead of walking every debit.
  */
 export async function listLedger(db: Db, businessId: string, filter: LedgerFilter, livemode = true): Promise<LedgerEntry[]> {
   const uncommonOnly = filter.kinds !== null && filter.kinds.every((kind) => UNCOMMON_KINDS.includes(kind))
   return db<LedgerEntry[]>`
-    select id, kind, amount, balance_after, reference, placement_id, order_id, created_at from ledger_entries
+    select seq, ${ledgerNameOf(db, businessId, livemode)}, kind, amount, balance_after, reference, placement_id, order_id, created_at
+    from ledger_entries
     where business_id = ${businessId} and livemode = ${livemode}
       ${filter.kinds ? db`and kind = any(${filter.kinds}::text[])` : db``}
       ${uncommonOnly ? db`and kind in (${literalList(db, UNCOMMON_KINDS)})` : db``}
-      ${filter.beforeId !== null ? db`and id < ${filter.beforeId}` : db``}
-    order by id desc limit ${filter.limit}`
+      ${filter.beforeSeq !== null ? db`and seq < ${filter.beforeSeq}` : db``}
+    order by seq desc limit ${filter.limit}`
 }
 
-/** The next `limit` entries after `afterId`, oldest first: the statement export reads the whole ledger in these. */
-export async function ledgerAfter(db: Db, businessId: string, livemode: boolean, afterId: number, limit: number): Promise<LedgerEntry[]> {
+/** The next `limit` entries after number `afterSeq`, oldest first: the statement export reads the whole ledger in these. */
+export async function ledgerAfter(db: Db, businessId: string, livemode: boolean, afterSeq: number, limit: number): Promise<LedgerEntry[]> {
   return db<LedgerEntry[]>`
-    select id, kind, amount, balance_after, reference, placement_id, order_id, created_at from ledger_entries
-    where business_id = ${businessId} and livemode = ${livemode} and id > ${afterId}
-    order by id limit ${limit}`
+    select seq, ${ledgerNameOf(db, businessId, livemode)}, kind, amount, balance_after, reference, placement_id, order_id, created_at
+    from ledger_entries
+    where business_id = ${businessId} and livemode = ${livemode} and seq > ${afterSeq}
+    order by seq limit ${limit}`
 }
 
 /**
  * Spend per UTC day over the last `days` days: debits less refunds, in kobo, days without any left
- * out. No index has the ledger by time, but its ids follow time, so the read starts after the
+ * out. No index has the ledger by time, but its numbers follow time, so the read starts after the
  * newest entry made a day before the window: the business's index walks the window and a day, not
  * the whole ledger (kept for good). The day's margin covers a transaction that began before the
- * window but took its id after one begun inside it; none is open for a day.
+ * window but took its number after one begun inside it; none is open for a day.
  */
 export async function dailySpend(db: Db, businessId: string, livemode: boolean, days: number): Promise<{ day: string; spent: number }[]> {
   return db<{ day: string; spent: number }[]>`
@@ -184,9 +195,9 @@ export async function dailySpend(db: Db, businessId: string, livemode: boolean, 
     from ledger_entries
     where business_id = ${businessId} and livemode = ${livemode} and kind in ('debit', 'refund')
       and created_at >= (select at from window_start)
-      and id > coalesce((
-        select id from ledger_entries
+      and seq > coalesce((
+        select seq from ledger_entries
         where business_id = ${businessId} and livemode = ${livemode} and created_at < (select at from window_start) - interval '1 day'
-        order by id desc limit 1), 0)
+        order by seq desc limit 1), 0)
     group by 1 order by 1`
 }

@@ -74,7 +74,7 @@ export const orderListSchema = page(orderSchema)
 export const walletSchema = z.object({ balance: z.number(), currency: z.string(), livemode: z.boolean(), updated_at: iso })
 
 export const transactionSchema = z.object({
-  id: z.string().describe('txn_…'),
+  id: z.string().describe('txn_, the wallet\'s name (16 hex digits) and the entry\'s number in that wallet: txn_3F7A2C9B4E1D8A0F_42'),
   type: z.enum(['credit', 'debit', 'refund']),
   amount: z.number().nonnegative(),
   balance_after: z.number(),

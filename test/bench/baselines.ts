@@ -65,7 +65,7 @@ export async function prepareBaselineSchema(databaseUrl: string, schema: string,
   try {
     await sql`drop schema if exists ${sql(schema)} cascade`
     await sql`create schema ${sql(schema)}`
-    await sql`create table ${sql(schema)}.wallets (id uuid primary key, balance bigint not null check (balance >= 0), updated_at timestamptz not null default now())`
+    await sql`create table ${sql(schema)}.wallets (id uuid primary key, balance bigint not null check (balance >= 0), entries bigint not null default 0, updated_at timestamptz not null default now())`
     await sql`create table ${sql(schema)}.orders (
       id text primary key, wallet_id uuid not null references ${sql(schema)}.wallets(id), position integer not null,
       price bigint not null, shipment jsonb not null, created_at timestamptz not null default now())`
@@ -74,7 +74,7 @@ export async function prepareBaselineSchema(databaseUrl: string, schema: string,
       created_at timestamptz not null default now(), completed_at timestamptz)`
     await sql`create table ${sql(schema)}.ledger_entries (
       id bigserial primary key, wallet_id uuid not null, kind text not null, amount bigint not null, placement_id uuid,
-      balance_after bigint not null, created_at timestamptz not null default now())`
+      balance_after bigint not null, seq bigint not null, created_at timestamptz not null default now())`
     await sql`create table ${sql(schema)}.event_counters (wallet_id uuid primary key, last_sequence bigint not null)`
     await sql`create table ${sql(schema)}.events (
       id text primary key, wallet_id uuid not null, sequence bigint not null, order_id text not null, data jsonb not null,
@@ -216,7 +216,7 @@ async function placeWorker() {
         if (!placement) throw new Error('placement is not pending')
         shipments = placement.shipments
       }
-      const [wallet] = await tx`select balance from wallets where id = ${walletId} for update`
+      const [wallet] = await tx`select balance, entries from wallets where id = ${walletId} for update`
       const rows = shipments.map((shipment, position) => ({
         id: `ORD-${randomBytes(8).toString('hex')}`,
         wallet_id: walletId,
@@ -239,8 +239,9 @@ async function placeWorker() {
         return result
       }
       await Promise.all([
-        tx`insert into ledger_entries (wallet_id, kind, amount, placement_id, balance_after) values (${walletId}, 'debit', ${total}, ${placementId}, ${Number(wallet.balance) - total})`,
-        tx`update wallets set balance = balance - ${total}, updated_at = now() where id = ${walletId}`,
+        tx`insert into ledger_entries (wallet_id, kind, amount, placement_id, balance_after, seq)
+          values (${walletId}, 'debit', ${total}, ${placementId}, ${Number(wallet.balance) - total}, ${Number(wallet.entries) + 1})`,
+        tx`update wallets set balance = balance - ${total}, entries = entries + 1, updated_at = now() where id = ${walletId}`,
         tx`update placements set status = 'succeeded', outcome = ${JSON.stringify(result)}::text::jsonb, completed_at = now() where id = ${placementId}`,
       ])
       return result

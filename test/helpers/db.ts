@@ -80,23 +80,40 @@ export async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql
   return { sql, migrateRest: () => shift({ sql, path: migrationsDir }) }
 }
 
-/** Every wallet beside the sum of its ledger (credits − debits + refunds). */
-export async function walletsAgainstLedger(sql: Sql): Promise<{ businessId: string; livemode: boolean; balance: number; ledger: number }[]> {
-  return sql<{ businessId: string; livemode: boolean; balance: number; ledger: number }[]>`
-    select w.business_id, w.livemode, w.balance,
-           coalesce(sum(case when l.kind = 'debit' then -l.amount else l.amount end), 0)::bigint as ledger
-    from wallets w left join ledger_entries l on l.business_id = w.business_id and l.livemode = w.livemode
-    group by w.business_id, w.livemode, w.balance`
+interface WalletAgainstLedger {
+  businessId: string
+  livemode: boolean
+  balance: number
+  ledger: number
+  /** The wallet's last entry number, its entry count and its highest number: equal when the entries are numbered 1 … n. */
+  entries: number
+  count: number
+  lastSeq: number
 }
+
+/** Every wallet beside the sum of its ledger (credits − debits + refunds) and its entries' numbers. */
+export async function walletsAgainstLedger(sql: Sql): Promise<WalletAgainstLedger[]> {
+  return sql<WalletAgainstLedger[]>`
+    select w.business_id, w.livemode, w.balance, w.entries,
+           coalesce(sum(case when l.kind = 'debit' then -l.amount else l.amount end), 0)::bigint as ledger,
+           count(l.id)::bigint as count, coalesce(max(l.seq), 0)::bigint as last_seq
+    from wallets w left join ledger_entries l on l.business_id = w.business_id and l.livemode = w.livemode
+    group by w.business_id, w.livemode, w.balance, w.entries`
+}
+
+/** A wallet off its ledger: another balance, below zero, or entries not numbered 1 … n. */
+export const walletIsBroken = (wallet: WalletAgainstLedger) =>
+  wallet.balance !== wallet.ledger || wallet.balance < 0 || wallet.entries !== wallet.count || wallet.lastSeq !== wallet.count
 
 /**
  * The invariant every test file ends on, whatever it did: each wallet's balance equals its
- * credits minus its debits plus its refunds, and none is negative. A breach fails the file.
+ * credits minus its debits plus its refunds, none is negative, and its entries are numbered 1 … n
+ * with no gap (the numbers are unique per wallet). A breach fails the file.
  * useTestDb's teardown checks it; a test on a schema or database of its own (the launcher's, a
  * Postgres of its own) checks it too.
  */
 export async function assertWalletsMatchLedger(sql: Sql): Promise<void> {
-  const broken = (await walletsAgainstLedger(sql)).filter((wallet) => wallet.balance !== wallet.ledger || wallet.balance < 0)
+  const broken = (await walletsAgainstLedger(sql)).filter(walletIsBroken)
   if (broken.length > 0) throw new Error(`wallet invariant broken: ${JSON.stringify(broken)}`)
 }
 
@@ -105,7 +122,10 @@ export async function assertLedgersOf(t: Test, sql: Sql, businesses: string[]): 
   t.ok(businesses.length > 0)
   const wallets = (await walletsAgainstLedger(sql)).filter((wallet) => businesses.includes(wallet.businessId))
   t.equal(wallets.length, businesses.length)
-  for (const wallet of wallets) t.equal(wallet.balance, wallet.ledger, `${wallet.businessId}: balance ${wallet.balance} = ledger ${wallet.ledger}`)
+  for (const wallet of wallets) {
+    t.equal(wallet.balance, wallet.ledger, `${wallet.businessId}: balance ${wallet.balance} = ledger ${wallet.ledger}`)
+    t.notOk(walletIsBroken(wallet), `${wallet.businessId}: entries numbered 1 … ${wallet.count}`)
+  }
 }
 
 /** A transaction of the test's own that holds its locks until released. */

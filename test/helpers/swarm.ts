@@ -77,8 +77,9 @@ export async function fundFor(sql: Sql, businessId: string, priceKobo: number, c
     const [wallet] = await tx`select balance from wallets where business_id = ${businessId} and livemode for update`
     const difference = Number(wallet!.balance) - target
     if (difference <= 0) throw new Error(`the wallet holds ${String(wallet!.balance)} kobo, less than ${target}`)
-    await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after) values (${businessId}, 'debit', ${difference}, 'fault-test:set-balance', ${target})`
-    await tx`update wallets set balance = ${target}, updated_at = now() where business_id = ${businessId} and livemode`
+    await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq)
+      select ${businessId}, 'debit', ${difference}, 'fault-test:set-balance', ${target}, entries + 1 from wallets where business_id = ${businessId} and livemode`
+    await tx`update wallets set balance = ${target}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode`
   })
   return target
 }

@@ -229,8 +229,9 @@ t.test('placement', async (t) => {
     const poor = await seedAccount(sql, { balance: 10 })
     const refused = await place(poor.apiKey, [shipment()], key)
     t.equal(refused.statusCode, 400)
-    await sql`update wallets set balance = 100000000 where business_id = ${poor.businessId}`
-    await sql`insert into ledger_entries (business_id, kind, amount, reference, balance_after) values (${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up', 100000000)`
+    await sql`update wallets set balance = 100000000, entries = entries + 1 where business_id = ${poor.businessId} and livemode`
+    await sql`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq)
+      select ${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up', 100000000, entries from wallets where business_id = ${poor.businessId} and livemode`
     const again = await place(poor.apiKey, [shipment()], key)
     t.equal(again.statusCode, 400)
     t.equal(again.json().message, 'Insufficient wallet balance')

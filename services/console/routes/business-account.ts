@@ -60,13 +60,13 @@ export default async function businessAccountRoutes(app: FastifyInstance, { sql,
     const wallet = await findWalletView(sql, businessId, livemode)
     const frame = frameOf(request, reply, livemode)
     if (!wallet) return sendPage(reply, 200, frame, { title: 'Wallet', path: '/console/wallet', body: html`<p>There is no test wallet yet: create a test API key to open one.</p>` })
-    const rows = await listLedger(reads, businessId, { kinds: null, beforeId: query.before ? Number(query.before) : null, limit: STATEMENT_PAGE + 1 }, livemode)
+    const rows = await listLedger(reads, businessId, { kinds: null, beforeSeq: query.before ? Number(query.before) : null, limit: STATEMENT_PAGE + 1 }, livemode)
     const shown = rows.slice(0, STATEMENT_PAGE)
     const last = shown.at(-1)
     const body = html`<p>Balance: <strong id="wallet-balance">${money(wallet.balance, wallet.currency)}</strong></p>
 <p><a href="/console/wallet.csv${modeQuery(livemode)}" download>Download the statement (CSV)</a></p>
 ${ledgerTable(shown, wallet.currency, '/console/orders/')}
-${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wallet?before=${last.id}${modeQuery(livemode, '&')}">Older entries</a></p>` : ''}`
+${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wallet?before=${last.seq}${modeQuery(livemode, '&')}">Older entries</a></p>` : ''}`
     return sendPage(reply, 200, frame, { title: 'Wallet', path: '/console/wallet', body })
   })
 
@@ -78,16 +78,16 @@ ${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wa
     if (!wallet) return reply.callNotFound()
     // Streamed a batch at a time, so a wallet of millions of entries never sits in memory whole.
     const rows = (entries: LedgerEntry[]) => stringify(entries.map((entry) => [
-      transactionId(entry.id), entry.createdAt.toISOString(), entry.kind, toMajor(signedAmount(entry)).toFixed(2), toMajor(entry.balanceAfter).toFixed(2),
+      transactionId(entry.ledgerName, entry.seq), entry.createdAt.toISOString(), entry.kind, toMajor(signedAmount(entry)).toFixed(2), toMajor(entry.balanceAfter).toFixed(2),
       wallet.currency, spreadsheetText(entry.reference ?? ''), entry.placementId ?? '', entry.orderId ?? '',
     ]))
     async function* statement() {
       yield stringify([CSV_COLUMNS])
-      for (let afterId = 0; ;) {
-        const batch = await ledgerAfter(reads, businessId, livemode, afterId, CSV_BATCH)
+      for (let afterSeq = 0; ;) {
+        const batch = await ledgerAfter(reads, businessId, livemode, afterSeq, CSV_BATCH)
         if (batch.length > 0) yield rows(batch)
         if (batch.length < CSV_BATCH) return
-        afterId = batch[batch.length - 1]!.id
+        afterSeq = batch[batch.length - 1]!.seq
       }
     }
     return reply

@@ -79,7 +79,7 @@ ${field({ ...typed(created, 'state'), label: `${BUSINESS_NAMES.state} (e.g. Lago
     if (isRefused(credit)) frame.flash = { kind: 'error', text: 'Nothing was credited: correct the marked field.' }
     const [live, test, keys, cards, users, ledger] = await Promise.all([
       findWalletView(sql, business.id, true), findWalletView(sql, business.id, false), listApiKeys(sql, business.id),
-      listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(reads, business.id, { kinds: null, beforeId: null, limit: 10 }, true),
+      listRateCards(sql), listConsoleUsers(sql, business.id), listLedger(reads, business.id, { kinds: null, beforeSeq: null, limit: 10 }, true),
     ])
     const base = `/console/ops/businesses/${business.id}`
     const enabled = cards.find((card) => card.id === business.rateCardId)

@@ -104,7 +104,7 @@ export const order = {
 export const wallet = { balance: 97200, currency: 'NGN', livemode: true, updated_at: AT }
 
 export const transaction = {
-  id: 'txn_1042',
+  id: 'txn_3F7A2C9B4E1D8A0F_42',
   type: 'debit',
   amount: 2800,
   balance_after: 97200,

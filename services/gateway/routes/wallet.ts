@@ -8,7 +8,7 @@ import { toMajor } from '../../../shared/money.js'
 import { decodeCursor, enumListParam, keysetPage, limitParam, readQuery } from '../query.js'
 
 const ENTRY_TYPES = ['credit', 'debit', 'refund'] as const
-const entryCursor = z.object({ id: z.number().int().positive() }).strict()
+const entryCursor = z.object({ seq: z.number().int().positive() }).strict()
 
 interface WalletRouteOptions {
   sql: Sql
@@ -29,14 +29,14 @@ export default async function walletRoutes(app: FastifyInstance, { sql, reads }:
     const kinds = enumListParam('type', query.type, ENTRY_TYPES)
     const limit = limitParam(query.limit)
     const cursor = decodeCursor(query.cursor, entryCursor)
-    const rows = await listLedger(reads, request.caller.businessId, { kinds, beforeId: cursor?.id ?? null, limit: limit + 1 }, request.caller.livemode)
-    return keysetPage(rows, limit, toTransaction, (entry) => ({ id: entry.id }))
+    const rows = await listLedger(reads, request.caller.businessId, { kinds, beforeSeq: cursor?.seq ?? null, limit: limit + 1 }, request.caller.livemode)
+    return keysetPage(rows, limit, toTransaction, (entry) => ({ seq: entry.seq }))
   })
 }
 
 function toTransaction(entry: LedgerEntry) {
   return {
-    id: transactionId(entry.id),
+    id: transactionId(entry.ledgerName, entry.seq),
     type: entry.kind,
     amount: toMajor(entry.amount),
     balance_after: toMajor(entry.balanceAfter),

@@ -354,9 +354,9 @@ t.test('the statement CSV of a long ledger: every entry once, oldest first, stre
   // balance, and the wallet moved with them in the same transaction: the ledger stays the truth.
   await sql.begin(async (tx) => {
     await tx`
-      insert into ledger_entries (business_id, livemode, kind, amount, balance_after, reference)
-      select ${cara.businessId}, true, 'credit', 1, n, 'bulk-' || n from generate_series(1, 2500) as n`
-    await tx`update wallets set balance = balance + 2500 where business_id = ${cara.businessId} and livemode`
+      insert into ledger_entries (business_id, livemode, kind, amount, balance_after, reference, seq)
+      select ${cara.businessId}, true, 'credit', 1, n, 'bulk-' || n, n from generate_series(1, 2500) as n`
+    await tx`update wallets set balance = balance + 2500, entries = entries + 2500 where business_id = ${cara.businessId} and livemode`
   })
   const user = await consoleUser(sql, url, { email: 'owner@cara.example', role: 'business', businessId: cara.businessId })
   await new ConsoleClient(app).setPassword(user.link)

@@ -1,0 +1,29 @@
+-- A wallet transaction's public id was the ledger's global row number (`txn_<id>`), and the
+-- statement's cursor held it too: from the gaps between two of its own entries, a business could
+-- read how many ledger entries the whole platform wrote in between, across every business and
+-- both modes. Each wallet now numbers its own entries, 1, 2, 3 …, taken under the wallet's row
+-- lock like the balance (`wallets.entries` is the last number given), and has a random name of
+-- its own (`ledger_name`, 64 bits), so `txn_<name>_<number>` is unique across the platform and
+-- tells a business only what its own statement already shows; the cursor holds the number. The
+-- statement is ordered by the number exactly as it was by the id: both are taken under the lock.
+alter table wallets add column entries bigint not null default 0;
+-- Upper-case hex, whose digits are all Crockford base32 like the platform's other ids.
+alter table wallets add column ledger_name text not null default upper(substr(md5(gen_random_uuid()::text), 1, 16));
+create unique index wallets_ledger_name on wallets (ledger_name);
+alter table ledger_entries add column seq bigint;
+
+update ledger_entries l set seq = numbered.seq
+from (select id, row_number() over (partition by business_id, livemode order by id) as seq from ledger_entries) numbered
+where l.id = numbered.id;
+update wallets w set entries = counted.entries
+from (select business_id, livemode, count(*) as entries from ledger_entries group by business_id, livemode) counted
+where w.business_id = counted.business_id and w.livemode = counted.livemode;
+
+alter table ledger_entries alter column seq set not null;
+alter table ledger_entries add constraint ledger_seq_positive check (seq > 0);
+-- The statement's index, now by number (and unique: one entry per number of a wallet).
+create unique index ledger_by_wallet on ledger_entries (business_id, livemode, seq desc);
+drop index ledger_by_business;
+drop index ledger_credits_refunds;
+create index ledger_credits_refunds on ledger_entries (business_id, livemode, seq desc)
+  where kind in ('credit', 'refund');
