@@ -23,7 +23,11 @@ async function openBusinessIn(tx: Tx, actor: string, input: NewBusiness): Promis
 }
 
 /** What a business is known by besides its name: a repeat that gives other values is not the same business. */
-const BUSINESS_DETAILS = ['phone', 'address', 'state', 'latitude', 'longitude', 'currency'] as const
+const BUSINESS_DETAILS = ['phone', 'address', 'state', 'latitude', 'longitude', 'currency'] as const satisfies readonly BusinessDetail[]
+type BusinessDetail = Exclude<keyof NewBusiness, 'name' | 'isDemo'>
+// A field added to NewBusiness does not compile until it is compared above (or left out of BusinessDetail).
+const everyDetailCompared: [Exclude<BusinessDetail, (typeof BUSINESS_DETAILS)[number]>] extends [never] ? true : never = true
+void everyDetailCompared
 
 export type BusinessDifference = { field: (typeof BUSINESS_DETAILS)[number]; stored: string | number | null; given: string | number | null }
 
