@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import type { RedisClient } from '../../shared/redis.js'
 import { commonEnv, ConfigError, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { migrate } from '../../shared/db/migrate.js'
-import { createSql, databaseWhere, isConnectionError, type Sql } from '../../shared/db/sql.js'
+import { createSql, databasePort, databaseWhere, isConnectionError, type Sql } from '../../shared/db/sql.js'
 import type { Command, Flags, OperatorContext } from './command.js'
 import { commands } from './commands/index.js'
 import { DatabaseUnreachableError } from './database-unreachable-error.js'
@@ -98,7 +98,7 @@ function isDatabaseConnectionError(err: unknown, config: CommonConfig): boolean 
   if (!isConnectionError(err)) return false
   if (!SOCKET_ERRORS.includes(String(errorCode(err)))) return true
   const port = typeof err === 'object' && err !== null && 'port' in err && typeof err.port === 'number' ? err.port : null
-  return port === null || port === Number(new URL(config.DATABASE_URL).port || process.env.PGPORT || 5432)
+  return port === null || port === databasePort(new URL(config.DATABASE_URL))
 }
 
 async function runConnected(config: CommonConfig, run: (context: OperatorContext) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {

@@ -127,11 +127,16 @@ export async function transactionNow(tx: Tx): Promise<Date> {
   return row!.now
 }
 
+/** The port the driver dials for a database URL: the URL's, else PGPORT, else 5432. */
+export function databasePort(url: URL): number {
+  return Number(url.port || process.env.PGPORT || 5432)
+}
+
 /** Where a database URL points, for a message: host, port and database, never the credentials. */
 export function databaseWhere(url: string): string {
   try {
     const parsed = new URL(url)
-    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`
+    return `${parsed.hostname}:${databasePort(parsed)}${parsed.pathname}`
   } catch {
     return 'DATABASE_URL'
   }

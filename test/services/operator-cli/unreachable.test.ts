@@ -23,6 +23,16 @@ t.test('a database that accepts and never answers: exit 1, one line naming host:
   t.notMatch(run.stderr, /s3cret|operator/, 'no credentials')
 })
 
+t.test('a DATABASE_URL without a port is named at PGPORT, the port the driver dials', async (t) => {
+  const silent = await startSilentServer(t)
+  const { port } = new URL(silent.url)
+  const env = { DATABASE_URL: 'postgres://operator:s3cret-pass@127.0.0.1/courier_pgport', PGPORT: port, REDIS_URL: 'redis://127.0.0.1:1' }
+  const run = await withDeadline(runOperatorCli({ env }, ['wallet:show', '--business', '00000000-0000-4000-8000-000000000000']), 60_000)
+  t.ok(silent.connections() > 0, 'the driver dialled PGPORT')
+  t.equal(run.code, 1)
+  t.match(run.stderr, new RegExp(`^database unreachable at 127\\.0\\.0\\.1:${port}/courier_pgport: `))
+})
+
 t.test('a database that agrees to TLS and then never answers is named too (the TLS socket names no port)', async (t) => {
   // Says yes to the SSLRequest ('S'), then nothing: the TLS handshake waits for ever.
   const sockets = new Set<Socket>()
