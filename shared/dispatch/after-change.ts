@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis.js'
 import type { DispatchQueue } from './queue.js'
 
 /** What follows a change: the one the state machine committed. */
-export type Changed = Pick<Extract<OrderChangeOutcome, { kind: 'changed' }>, 'notices' | 'freed' | 'row'>
+export type Changed = Pick<Extract<OrderChangeOutcome, { kind: 'changed' }>, 'notices' | 'freed' | 'row' | 'reoffer'>
 
 /** What the step after a change needs: where couriers are told, and the queue that says "look now". */
 export interface AfterChangeDeps {
@@ -20,19 +20,22 @@ const handedBack = ({ row }: Changed): boolean => row.status === 'created' && ro
 /**
  * After an order change commits, whoever made it (a courier, a business, an operator in the
  * console or the CLI): the couriers it concerns hear of it on their stream, an order handed back
- * is offered again, and each courier it left free (an offer withdrawn, an order cancelled, handed
+ * (or one whose offer it withdrew from the courier it assigned) is offered again, and each courier it left free (an offer withdrawn, an order cancelled, handed
  * back or delivered) has the orders waiting near them looked at now, not at their next retry. A
  * lost notice or job costs a delay, never the change: the sweep and the retries find the rows.
  */
 export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, onError: (err: unknown) => void): Promise<void> {
   await tellCouriers(deps.redis, deps.prefix, change, onError)
   if (handedBack(change)) await deps.dispatch.offerAgain(change.row.id)
-  await Promise.all(change.freed.map((courierId) => deps.dispatch.courierFree(courierId)))
+  await Promise.all([
+    ...change.reoffer.map((orderId) => deps.dispatch.offerAgain(orderId)),
+    ...change.freed.map((courierId) => deps.dispatch.courierFree(courierId)),
+  ])
 }
 
 /** Whether `afterOrderChange` has anything to do (the CLI then skips connecting to Redis). */
 export const concernsCouriers = (change: Changed): boolean =>
-  change.notices.length > 0 || change.freed.length > 0 || handedBack(change) || courierGiven(change) !== null
+  change.notices.length > 0 || change.freed.length > 0 || change.reoffer.length > 0 || handedBack(change) || courierGiven(change) !== null
 
 /** What a disabled courier left: the outcomes of handing back their orders, and the orders whose offer to them was withdrawn. */
 export interface LeftByCourier {

@@ -4,7 +4,7 @@ import { HELD_STATUSES, type Courier, type CourierFix, type OrderMover, type Ord
 import { COURIER_NOTICE_EVENTS, type CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
-import { closeOffer, lockOffer, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
+import { closeOffer, lockOffer, withdrawOffersOfCourier, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
 import { lockOrder, recordWrongPin, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
 import { pipelined } from '../db/pipelined.js'
@@ -46,7 +46,8 @@ export const orderChangeOutcomeSchema = z.discriminatedUnion('kind', [
   // `notices`: what couriers must hear once this has committed (an offer withdrawn, an order cancelled).
   // `row`: the order as this change wrote it, for a courier's answer, which shows what the row holds.
   // `freed`: the registered couriers this change left free to take another order, for dispatch to wake.
-  z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice), freed: z.array(z.string()) }),
+  // `reoffer`: other orders whose offer this change withdrew (their courier was given this one), for dispatch to offer again.
+  z.object({ kind: z.literal('changed'), order: resource, row: z.custom<Order>(), notices: z.array(courierNotice), freed: z.array(z.string()), reoffer: z.array(z.string()) }),
   // A cancelled order cancelled again, or a retried move that finds the order already there: the same answer, nothing moved.
   z.object({ kind: z.literal('unchanged'), order: resource }),
   z.object({ kind: z.literal('not_found'), orderId: z.string() }),
@@ -70,6 +71,9 @@ interface Decided {
 }
 
 type Decision = Decided | { kind: 'already_there' } | { kind: 'wrong_pin' } | Extract<OrderChangeOutcome, { kind: 'refused' | 'invalid' | 'moved_on' }>
+
+/** Why a courier's pending offer was withdrawn when an operator gave them another order. */
+const GIVEN_ANOTHER = 'given another order'
 
 /** Wrong PINs a courier may give for one order; the last of them locks its delivery (DESIGN 14). */
 export const PIN_TRIES = 5
@@ -108,6 +112,7 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
     if (decision.kind !== 'move') return decision
 
     const { next, move, refund } = decision
+    const assignee = order.status === 'created' && !offer ? next.courierId : null
     const shown = orderAsShown(next, rates, now, change.kind === 'advance' ? change.location ?? null : null)
     const scope = { businessId: next.businessId, livemode: next.livemode }
     const event = { id: newEventId(), type: move.event, orderId: next.id, orderVersion: next.version, data: { order: shown }, createdAt: now }
@@ -125,9 +130,15 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
       }),
       offer && sqlSpan('accept offer', () => closeOffer(tx, offer.id, 'accepted', null)),
       order.status === 'created' && !offer ? sqlSpan('withdraw offers', () => withdrawOffersOfOrder(tx, order.id, move.event)) : [],
-    ], ([, , , , , withdrawn]): OrderChangeOutcome => {
+      // Given this order by hand (an operator), a registered courier is withdrawn the offer of another
+      // they hold: at COURIER_CAPACITY (1) they could not take both, and dispatch, which knows the
+      // capacity, offers that order again (to them too, if they have room).
+      assignee ? sqlSpan('withdraw their other offer', () => withdrawOffersOfCourier(tx, assignee, GIVEN_ANOTHER)) : [],
+    ], ([, , , , , ofOrder, ofCourier]): OrderChangeOutcome => {
+      const withdrawn = [...ofOrder, ...ofCourier]
       countChange(move, next, refund, withdrawn.length)
-      return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn), freed: freedBy(order, next, withdrawn) }
+      const reoffer = ofCourier.map((other) => other.orderId)
+      return { kind: 'changed', order: shown, row: next, notices: noticesOf(order, next, withdrawn), freed: freedBy(order, next, withdrawn), reoffer }
     })
   }))
 }
@@ -154,11 +165,12 @@ export function closedOfferMessage(offer: Pick<Offer, 'id' | 'status' | 'expires
  * What couriers hear of this change: offers withdrawn, a cancel of an order one of them holds, and
  * an order handed back from them to dispatch by someone else (an operator). A withdrawal says
  * why, as the dispatcher's `expired` does: the order was `cancelled`, or an operator `assigned` it
- * to someone (the only moves out of `created` without the offer).
+ * to someone (the only moves out of `created` without the offer), or gave the courier another
+ * order (`given another order`).
  */
 function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNotice[] {
-  const reason = after.status === 'cancelled' ? 'cancelled' : 'assigned'
-  const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason } }))
+  const reasonFor = (offer: Offer) => offer.orderId !== before.id ? GIVEN_ANOTHER : after.status === 'cancelled' ? 'cancelled' : 'assigned'
+  const notices: CourierNotice[] = withdrawn.map((offer) => ({ courierId: offer.courierId, event: 'offer_withdrawn', data: { offer_id: offer.id, order_id: offer.orderId, reason: reasonFor(offer) } }))
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
   if (after.status === 'created' && before.courierId && isHeld(before) && after.history.at(-1)?.by !== 'courier') {
     notices.push({ courierId: before.courierId, event: 'order_unassigned', data: { order_id: before.id, reason: after.history.at(-1)?.reason ?? null } })

@@ -12,12 +12,13 @@ import { createRedis, type RedisClient } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { kmNorth, onShift, pendingOffer, placeOrders } from '../../helpers/couriers.js'
 import { startOwnRedis, waitFor, waitForValue } from '../../helpers/processes.js'
-import { ISLAND, shipment } from '../../helpers/shipments.js'
+import { IKEJA, ISLAND, LEKKI, shipment } from '../../helpers/shipments.js'
 import { bearer, startStack } from '../../helpers/stack.js'
 import { holdLock, lockWaiters } from '../../helpers/db.js'
 import { STREAM_STOPPING } from '../../../services/gateway/routes/courier.js'
 import { ConsoleClient, consoleUser, startConsole } from '../../helpers/console.js'
 import { createdCourier } from '../../helpers/courier-accounts.js'
+import { runOperatorCli } from '../../helpers/operator-cli.js'
 
 // The courier's Server-Sent Events (DESIGN 14, 17.2) through a gateway listening on a real port
 // and read by a real HTTP client: `offer` when dispatch offers an order, `offer_withdrawn` when the
@@ -252,6 +253,36 @@ t.test('a cancel or an assignment made in the console tells the courier on the s
   // Notices reach a channel in the order they were sent: the first hand-back's would have come before.
   t.same(stream.events.filter((event) => event.data.order_id === ownHandBack && event.event !== 'offer').map((event) => event.event), [], 'the courier\'s own hand-back was not told back to them')
   for (const orderId of [ownHandBack, unassigned]) await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })
+})
+
+t.test('an operator who gives a courier another order withdraws the offer they hold, and that order goes to the next courier', async (t) => {
+  // At COURIER_CAPACITY (1) the courier could not take both: an accept of the offer after the
+  // operator's assignment would have given them two orders.
+  const rider = await onShift(gateway, db.sql, 'Given another', kmNorth(ISLAND, 0.005))
+  const stream = await openStream(rider.token)
+  t.teardown(stream.close)
+  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  const [offeredOrder] = await placeOrders(gateway, account.apiKey, [shipment()])
+  const offered = await stream.next('offer', offeredOrder!)
+  t.ok(offered.held, 'the rider is offered the order')
+  const offerId = String(offered.value?.data.offer_id)
+  await onShift(gateway, db.sql, 'Spare rider', kmNorth(ISLAND, 0.5))
+
+  // Picked up where no courier is in range, so no offer of it is withdrawn and nobody is freed: the
+  // withdrawal itself sends the rider's offered order on (else the dispatcher's sweep, 5 s later).
+  const [handed] = await placeOrders(gateway, account.apiKey, [shipment({ pickup_latitude: IKEJA.lat, pickup_longitude: IKEJA.lng, dropoff_latitude: LEKKI.lat, dropoff_longitude: LEKKI.lng })])
+  const assigned = await runOperatorCli(db, ['order:advance', '--order', handed!, '--to', 'assigned', '--courier', rider.id])
+  t.equal(assigned.code, 0, assigned.stderr)
+  const withdrawn = await stream.next('offer_withdrawn', offeredOrder!)
+  t.same(withdrawn.value?.data, { offer_id: offerId, order_id: offeredOrder, reason: 'given another order' }, 'the rider hears why the offer went')
+  const accept = await fetch(`${base}/v2/courier/offers/${offerId}/accept`, { method: 'POST', headers: bearer(rider.token) })
+  t.equal(accept.status, 409)
+  t.equal((await accept.json()).message, `Offer ${offerId} was withdrawn`)
+  const me = await (await fetch(`${base}/v2/courier/me`, { headers: bearer(rider.token) })).json()
+  t.same(me.active_orders.map((order: { order_id: string }) => order.order_id), [handed], 'the rider holds the one order the operator gave them')
+  const next = await pendingOffer(db.sql, offeredOrder!, [offerId])
+  t.ok(next && next.courierId !== rider.id, 'the order they were offered goes on to the next courier at once (the spare, or one earlier cases left free)')
+  for (const orderId of [offeredOrder, handed]) await fetch(`${base}/v2/business/orders/${orderId}/cancel`, { method: 'POST', headers: bearer(account.apiKey) })
 })
 
 t.test('a second stream of the courier that opens and closes while the first subscribes leaves the first listening', async (t) => {
