@@ -176,22 +176,38 @@ async function letOfferGo(desk: CourierDesk, offer: Offer, reason: string | null
  * Moves an order the courier holds, through the one state machine. A delivery's photo (JPEG or
  * PNG by its bytes, ≤ 5 MB) is stored first and removed again if the order refuses the move;
  * only for an order the courier holds and may deliver now, so another's (or none) is the 404 and
- * one not yet picked up the 409, with nothing written.
+ * one not yet picked up the 409, with nothing written. A move the courier made already (a retry
+ * after a lost answer, on a phone between cells) is answered with the order as it stands, with
+ * nothing written or stored again; a hand-back (`created`) leaves no order of theirs to find.
  */
 export async function moveOrder(desk: CourierDesk, courier: CourierRow, orderId: string, move: CourierMove): Promise<Order> {
   if (!isOrderId(orderId)) throw orderNotFound(orderId)
-  const photo = move.to === 'delivered' && move.photo ? await storePhoto(desk, courier.id, orderId, move.photo) : null
+  const photo = move.to === 'delivered' && move.photo && !(await deliveredBy(desk, courier.id, orderId)) ? await storePhoto(desk, courier.id, orderId, move.photo) : null
   const reason = 'reason' in move ? move.reason : null
   const proof = move.to === 'delivered' ? { pin: move.pin, photo } : {}
   const location = await fixIfKnown(desk, courier.id)
-  const outcome = await changeOrder(desk.sql, { orderId, scope: { courierId: courier.id } }, { kind: 'advance', to: move.to satisfies OrderStatus, courier: null, reason, location, ...proof })
+  const outcome = await changeOrder(desk.sql, { orderId, scope: { courierId: courier.id } }, { kind: 'advance', to: move.to satisfies OrderStatus, courier: null, reason, location, retry: true, ...proof })
   if (outcome.kind !== 'changed') {
     if (photo) await desk.photos.remove(photo.key).catch((err: unknown) => desk.warn(err, 'refused delivery photo left in the store'))
+    if (outcome.kind === 'unchanged') return orderAsItStands(desk, orderId)
     throw refusal(outcome, orderId)
   }
   // Handed back: dispatch offers it to the next courier. Free again: orders waiting near them are looked at now.
   await afterOrderChange(desk, outcome, (err) => desk.warn(err, 'courier notice lost'))
   return outcome.row
+}
+
+/** Whether the courier delivered this order already: a retried delivery stores no second photo. */
+async function deliveredBy(desk: CourierDesk, courierId: string, orderId: string): Promise<boolean> {
+  const order = await findOrderById(desk.sql, orderId)
+  return order?.courierId === courierId && order.status === 'delivered'
+}
+
+/** The order a retried move found where it was going (the courier's, by the move's scope). */
+async function orderAsItStands(desk: CourierDesk, orderId: string): Promise<Order> {
+  const order = await findOrderById(desk.sql, orderId)
+  if (!order) throw orderNotFound(orderId)
+  return order
 }
 
 async function storePhoto(desk: CourierDesk, courierId: string, orderId: string, bytes: Buffer): Promise<DeliveryPhoto> {
@@ -233,7 +249,7 @@ export async function orderHeldBy(desk: Pick<CourierDesk, 'sql'>, courierId: str
 
 /** A courier's move the order refused. */
 function refusal(outcome: Exclude<OrderChangeOutcome, { kind: 'changed' }>, orderId: string): ApiError {
-  // Only a cancel can find its order already where it was going; a courier never cancels.
+  // Answered before it gets here: only a cancel or a retried move finds its order where it was going.
   if (outcome.kind === 'unchanged') return new ApiError(409, `${orderId} is already ${String(outcome.order.status)}`)
   return orderChangeRefusal(outcome)
 }

@@ -1,4 +1,4 @@
-import type { Courier } from '../courier.js'
+import { HELD_STATUSES, type Courier } from '../courier.js'
 import type { CourierRow } from '../db/couriers.js'
 import type { Offer } from '../db/offers.js'
 import type { Order } from '../db/orders.js'
@@ -29,15 +29,22 @@ export function offerView(offer: Offer, order: Order, kmToPickup: number | null)
 /**
  * An order the courier holds: both ends in full, with who to meet at each, and what the door
  * needs (`proof`): whether to ask the recipient for a PIN and take a photo, never the PIN itself.
+ * The answer of the move that ends their hold (a delivery, a return, a hand-back) shows the order
+ * without the people: what a courier no longer holds they no longer see.
  */
 export function courierOrderView(order: Order): Record<string, unknown> {
   const s = order.shipment
+  const held = HELD_STATUSES.includes(order.status)
+  const person = (value: unknown) => (held ? value ?? null : null)
   return {
     order_id: order.id,
     status: order.status,
     version: order.version,
-    pickup: { address: s.pickup_address ?? null, state: s.pickup_state ?? null, latitude: order.pickupLat, longitude: order.pickupLng, contact_name: s.sender_name ?? null, contact_phone: s.sender_phone ?? null },
-    dropoff: { address: s.dropoff_address ?? null, state: s.dropoff_state ?? null, latitude: order.dropoffLat, longitude: order.dropoffLng, recipient_name: s.recipient_name ?? null, recipient_phone: s.recipient_phone ?? null, alternate_phone: s.alternate_phone ?? null },
+    pickup: { address: s.pickup_address ?? null, state: s.pickup_state ?? null, latitude: order.pickupLat, longitude: order.pickupLng, contact_name: person(s.sender_name), contact_phone: person(s.sender_phone) },
+    dropoff: {
+      address: person(s.dropoff_address), state: s.dropoff_state ?? null, latitude: held ? order.dropoffLat : null, longitude: held ? order.dropoffLng : null,
+      recipient_name: person(s.recipient_name), recipient_phone: person(s.recipient_phone), alternate_phone: person(s.alternate_phone),
+    },
     item: itemOf(order),
     proof: { pin_required: order.deliveryPin !== null, photo_required: photoRequired(order) },
     history: historyAsShown(order.history),

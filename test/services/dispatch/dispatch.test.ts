@@ -86,9 +86,21 @@ t.test('the nearest courier is offered the order, accepts it, and moves it to de
   t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: far.auth })).json(), { data: [] })
 
   t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: far.auth })).statusCode, 404, "another courier's order is not found")
-  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })).statusCode, 200)
+  const pickedUp = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })
+  t.equal(pickedUp.statusCode, 200)
   t.match((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })).json(), { status: 'picked_up' })
-  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })).statusCode, 200)
+  // A phone between cells sends a move again when its answer was lost: it is answered as it was.
+  const pickedUpAgain = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/pickup`, headers: near.auth })
+  t.equal(pickedUpAgain.statusCode, 200, 'a retried pickup is no refusal')
+  t.strictSame(pickedUpAgain.json(), pickedUp.json(), 'it answers as the first did')
+  const delivered = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })
+  t.equal(delivered.statusCode, 200)
+  t.match(delivered.json(), { status: 'delivered', dropoff: { recipient_name: null, recipient_phone: null, address: null, latitude: null } }, 'delivered, the answer no longer names the recipient')
+  const deliveredAgain = await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: near.auth, payload: {} })
+  t.equal(deliveredAgain.statusCode, 200, 'a retried delivery is no refusal')
+  t.strictSame(deliveredAgain.json(), delivered.json(), 'it answers as the first did')
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/deliver`, headers: far.auth, payload: {} })).statusCode, 404, "another courier's retry finds nothing")
+  t.equal((await gateway.inject({ method: 'POST', url: `/v2/courier/orders/${orderId}/fail`, headers: near.auth, payload: { reason: 'late' } })).statusCode, 409, 'another move after it is still refused')
   t.equal((await gateway.inject({ method: 'GET', url: `/v2/courier/orders/${orderId}`, headers: near.auth })).statusCode, 404, 'delivered, it is no longer theirs to read (nor the recipient with it)')
   t.strictSame((await gateway.inject({ method: 'GET', url: '/v2/courier/orders', headers: near.auth })).json(), { data: [] })
   const events = await db.sql<{ type: string; data: { order: { courier: { location: unknown } | null } } }[]>`select type, data from events where order_id = ${orderId} order by sequence`

@@ -82,6 +82,14 @@ t.test('a wrong PIN with a photo: refused, and the photo is not kept', async (t)
   t.notOk(/"(delivery_)?pin"|"price"|photo_url/.test(right.body), 'the courier is shown neither the PIN, the price nor the photo link')
   t.match(await read(orderId), { status: 'delivered', proof_of_delivery: { pin_required: true, pin_verified: true, photo_required: true, photo_url: `${PUBLIC}/v2/business/orders/${orderId}/proof/photo` } })
   t.match(photos.files(), [new RegExp(`^proof/${orderId}/[0-9a-f]{24}\\.jpg$`)], 'kept as a JPEG, under an unguessable name')
+  const kept = photos.files()
+
+  // Sent again (the answer was lost on the way): answered as the first, and no second photo kept.
+  const again = await deliver(rider, orderId, multipart({ pin }, [photo(JPEG, 'image/jpeg')]))
+  t.equal(again.statusCode, 200, again.body)
+  t.strictSame(again.json(), right.json(), 'a retried delivery answers as the first did')
+  t.same(photos.files(), kept, 'the first photo is the one kept, and the only one')
+  t.match(await read(orderId), { proof_of_delivery: { photo_url: `${PUBLIC}/v2/business/orders/${orderId}/proof/photo` } })
 })
 
 t.test('a photo for an order the courier does not hold (another\'s, or none) is the 404, for one not picked up yet the 409, and nothing is written, not even a folder', async (t) => {
