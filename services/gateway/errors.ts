@@ -4,12 +4,12 @@ import { apiErrorBody, errorBody, toApiError } from '../../shared/errors/error-b
 import { isConnectionError, isTimeoutError } from '../../shared/db/sql.js'
 
 /** Fastify's own errors and the fixed messages docs/contracts.md gives them. */
-function fromFastify(err: FastifyError, bodyLimit: number): ApiError | null {
+function fromFastify(err: FastifyError, bodyLimit: number, mediaTypes: string | undefined): ApiError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, `Request body is larger than ${bodyLimit} bytes`)
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'Content-Type must be application/json')
+      return new ApiError(415, `Content-Type must be ${mediaTypes ?? 'application/json'}`)
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError(400, 'Malformed JSON in request body')
@@ -33,7 +33,7 @@ export function installErrorBody(app: FastifyInstance, bodyLimit: number): void 
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // Postgres out of reach, or too busy to answer within its session bounds, is an outage to
     // wait out, not a bug: 503, so clients retry.
-    const known = toApiError(err) ?? (isConnectionError(err) || isTimeoutError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit))
+    const known = toApiError(err) ?? (isConnectionError(err) || isTimeoutError(err) ? new ApiError(503, 'Service temporarily unavailable, retry shortly') : fromFastify(err, bodyLimit, request.routeOptions.config.mediaTypes))
     if (!known) request.log.error({ err }, 'unhandled error')
     const answer = known ?? new ApiError(500, 'Internal server error')
     return reply.code(answer.statusCode).send(apiErrorBody(answer, request.url, request.id))

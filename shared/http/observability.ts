@@ -100,6 +100,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A long-lived answer (server-sent events): its length is its client's, not a slowness. */
     stream?: boolean
+    /** The bodies a route reads, for its 415 (services/gateway/errors.ts): application/json unless it says. */
+    mediaTypes?: string
   }
 }
 

@@ -30,6 +30,12 @@ interface CourierRouteOptions {
 }
 
 const HEARTBEAT_MS = 15_000
+/**
+ * What a stream may hold unsent for a courier who stopped reading (a phone gone silent mid-cell,
+ * a client that never reads) before it is ended, for the app to reconnect: notices are small, so a
+ * reader this far behind is not reading, and the gateway would otherwise buffer for it without end.
+ */
+const STREAM_BACKLOG_BYTES = 1024 * 1024
 /** The 503 of a stream asked for while this gateway stops. */
 export const STREAM_STOPPING = 'This gateway is stopping; reconnect, another instance serves the stream'
 
@@ -98,7 +104,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   app.get('/stream', { config: { stream: true } }, async (request, reply) => {
     // HEAD gets the stream's headers and ends: it has no body to keep open, and Node sends no
     // headers of a HEAD answer until it ends.
-    if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-store').send()
+    if (request.method === 'HEAD') return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-store, no-transform').send()
     // Asked for while the gateway stops (its streams already ended): open, it would hold the stop up until forced.
     if (streams.stopping()) throw new ApiError(503, STREAM_STOPPING)
     reply.hijack()
@@ -107,18 +113,27 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     streams.opened(raw, secretHash(bearerCourierToken(request.headers.authorization) ?? ''))
     // x-accel-buffering: an nginx in front (the Ingress of deploy/k8s) passes each event on at once
     // instead of holding it in its proxy buffer, where an offer could sit past its expiry.
-    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })
+    // no-transform: a compressing proxy or CDN would otherwise hold events back to fill its blocks.
+    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': String(request.id) })
     // Whenever the courier hangs up (even while the subscription is being made), nothing is left behind.
     let stop: (() => void) | null = null
     let closed = false
-    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), HEARTBEAT_MS)
+    const write = (text: string) => {
+      if (raw.writableLength > STREAM_BACKLOG_BYTES) {
+        request.log.warn({ courierId: request.courier.id, unsent: raw.writableLength }, 'courier stream not read; ended for the app to reconnect')
+        raw.destroy()
+      } else {
+        raw.write(text)
+      }
+    }
+    const heartbeat = setInterval(() => write(': heartbeat\n\n'), HEARTBEAT_MS)
     request.raw.on('close', () => {
       streams.closed(raw)
       closed = true
       clearInterval(heartbeat)
       stop?.()
     })
-    const send = ({ event, data }: CourierNoticeMessage) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    const send = ({ event, data }: CourierNoticeMessage) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     // Notices that come while the pending offers are read wait for them, so a withdrawal always
     // follows the offer it withdraws.
     let held: CourierNoticeMessage[] | null = []
@@ -141,11 +156,11 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     for (const notice of held) send(notice)
     held = null
     // Only now: a client that waits for this line misses no notice sent after it.
-    raw.write(': connected\n\n')
+    write(': connected\n\n')
   })
 
-  const move = (path: string, read: (request: FastifyRequest) => Promise<CourierMove>, on: FastifyInstance = app) => {
-    on.post<{ Params: { order_id: string } }>(`/orders/:order_id/${path}`, async (request, reply) => {
+  const move = (path: string, read: (request: FastifyRequest) => Promise<CourierMove>, on: FastifyInstance = app, mediaTypes?: string) => {
+    on.post<{ Params: { order_id: string } }>(`/orders/:order_id/${path}`, { config: { mediaTypes } }, async (request, reply) => {
       const order = await moveOrder(desk, request.courier, request.params.order_id, await read(request))
       return reply.code(200).send(courierOrderView(order))
     })
@@ -157,7 +172,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
   // them, and a multipart body anywhere else is a 415 like any body that is not JSON.
   await app.register(async (delivery) => {
     await delivery.register(multipart, { limits: { fileSize: PHOTO_MAX_BYTES, files: 1, fields: 4, fieldSize: 1024, parts: 5 } })
-    move('deliver', readDelivery, delivery)
+    move('deliver', readDelivery, delivery, 'application/json or multipart/form-data')
   })
   move('fail', async (request) => ({ to: 'failed', reason: await reason(request) }))
   move('unassign', async (request) => ({ to: 'created', reason: await reason(request) }))

@@ -84,6 +84,7 @@ const cases: Case[] = [
   // Only `/deliver` reads multipart/form-data (a photo): anywhere else it is a body that is not JSON.
   ['location: multipart', 'POST', '/v2/courier/location', { body: MULTIPART_FIX, contentType: 'multipart/form-data; boundary=fix' }, 415, /^Content-Type must be application\/json$/],
   ['fail: multipart', 'POST', order(mine.orderId, 'fail'), { body: MULTIPART_FIX, contentType: 'multipart/form-data; boundary=fix' }, 415, /^Content-Type must be application\/json$/],
+  ['deliver: a form', 'POST', order(mine.orderId, 'deliver'), { body: 'pin=1234', contentType: 'application/x-www-form-urlencoded' }, 415, /^Content-Type must be application\/json or multipart\/form-data$/],
   ['location: too large', 'POST', '/v2/courier/location', { body: JSON.stringify({ latitude: 6, longitude: 3, pad: 'x'.repeat(1_100_000) }), contentType: 'application/json' }, 413, /^Request body is larger than \d+ bytes$/],
   ['decline: a number reason', 'POST', offer(mine.offerId, 'decline'), { payload: { reason: 5 } }, 400, /^reason must be a string$/],
   ['decline: a long reason', 'POST', offer(mine.offerId, 'decline'), { payload: { reason: long } }, 400, /^reason must be shorter than or equal to 255 characters$/],

@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import t from 'tap'
@@ -117,6 +118,7 @@ t.test('offer, then offer_withdrawn when the business cancels the offered order,
   t.equal(stream.response.status, 200)
   t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
   t.equal(stream.response.headers.get('x-accel-buffering'), 'no', 'an nginx in front passes each event on at once')
+  t.equal(stream.response.headers.get('cache-control'), 'no-store, no-transform', 'nor does a compressing proxy hold events back')
   const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
   t.ok(connected.held, 'the stream says it is connected')
   // Connected means listening: a notice published from now on reaches this courier.
@@ -166,6 +168,29 @@ t.test('a notice the gateway cannot read is dropped; the stream and the gateway 
   t.same(stream.events.map((event) => event.event), ['offer_withdrawn'], 'and only it: nothing unreadable was passed on')
   const me = await fetch(`${base}/v2/courier/me`, { headers: bearer(rider.token) })
   t.equal(me.status, 200, 'the gateway still answers')
+  await me.body?.cancel()
+})
+
+t.test('a courier who stops reading is ended once STREAM_BACKLOG_BYTES wait unsent, not buffered for without end', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Never reads', kmNorth(ISLAND, 5))
+  const channel = courierChannel(db.config.QUEUE_PREFIX, rider.id)
+  const subscribers = async () => Number(((await redis.pubsub('NUMSUB', channel)) as [string, number])[1])
+  // A client that sends the request and then never reads a byte (a phone gone silent mid-cell).
+  const { port } = new URL(base)
+  const socket = connect({ host: '127.0.0.1', port: Number(port) })
+  t.teardown(() => socket.destroy())
+  socket.write(`GET /v2/courier/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${rider.token}\r\nAccept: text/event-stream\r\n\r\n`)
+  socket.pause()
+  t.equal((await waitForValue(subscribers, (count) => count === 1, WAIT_MS, 20)).value, 1, 'the stream is listening')
+  // Far more than the socket's buffers hold: the rest waits in the gateway, until the limit.
+  const notice = { courierId: rider.id, event: 'offer_withdrawn' as const, data: { order_id: 'ORD-0000000000', padding: 'x'.repeat(10_000) } }
+  const sent = await waitForValue(async () => {
+    await Promise.all(Array.from({ length: 100 }, () => tellCourier(redis, db.config.QUEUE_PREFIX, notice)))
+    return subscribers()
+  }, (count) => count === 0, WAIT_MS, 0)
+  t.equal(sent.value, 0, 'the gateway ended the stream and let go of its channel')
+  const me = await fetch(`${base}/v2/courier/me`, { headers: bearer(rider.token) })
+  t.equal(me.status, 200, 'the gateway goes on')
   await me.body?.cancel()
 })
 
