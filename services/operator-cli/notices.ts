@@ -36,8 +36,7 @@ export async function tellCouriersOf(context: OperatorContext, outcome: OrderCha
   await withDispatch(context, (deps) => afterOrderChange(deps, outcome, warnNotTold))
 }
 
-/** After `courier:disable`: the orders the courier held or was offered go to the next courier now. */
+/** After `courier:disable`: the courier leaves the map, and the orders they held or were offered go to the next courier now. */
 export async function redispatchLeft(context: OperatorContext, left: LeftByCourier): Promise<void> {
-  if (left.handedBack.length === 0 && left.withdrawnOrderIds.length === 0) return
   await withDispatch(context, (deps) => afterCourierLeft(deps, left, warnNotTold))
 }

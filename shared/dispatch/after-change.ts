@@ -1,3 +1,4 @@
+import { setShift, type CourierOnMap } from '../couriers/positions.js'
 import { courierGiven, tellCouriers } from '../couriers/stream.js'
 import type { OrderChangeOutcome } from '../orders/change.js'
 import type { RedisClient } from '../redis.js'
@@ -37,18 +38,22 @@ export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, o
 export const concernsCouriers = (change: Changed): boolean =>
   change.notices.length > 0 || change.freed.length > 0 || change.reoffer.length > 0 || handedBack(change) || courierGiven(change) !== null
 
-/** What a disabled courier left: the outcomes of handing back their orders, and the orders whose offer to them was withdrawn. */
+/** What a disabled courier left: their place on the map, the outcomes of handing back their orders, and the orders whose offer to them was withdrawn. */
 export interface LeftByCourier {
+  courier: CourierOnMap
   handedBack: OrderChangeOutcome[]
   withdrawnOrderIds: string[]
 }
 
 /**
- * After a courier is disabled: each order handed back goes through the step after a change, and
- * each order whose offer to them was withdrawn is offered to the next courier now, not at the
- * sweep (which a job delayed to its retry would absorb).
+ * After a courier is disabled: they leave the map (off shift, so the couriers-available gauge and
+ * the operator's map stop counting them; dispatch already passes over a disabled courier), each
+ * order handed back goes through the step after a change, and each order whose offer to them was
+ * withdrawn is offered to the next courier now, not at the sweep (which a job delayed to its retry
+ * would absorb).
  */
 export async function afterCourierLeft(deps: AfterChangeDeps, left: LeftByCourier, onError: (err: unknown) => void): Promise<void> {
+  await setShift(deps.redis, deps.prefix, left.courier, 'offline').catch(onError)
   for (const outcome of left.handedBack) if (outcome.kind === 'changed') await afterOrderChange(deps, outcome, onError)
   await Promise.all(left.withdrawnOrderIds.map((orderId) => deps.dispatch.offerAgain(orderId)))
 }

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { countAvailable, shiftOf } from '../../../shared/couriers/positions.js'
+import { createRedis } from '../../../shared/redis.js'
 import { seedAccount } from '../../helpers/accounts.js'
 import { seedOrder } from '../../helpers/console.js'
 import { PLACE } from '../../helpers/gateway.js'
@@ -81,11 +83,19 @@ t.test('operator CLI: couriers and assigning a registered one', async (t) => {
     t.match(run.stderr, message)
   }
 
+  // On shift and on the map when they are disabled.
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/shift', headers: bearer(token), payload: { status: 'available' } })).statusCode, 200)
+  t.equal((await gateway.inject({ method: 'POST', url: '/v2/courier/location', headers: bearer(token), payload: { latitude: 6.45, longitude: 3.4 } })).statusCode, 204)
+  const redis = createRedis(db.config)
+  t.teardown(() => redis.disconnect())
+  t.equal((await countAvailable(redis, db.config.QUEUE_PREFIX)).get('bike'), 1, 'on the map before')
   // Capacity aside, a pending offer of the second order waits with the courier when they are disabled.
   await db.sql`insert into dispatch_offers (id, order_id, courier_id, status, expires_at) values ('off_0000000000000001', ${second}, ${courierId}, 'pending', now() + interval '30 seconds')`
   const disabled = await cli(['courier:disable', '--courier', courierId])
   t.equal(disabled.code, 0, disabled.stderr)
   t.same(disabled.json.still_with_courier, [first], 'the picked-up order stays with the courier and is listed')
+  t.equal((await countAvailable(redis, db.config.QUEUE_PREFIX)).get('bike'), 0, 'off the map: the couriers-available gauge no longer counts them')
+  t.equal(await shiftOf(redis, db.config.QUEUE_PREFIX, courierId), 'offline')
   t.same(await db.sql`select 1 from courier_login_codes where courier_id = ${courierId}`, [], 'their pending login code is gone')
   t.equal(disabled.json.sessions_ended, 0, 'and their web sessions (none here) ended')
   const afterDisable = await cli(['courier:code', '--courier', courierId])
