@@ -32,7 +32,9 @@ const amountInKobo = z.string().max(32).transform((text, ctx) => {
   ctx.addIssue({ code: 'custom', message: amount.problem === 'too_large' ? `must be at most ${MAX_AMOUNT_MAJOR}` : `must be a positive number with at most 2 decimals, got '${text}'` })
   return z.NEVER
 })
-const creditSchema = z.object({ _csrf: z.string(), amount: amountInKobo, reference: z.string().trim().max(255), mode: z.enum(['live', 'test']) })
+// The reference is required here, unlike the CLI's: it is what makes a form sent twice (a double
+// click, a browser resending a slow post) credit once, and a bank transfer always has one.
+const creditSchema = z.object({ _csrf: z.string(), amount: amountInKobo, reference: z.string().trim().min(1).max(255), mode: z.enum(['live', 'test']) })
 const CREDIT_NAMES = { amount: 'Amount', reference: 'Reference', mode: 'Wallet' }
 const enableSchema = z.object({ _csrf: z.string(), rate_card: z.string().refine(isUuid, 'is not a rate card') })
 const userSchema = z.object({ _csrf: z.string(), email: z.string().trim().max(254) })
@@ -88,7 +90,7 @@ ${field({ ...typed(created, 'state'), label: `${BUSINESS_NAMES.state} (e.g. Lago
 <div class="card"><h2>Test wallet</h2><p class="balance">${test ? money(test.balance, business.currency) : 'not opened'}</p></div>
 <div class="card"><h2>Rate card</h2><p>${enabled ? `${enabled.name} (version ${enabled.versions[0]?.version ?? 1})` : 'none: priced by distance'}</p></div></div>
 <h2>Credit the wallet</h2>${form(frame, `${base}/credit`, html`${field({ ...typed(credit, 'amount'), label: `${CREDIT_NAMES.amount} (${business.currency}, e.g. 5000 or 5000.50)`, required: true, attrs: html` inputmode="decimal"` })}
-${field({ ...typed(credit, 'reference'), label: `${CREDIT_NAMES.reference} (a bank transfer id; the same reference credits once)` })}
+${field({ ...typed(credit, 'reference'), label: `${CREDIT_NAMES.reference} (the bank transfer's id; the same reference credits once)`, required: true, attrs: html` maxlength="255"` })}
 ${select({ ...typed(credit, 'mode'), label: CREDIT_NAMES.mode, options: [['live', 'Live'], ['test', 'Test']] })}<button type="submit">Credit wallet</button>`, { label: 'Credit the wallet' })}
 <h2>Latest live ledger entries</h2>${ledgerTable(ledger, business.currency, '/console/ops/orders/')}
 <h2>API keys</h2>${keyTable(keys, (key) => actionButton(frame, `${base}/keys/${key.keyId}/revoke`, `Revoke ${key.displayPrefix}`))}
@@ -111,7 +113,7 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
     const checked = checkForm(creditSchema, request.body, CREDIT_NAMES)
     if (checked.kind === 'refused') return businessPage(request, reply, business, 400, checked.form)
     const { input } = checked
-    const wallet = await creditWalletAs(sql, actorOf(request), { businessId: business.id, amount: input.amount, reference: input.reference || null, livemode: input.mode === 'live' })
+    const wallet = await creditWalletAs(sql, actorOf(request), { businessId: business.id, amount: input.amount, reference: input.reference, livemode: input.mode === 'live' })
     if (!wallet) {
       const refusal = input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet: it opens with its first test key.'
       return businessPage(request, reply, business, 400, refusedAt(checked.values, 'mode', refusal))

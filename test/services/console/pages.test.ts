@@ -174,7 +174,14 @@ t.test('a refused credit comes back with the amount, reference and wallet as typ
   t.equal(amount.statusCode, 400)
   t.match(amount.body, /role="alert">Nothing was credited: correct the marked field\.</)
   t.match(amount.body, /id="field-amount" name="amount" type="text" value="12\.345" required aria-invalid="true" aria-describedby="field-amount-error" inputmode="decimal">\n<p class="error" id="field-amount-error">Amount must be a positive number with at most 2 decimals, got &#39;12\.345&#39;</)
-  t.match(amount.body, 'id="field-reference" name="reference" type="text" value="TRF-KEEP-1">', 'the reference as typed')
+  t.match(amount.body, 'id="field-reference" name="reference" type="text" value="TRF-KEEP-1" required maxlength="255">', 'the reference as typed')
+
+  // Without a reference a form sent twice (a double click, a resent post) would credit twice.
+  for (const reference of ['', '   ']) {
+    const blank = await client.post(`${base}/credit`, { amount: '1000', reference, mode: 'live' })
+    t.equal(blank.statusCode, 400)
+    t.match(blank.body, /<p class="error" id="field-reference-error">Reference should not be empty</, 'the reference is required')
+  }
 
   // Bola has no test key, so no test wallet: the choice of wallet is what is refused.
   const wallet = await client.post(`${base}/credit`, { amount: '50', reference: 'TRF-KEEP-2', mode: 'test' })
