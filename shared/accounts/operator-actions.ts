@@ -67,7 +67,7 @@ function differences(business: Business, input: NewBusiness): BusinessDifference
 export function creditWalletAs(sql: Sql, actor: string, input: { businessId: string; amount: number; reference: string | null; livemode: boolean }): Promise<WalletCredit | null> {
   return sql.begin(async (tx) => {
     const wallet = await creditWallet(tx, input.businessId, input.amount, input.reference, input.livemode)
-    if (wallet?.credited) {
+    if (wallet?.kind === 'credited') {
       await insertAudit(tx, {
         actor, action: 'wallet.credit', businessId: input.businessId, subject: `${input.livemode ? 'live' : 'test'} wallet`,
         before: { balance: toMajor(wallet.balance - input.amount) },

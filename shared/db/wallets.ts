@@ -1,5 +1,6 @@
 import { WalletNotCoveredError } from '../errors/wallet-not-covered-error.js'
 import postgres from 'postgres'
+import { MAX_EXACT_KOBO } from '../money.js'
 import { literalList, PG, type Db, type Tx } from './sql.js'
 
 /** A business wallet of one mode (live, or the sandbox's test wallet), balance in kobo. */
@@ -39,22 +40,34 @@ export async function lockWallet(tx: Tx, businessId: string, livemode = true): P
   return row ?? null
 }
 
-export interface WalletCredit extends Wallet {
-  /** False when the reference had been credited before and nothing changed. */
-  credited: boolean
-  /** That earlier credit of the reference, when nothing changed: a retry names the same amount, a mistake another. */
-  earlier?: { amount: number; createdAt: Date }
-}
+/**
+ * The most a wallet holds, in kobo (ten trillion naira), held by a check in the database too
+ * (migration 00037): every balance, and each entry's balance_after, stays exact as a JSON number.
+ */
+export const WALLET_MAX_KOBO = MAX_EXACT_KOBO
+
+/** How a credit went, with the wallet as it stands after it. */
+export type WalletCredit = Wallet & (
+  | { kind: 'credited' }
+  // The reference was credited before, and nothing changed: a retry names the same amount, a mistake another.
+  | { kind: 'repeated'; earlier: { amount: number; createdAt: Date } }
+  // It would take the balance past WALLET_MAX_KOBO, and nothing changed.
+  | { kind: 'over_limit' })
 
 /**
  * Credits `amount` kobo and writes its ledger entry in the caller's transaction, so
  * `balance = credits − debits + refunds` holds at every commit. A reference already credited to
  * this wallet credits nothing and returns the current balance (the ledger's unique index
- * decides). Null when the business has no wallet.
+ * decides), and so does a credit past WALLET_MAX_KOBO. Null when the business has no wallet.
  */
 export async function creditWallet(tx: Tx, businessId: string, amount: number, reference: string | null = null, livemode = true): Promise<WalletCredit | null> {
   const wallet = await lockWallet(tx, businessId, livemode)
   if (!wallet) return null
+  if (wallet.balance + amount > WALLET_MAX_KOBO) {
+    // A retry of a credit that was made is still a retry, however full the wallet is now.
+    const earlier = reference === null ? null : await earlierCredit(tx, businessId, livemode, reference)
+    return earlier ? { ...wallet, kind: 'repeated', earlier } : { ...wallet, kind: 'over_limit' }
+  }
   const inserted = await tx`
     insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after, seq)
     select ${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount}, entries + 1
@@ -62,15 +75,22 @@ export async function creditWallet(tx: Tx, businessId: string, amount: number, r
     on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing
     returning id`
   if (inserted.length === 0) {
-    const [earlier] = await tx<{ amount: number; createdAt: Date }[]>`
-      select amount, created_at from ledger_entries
-      where business_id = ${businessId} and livemode = ${livemode} and reference = ${reference} and kind = 'credit'`
-    return { ...wallet, credited: false, earlier }
+    const earlier = reference === null ? null : await earlierCredit(tx, businessId, livemode, reference)
+    // Only a reference can conflict, and the credit it names is not removed.
+    if (!earlier) throw new Error(`credit of reference ${String(reference)} conflicted but was not found`)
+    return { ...wallet, kind: 'repeated', earlier }
   }
   const [row] = await tx<Wallet[]>`
     update wallets set balance = balance + ${amount}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
     returning ${tx.unsafe(WALLET_COLUMNS)}`
-  return { ...row, credited: true }
+  return { ...row, kind: 'credited' }
+}
+
+async function earlierCredit(tx: Tx, businessId: string, livemode: boolean, reference: string): Promise<{ amount: number; createdAt: Date } | null> {
+  const [earlier] = await tx<{ amount: number; createdAt: Date }[]>`
+    select amount, created_at from ledger_entries
+    where business_id = ${businessId} and livemode = ${livemode} and reference = ${reference} and kind = 'credit'`
+  return earlier ?? null
 }
 
 /**

@@ -7,7 +7,7 @@ import { listApiKeys } from '../../../shared/db/api-keys.js'
 import { findBusiness, searchBusinesses, type Business } from '../../../shared/db/businesses.js'
 import { listConsoleUsers } from '../../../shared/db/console-users.js'
 import { listRateCards } from '../../../shared/db/rate-cards.js'
-import { findWalletView, listLedger } from '../../../shared/db/wallets.js'
+import { findWalletView, listLedger, WALLET_MAX_KOBO } from '../../../shared/db/wallets.js'
 import { isUuid } from '../../../shared/ids.js'
 import { businessProfileSchema } from '../../../shared/schemas/business.js'
 import { MAX_AMOUNT_MAJOR, readMajorAmount } from '../../../shared/money.js'
@@ -118,13 +118,15 @@ ${form(frame, `${base}/users`, html`${field({ name: 'email', label: 'Email of a 
       const refusal = input.mode === 'live' ? 'This business has no wallet.' : 'This business has no test wallet yet: it opens with its first test key.'
       return businessPage(request, reply, business, 400, refusedAt(checked.values, 'mode', refusal))
     }
-    const earlier = wallet.earlier
-    const text = wallet.credited
+    if (wallet.kind === 'over_limit') {
+      return businessPage(request, reply, business, 400, refusedAt(checked.values, 'amount', `Amount would take the balance (${money(wallet.balance, wallet.currency)}) past the most a wallet holds, ${money(WALLET_MAX_KOBO, wallet.currency)}.`))
+    }
+    const text = wallet.kind === 'credited'
       ? `Credited ${money(input.amount, wallet.currency)}; the ${input.mode} balance is now ${money(wallet.balance, wallet.currency)}.`
-      : earlier && earlier.amount !== input.amount
-        ? `Reference ${input.reference} already credited ${money(earlier.amount, wallet.currency)}, not ${money(input.amount, wallet.currency)}: nothing was credited; use another reference.`
+      : wallet.earlier.amount !== input.amount
+        ? `Reference ${input.reference} already credited ${money(wallet.earlier.amount, wallet.currency)}, not ${money(input.amount, wallet.currency)}: nothing was credited; use another reference.`
         : `Reference ${input.reference} was credited before; the balance is unchanged at ${money(wallet.balance, wallet.currency)}.`
-    return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: wallet.credited ? 'ok' : 'error', text })
+    return redirectWith(request, reply, `/console/ops/businesses/${business.id}`, { kind: wallet.kind === 'credited' ? 'ok' : 'error', text })
   })
 
   app.post<{ Params: { id: string; keyId: string } }>('/console/ops/businesses/:id/keys/:keyId/revoke', async (request, reply) => {

@@ -1,5 +1,6 @@
 import { toMajor } from '../../../shared/money.js'
 import { creditWalletAs } from '../../../shared/accounts/operator-actions.js'
+import { WALLET_MAX_KOBO } from '../../../shared/db/wallets.js'
 import { defineCommand } from '../command.js'
 import { amountInKobo, livemodeFlag, optionalText, requiredUuid } from '../flags.js'
 import { OperatorInputError } from '../operator-input-error.js'
@@ -26,10 +27,13 @@ export const walletCredit = defineCommand({
   async run({ sql, actor }, input) {
     const wallet = await creditWalletAs(sql, actor, input)
     if (!wallet) throw new OperatorInputError(input.livemode ? `business ${input.businessId} does not exist` : `business ${input.businessId} has no test wallet; make a test key first (key:create --mode test)`)
-    if (!wallet.credited) {
+    if (wallet.kind === 'over_limit') {
+      throw new OperatorInputError(`--amount would take the balance (${toMajor(wallet.balance)}) past the most a wallet holds, ${toMajor(WALLET_MAX_KOBO)} ${wallet.currency}; nothing was credited`)
+    }
+    if (wallet.kind === 'repeated') {
       // A retry names the same amount; another amount under a used reference is a mistake, not a retry.
       const earlier = wallet.earlier
-      if (earlier && earlier.amount !== input.amount) {
+      if (earlier.amount !== input.amount) {
         throw new OperatorInputError(`reference '${input.reference}' already credited ${toMajor(earlier.amount)} on ${earlier.createdAt.toISOString()}, not ${toMajor(input.amount)}; nothing was credited: use another reference`)
       }
       process.stderr.write(`note: reference '${input.reference}' was credited before; balance unchanged\n`)

@@ -191,6 +191,18 @@ t.test('a refused credit comes back with the amount, reference and wallet as typ
   t.same(await ledger(), before, 'nothing credited')
 })
 
+t.test('a credit past the most a wallet holds is refused at the amount, and nothing is credited', async (t) => {
+  const full = await seedAccount(sql, { balance: 10_000_000_000_000, name: 'Full Wallet Ltd' })
+  const client = new ConsoleClient(app)
+  await client.logIn(operator)
+  const base = `/console/ops/businesses/${full.businessId}`
+  await client.get(base)
+  const over = await client.post(`${base}/credit`, { amount: '0.01', reference: 'TRF-OVER', mode: 'live' })
+  t.equal(over.statusCode, 400)
+  t.match(over.body, /<p class="error" id="field-amount-error">Amount would take the balance \(₦10,000,000,000,000\.00\) past the most a wallet holds, ₦10,000,000,000,000\.00\.</)
+  t.same(await sql`select reference from ledger_entries where business_id = ${full.businessId}`, [{ reference: 'seed' }], 'nothing credited')
+})
+
 t.test('a used reference with another amount credits nothing and says so; the same amount is a retry', async (t) => {
   const client = new ConsoleClient(app)
   await client.logIn(operator)

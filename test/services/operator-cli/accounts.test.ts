@@ -18,7 +18,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
   const counts = async () => {
     const [row] = await sql`select
       (select count(*)::int from businesses) as businesses, (select count(*)::int from api_keys) as keys,
-      (select count(*)::int from ledger_entries) as ledger, (select coalesce(sum(balance), 0)::int from wallets) as balances`
+      (select count(*)::int from ledger_entries) as ledger, (select coalesce(sum(balance), 0)::bigint from wallets) as balances`
     return row
   }
   // A refusal: non-zero exit, one line on stderr, nothing on stdout, nothing written.
@@ -169,6 +169,12 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '0'], /--amount must be a positive amount/)
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '1.234'], /at most 2 decimals/)
     await refuses(t, ['wallet:credit', '--business', '00000000-0000-4000-8000-000000000000', '--amount', '10'], /does not exist/)
+    // A wallet full to its limit (10^15 kobo) takes no more: set by hand, with its ledger entry.
+    await sql.begin(async (tx) => {
+      const [wallet] = await tx`update wallets set balance = 1000000000000000, entries = entries + 1 where business_id = ${businessId} and livemode returning balance, entries`
+      await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq) values (${businessId}, 'credit', ${1e15 - 5010025}, 'FILL', ${wallet!.balance}, ${wallet!.entries})`
+    })
+    await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '0.01', '--reference', 'TRF-OVER'], /^--amount would take the balance \(10000000000000\) past the most a wallet holds, 10000000000000 NGN; nothing was credited$/)
     await refuses(t, ['wallet:show', '--business', 'abc'], /--business must be a UUID/)
   })
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, dailySpend, debitWalletIfCovered, findWallet, listLedger, type LedgerEntry } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, dailySpend, debitWalletIfCovered, findWallet, listLedger, WALLET_MAX_KOBO, type LedgerEntry } from '../../../shared/db/wallets.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { genericPlanOf, schemaAt, useTestDb, walletIsBroken, walletsAgainstLedger } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
@@ -15,7 +15,7 @@ t.test('wallet repository keeps balance = credits − debits + refunds, with an 
 
   // Ten concurrent credits with one reference, as a retried bank webhook would send them.
   const credits = await Promise.all(Array.from({ length: 10 }, () => sql.begin((tx) => creditWallet(tx, business.id, 500_000, 'TRF-9'))))
-  t.equal(credits.filter((credit) => credit!.credited).length, 1, 'one credit wins')
+  t.equal(credits.filter((credit) => credit?.kind === 'credited').length, 1, 'one credit wins')
   t.same(credits.map((credit) => credit!.balance), Array(10).fill(500_000), 'every caller sees the credited balance')
 
   const placementId = randomUUID()
@@ -43,6 +43,20 @@ t.test('wallet repository keeps balance = credits − debits + refunds, with an 
   t.same(entries.map((entry) => entry.kind), ['credit', 'debit'])
   t.same((await listLedger(sql, business.id, { kinds: ['debit'], beforeSeq: null, limit: 100 })).map((entry) => entry.placementId), [placementId], 'filtered by kind')
   t.equal(await sql.begin((tx) => creditWallet(tx, randomUUID(), 100)), null, 'no wallet, no credit')
+})
+
+// Past 2^53 kobo a balance read as a number is no longer exact (migration 00037).
+t.test('a wallet holds at most WALLET_MAX_KOBO: a credit past it changes nothing, a retry is still a retry', async (t) => {
+  const { sql } = await useTestDb(t)
+  const business = await createBusiness(sql, newUuid(), { name: 'Full', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  await createWallet(sql, business.id, 'NGN')
+  t.match(await sql.begin((tx) => creditWallet(tx, business.id, WALLET_MAX_KOBO - 100, 'BIG')), { kind: 'credited', balance: WALLET_MAX_KOBO - 100 })
+  t.match(await sql.begin((tx) => creditWallet(tx, business.id, 100, 'TO-THE-BRIM')), { kind: 'credited', balance: WALLET_MAX_KOBO }, 'up to the limit itself')
+  t.match(await sql.begin((tx) => creditWallet(tx, business.id, 1, 'ONE-MORE')), { kind: 'over_limit', balance: WALLET_MAX_KOBO }, 'one kobo more is refused')
+  t.match(await sql.begin((tx) => creditWallet(tx, business.id, 100, 'TO-THE-BRIM')), { kind: 'repeated', earlier: { amount: 100 } }, 'a retry of a credit made is answered as one')
+  await t.rejects(sql`update wallets set balance = balance + 1 where business_id = ${business.id}`, { code: '23514' }, 'the database holds the limit too')
+  t.equal((await findWallet(sql, business.id))!.balance, WALLET_MAX_KOBO)
+  t.equal((await listLedger(sql, business.id, { kinds: null, beforeSeq: null, limit: 10 })).length, 2, 'two entries, no more')
 })
 
 // A transaction's id is its number in its wallet (migration 00036): the ledger's global row number
