@@ -3,7 +3,7 @@ import type { PlatformRates } from '../courier.js'
 import type { Shipment } from '../schemas/shipment.js'
 import type { Business } from './businesses.js'
 import { DEFAULT_PLATFORM_RATES, RATES_COLUMNS, ratesFromRow, type RatesColumns } from './platform-rates.js'
-import type { Db, Tx } from './sql.js'
+import { pastCursor, type Db, type Tx } from './sql.js'
 
 export type PlacementStatus = 'pending' | 'succeeded' | 'failed'
 
@@ -156,13 +156,22 @@ export async function settleNotProcessed(db: Db, id: string, outcome: PlacementO
   return rows.length === 1
 }
 
-/** Pending placements older than `seconds`: the settler asks the queue whether a job backs them. */
-export async function findStalePending(db: Db, seconds: number): Promise<string[]> {
-  const rows = await db<{ id: string }[]>`
-    select id from placements
+/** Where a page of stale pending placements ended: the last one, its time as Postgres's text (`pastCursor`). */
+export interface PendingCursor {
+  id: string
+  createdAt: string
+}
+
+/**
+ * Pending placements older than `seconds`, oldest first from `after`, `limit` at a time: the
+ * settler asks the queue whether a job backs each, and pages on past those still waiting.
+ */
+export async function findStalePending(db: Db, seconds: number, limit: number, after: PendingCursor | null): Promise<PendingCursor[]> {
+  return db<PendingCursor[]>`
+    select id, created_at::text as created_at from placements
     where status = 'pending' and created_at < now() - make_interval(secs => ${seconds})
-    order by created_at limit 500`
-  return rows.map((row) => row.id)
+      ${after ? db`and ${pastCursor(db, 'created_at', 'id', { at: after.createdAt, id: after.id })}` : db``}
+    order by created_at, id limit ${limit}`
 }
 
 /** Idempotency-Keys live `ttlHours`; after that the key may be used for a new request. */

@@ -285,6 +285,29 @@ t.test('placement', async (t) => {
     await sql`delete from placements where id = ${recent}`
   })
 
+  t.test('the settler pages past pending placements whose jobs still wait, to an orphan behind them', async (t) => {
+    const account = await seedAccount(sql, { balance: 100000 })
+    const connection = new Redis(db.config.REDIS_URL, { maxRetriesPerRequest: null })
+    const queue = new Queue(PLACEMENT_QUEUE, { connection, prefix: db.config.QUEUE_PREFIX })
+    t.teardown(async () => { await queue.close(); connection.disconnect() })
+    // A backlog: older placements whose jobs wait (delayed an hour, so no worker takes them), then
+    // a newer one no job backs. Ages as in the test above: only this call's settler sees them.
+    const waiting = [randomUUID(), randomUUID(), randomUUID()]
+    for (const [i, id] of waiting.entries()) {
+      await sql`insert into placements (id, business_id, status, request_hash, shipments, created_at)
+                values (${id}, ${account.businessId}, 'pending', 'x', '[]', now() - make_interval(secs => ${40 - i}))`
+      await queue.add('place', { placement_id: id, business_id: account.businessId }, { jobId: id, delay: 3_600_000 })
+    }
+    const orphan = randomUUID()
+    await sql`insert into placements (id, business_id, status, request_hash, shipments, created_at)
+              values (${orphan}, ${account.businessId}, 'pending', 'x', '[]', now() - interval '30 seconds')`
+    t.same(await settleOrphans(sql, queue, 10, 2), [orphan], 'two pages of two: the orphan after the three waiting is settled')
+    const statuses = await sql`select status from placements where id = any(${waiting}::uuid[])`
+    t.same(statuses.map((row) => row.status), ['pending', 'pending', 'pending'], 'the waiting ones are left to their jobs')
+    for (const id of waiting) await queue.remove(id)
+    await sql`delete from placements where id = any(${waiting}::uuid[])`
+  })
+
   t.test('reading a placement: stored answer, 404 for unknown or foreign ids', async (t) => {
     const account = await seedAccount(sql, { balance: 100000 })
     const other = await seedAccount(sql, { balance: 100000 })
