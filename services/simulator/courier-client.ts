@@ -40,12 +40,20 @@ export function courierClient(api: string, token: string) {
      * drops; rejects with TokenRefusedError when the token is refused, which no reconnect mends.
      */
     async follow(onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<void> {
+      // The last notice heard: a reconnect asks for what came after it, as a browser's EventSource does.
+      let lastEventId: string | undefined
       while (!signal.aborted) {
         try {
-          const response = await fetch(`${api}/courier/stream`, { headers: { authorization }, signal })
+          const resume: Record<string, string> = lastEventId ? { 'last-event-id': lastEventId } : {}
+          const response = await fetch(`${api}/courier/stream`, { headers: { authorization, ...resume }, signal })
           if (response.status === 401) throw new TokenRefusedError(refusalMessage(parseJson(await response.text())) || 'token refused')
           if (!response.ok || !response.body) throw new Error(`stream answered ${response.status}`)
-          const parser = createParser({ onEvent: (message) => onEvent({ event: message.event ?? 'message', data: parseJson(message.data) }) })
+          const parser = createParser({
+            onEvent: (message) => {
+              lastEventId = message.id ?? lastEventId
+              onEvent({ event: message.event ?? 'message', data: parseJson(message.data) })
+            },
+          })
           const decoder = new TextDecoder()
           for await (const chunk of response.body) parser.feed(decoder.decode(chunk, { stream: true }))
         } catch (err) {

@@ -12,9 +12,20 @@ import { resumeTrail } from './positions.js'
 export const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled', 'order_unassigned'] as const
 export type CourierNoticeEvent = (typeof COURIER_NOTICE_EVENTS)[number]
 
-/** A notice as it travels on a courier's channel. */
-const noticeMessageSchema = z.object({ event: z.enum(COURIER_NOTICE_EVENTS), data: z.record(z.string(), z.unknown()) })
+/** Where a notice stands in its courier's log (a Redis stream entry id): the SSE event's `id`. */
+const NOTICE_ID = /^\d{1,15}-\d{1,15}$/
+
+/** A notice as it travels on a courier's channel; `id` its place in the courier's log. */
+const noticeMessageSchema = z.object({ event: z.enum(COURIER_NOTICE_EVENTS), data: z.record(z.string(), z.unknown()), id: z.string().regex(NOTICE_ID).optional() })
 export type CourierNoticeMessage = z.infer<typeof noticeMessageSchema>
+
+/**
+ * How many of a courier's notices are kept, and for how long after the last: what a stream that
+ * reconnects with `Last-Event-ID` (a phone between cells) is told again. Longer away, the app
+ * reads its orders and offers again, as it does on any start.
+ */
+const NOTICE_LOG_MAX = 100
+const NOTICE_LOG_TTL_S = 3600
 
 export interface CourierNotice {
   courierId: string
@@ -27,15 +38,47 @@ export function courierChannel(prefix: string, courierId: string): string {
   return `${prefix}:courier-stream:${courierId}`
 }
 
-/** Tells the courier, if connected; a notice nobody hears is lost, and `GET /v2/courier/offers` still shows the truth. */
+/** The Redis stream that keeps a courier's last notices, for a stream that reconnects. */
+function courierNoticeLog(prefix: string, courierId: string): string {
+  return `${prefix}:courier-notices:${courierId}`
+}
+
+/**
+ * Tells the courier: kept in their log first (NOTICE_LOG_MAX, NOTICE_LOG_TTL_S), then published
+ * with its place there, so a stream open now hears it and one that reconnects with that place
+ * is told what came after. Data about an order, never more than the courier's own views hold.
+ */
 export async function tellCourier(redis: RedisClient, prefix: string, notice: CourierNotice): Promise<void> {
   const message: CourierNoticeMessage = { event: notice.event, data: notice.data }
-  await redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify(message))
+  const log = courierNoticeLog(prefix, notice.courierId)
+  const id = await redis.xadd(log, 'MAXLEN', '~', NOTICE_LOG_MAX, '*', 'notice', JSON.stringify(message))
+  await Promise.all([redis.expire(log, NOTICE_LOG_TTL_S), redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify({ ...message, id: id ?? undefined }))])
 }
 
 /** A message of a courier's channel as a notice, or null when it is none (garbled, or another version's event). */
 export function readCourierNotice(message: string): CourierNoticeMessage | null {
   return parseJsonAs(noticeMessageSchema, message)
+}
+
+/** `Last-Event-ID` as a place in a courier's log, or null when it is none (absent, or not one we gave). */
+export function noticeIdOf(header: string | string[] | undefined): string | null {
+  return typeof header === 'string' && NOTICE_ID.test(header) ? header : null
+}
+
+/** Whether notice id `a` comes after `b` in a log (Redis stream ids: milliseconds, then a sequence). */
+export function noticeIdAfter(a: string, b: string): boolean {
+  const [aMs = 0, aSeq = 0] = a.split('-').map(Number)
+  const [bMs = 0, bSeq = 0] = b.split('-').map(Number)
+  return aMs > bMs || (aMs === bMs && aSeq > bSeq)
+}
+
+/** The courier's notices kept after `after`, oldest first: what a reconnecting stream missed. */
+export async function noticesSince(redis: RedisClient, prefix: string, courierId: string, after: string): Promise<CourierNoticeMessage[]> {
+  const entries = await redis.xrange(courierNoticeLog(prefix, courierId), `(${after}`, '+', 'COUNT', NOTICE_LOG_MAX)
+  return entries.flatMap(([id, fields]) => {
+    const notice = readCourierNotice(fields[1] ?? '')
+    return notice ? [{ ...notice, id }] : []
+  })
 }
 
 /**

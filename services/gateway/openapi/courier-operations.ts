@@ -97,7 +97,8 @@ export const courierOperations = {
   '/courier/stream': {
     get: {
       operationId: 'streamOffers', summary: 'Offers as they happen (Server-Sent Events)', ...courier,
-      description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn`, `order_cancelled` and `order_unassigned` (an order the courier held, handed back to dispatch: `{order_id, reason}`) events, and a comment every 15 s. On connecting, the offers already pending come first as `offer` events, then the comment `connected`; an offer made at that moment may come twice (key on `offer_id`).' + TOKEN_NOTE,
+      description: 'A `text/event-stream`: `offer` (an offer as in GET /courier/offers), `offer_withdrawn`, `order_cancelled` and `order_unassigned` (an order the courier held, handed back to dispatch: `{order_id, reason}`) events, and a comment every 15 s. On connecting, the offers already pending come first as `offer` events, then the comment `connected`; an offer made at that moment may come twice (key on `offer_id`). Each event has an `id`: a stream opened again with the last one as `Last-Event-ID` (as EventSource does) is told the events it missed, in order, before `connected` (the last 100 of the courier, kept an hour).' + TOKEN_NOTE,
+      parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, description: 'The `id` of the last event this app heard: the events after it come first', schema: { type: 'string', example: '1764389012345-0' } }],
       responses: { 200: { description: 'The stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
     },
   },

@@ -6,7 +6,7 @@ import { lastFix, shiftOf } from '../../../shared/couriers/positions.js'
 import { findActiveOrderIdsOfCourier, type CourierRow } from '../../../shared/db/couriers.js'
 import type { Sql } from '../../../shared/db/sql.js'
 import type { DispatchQueue } from '../../../shared/dispatch/queue.js'
-import type { CourierNoticeMessage } from '../../../shared/couriers/stream.js'
+import { noticeIdAfter, noticeIdOf, noticesSince, type CourierNoticeMessage } from '../../../shared/couriers/stream.js'
 import { courierOrderView } from '../../../shared/dispatch/views.js'
 import { ApiError } from '../../../shared/errors/api-error.js'
 import { errorCode } from '../../../shared/errors/error-message.js'
@@ -133,7 +133,10 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       clearInterval(heartbeat)
       stop?.()
     })
-    const send = ({ event, data }: CourierNoticeMessage) => write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    // A notice's `id` is its place in the courier's log: the app's EventSource sends the last one
+    // back as Last-Event-ID when it reconnects, and is told what it missed.
+    const send = ({ event, data, id }: CourierNoticeMessage) => write(`${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    const missedSince = noticeIdOf(request.headers['last-event-id'])
     // Notices that come while the pending offers are read wait for them, so a withdrawal always
     // follows the offer it withdraws.
     let held: CourierNoticeMessage[] | null = []
@@ -153,7 +156,20 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     } catch (err) {
       request.log.warn({ err }, 'pending offers not replayed on the stream; GET /v2/courier/offers lists them')
     }
-    for (const notice of held) send(notice)
+    // Then what was told since the last notice this app heard (withdrawals, cancels, hand-backs
+    // while it was away), and only after it what came while these were read: each notice once.
+    let lastSent = missedSince
+    if (missedSince) {
+      try {
+        for (const notice of await noticesSince(redis, prefix, request.courier.id, missedSince)) {
+          send(notice)
+          lastSent = notice.id ?? lastSent
+        }
+      } catch (err) {
+        request.log.warn({ err }, 'missed notices not replayed on the stream; GET /v2/courier/me and /offers show the truth')
+      }
+    }
+    for (const notice of held) if (!lastSent || !notice.id || noticeIdAfter(notice.id, lastSent)) send(notice)
     held = null
     // Only now: a client that waits for this line misses no notice sent after it.
     write(': connected\n\n')

@@ -36,12 +36,15 @@ t.teardown(() => redis.disconnect())
 interface StreamEvent {
   event: string
   data: Record<string, unknown>
+  /** The notice's place in the courier's log, if it has one. */
+  id?: string
 }
 
 /** Opens the courier's stream and collects its events and comments until `close` (or the gateway ends it: `ended`). */
-async function openStream(token: string, from = base) {
+async function openStream(token: string, from = base, lastEventId?: string) {
   const controller = new AbortController()
-  const response = await fetch(`${from}/v2/courier/stream`, { headers: { ...bearer(token), accept: 'text/event-stream' }, signal: controller.signal })
+  const resume: Record<string, string> = lastEventId ? { 'last-event-id': lastEventId } : {}
+  const response = await fetch(`${from}/v2/courier/stream`, { headers: { ...bearer(token), accept: 'text/event-stream', ...resume }, signal: controller.signal })
   const events: StreamEvent[] = []
   const comments: string[] = []
   const state = { ended: false }
@@ -62,7 +65,8 @@ async function openStream(token: string, from = base) {
           comments.push(...lines.filter((line) => line.startsWith(':')).map((line) => line.slice(1).trim()))
           const event = lines.find((line) => line.startsWith('event: '))?.slice(7)
           const data = lines.find((line) => line.startsWith('data: '))?.slice(6)
-          if (event) events.push({ event, data: data ? JSON.parse(data) : null })
+          const id = lines.find((line) => line.startsWith('id: '))?.slice(4)
+          if (event) events.push({ event, data: data ? JSON.parse(data) : null, ...(id ? { id } : {}) })
         }
       }
     } catch {
@@ -169,6 +173,34 @@ t.test('a notice the gateway cannot read is dropped; the stream and the gateway 
   const me = await fetch(`${base}/v2/courier/me`, { headers: bearer(rider.token) })
   t.equal(me.status, 200, 'the gateway still answers')
   await me.body?.cancel()
+})
+
+t.test('a stream that reconnects with Last-Event-ID is told first what it missed, each notice once', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Between cells', kmNorth(ISLAND, 5))
+  const tell = (orderId: string, event: 'order_cancelled' | 'order_unassigned' = 'order_cancelled') =>
+    tellCourier(redis, db.config.QUEUE_PREFIX, { courierId: rider.id, event, data: { order_id: orderId } })
+  const first = await openStream(rider.token)
+  t.ok((await waitForValue(async () => first.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  await tell('ORD-0000000001')
+  const heard = await first.next('order_cancelled', 'ORD-0000000001')
+  t.match(heard.value?.id, /^\d+-\d+$/, 'each notice carries its place in the courier\'s log')
+  await first.close()
+
+  // While the phone is away: two notices nobody hears.
+  await tell('ORD-0000000002')
+  await tell('ORD-0000000003', 'order_unassigned')
+  const again = await openStream(rider.token, base, heard.value?.id)
+  t.teardown(again.close)
+  t.ok((await waitForValue(async () => again.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.same(again.events.map((event) => `${event.event} ${String(event.data.order_id)}`), ['order_cancelled ORD-0000000002', 'order_unassigned ORD-0000000003'], 'what it missed, in order, before connected: not what it had heard')
+  await tell('ORD-0000000004')
+  t.ok((await again.next('order_cancelled', 'ORD-0000000004')).held, 'and then what comes, live')
+  t.equal(again.events.length, 3, 'each once')
+
+  const fresh = await openStream(rider.token, base, 'not-an-id')
+  t.teardown(fresh.close)
+  t.ok((await waitForValue(async () => fresh.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.same(fresh.events, [], 'without a place it gave (none, or one it never gave), a stream starts from now')
 })
 
 t.test('a courier who stops reading is ended once STREAM_BACKLOG_BYTES wait unsent, not buffered for without end', async (t) => {
