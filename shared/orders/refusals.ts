@@ -19,5 +19,7 @@ export function orderChangeRefusal(outcome: Exclude<OrderChangeOutcome, { kind: 
 }
 
 export function orderNotFound(orderId: string): ApiError {
+  // `/orders/` with nothing after it reaches the route of one order with an empty id.
+  if (orderId === '') return new ApiError(404, 'No order id was given: /orders/{order_id}')
   return new ApiError(404, `Order ${orderId} was not found`)
 }

@@ -76,6 +76,7 @@ const cases: Case[] = [
   ['accept: a 300-character id', 'POST', offer(`off_${'A'.repeat(300)}`, 'accept'), {}, 404, /^Cannot POST \/v2\/courier\/offers\/off_A{300}\/accept$/],
   ['accept: broken percent-encoding', 'POST', offer('%zz', 'accept'), {}, 404, /^Cannot POST \/v2\/courier\/offers\/%zz\/accept$/],
   ['pickup: a 300-character id', 'POST', order(`ORD-${'A'.repeat(300)}`, 'pickup'), {}, 404, /^Cannot POST /],
+  ['order: no id', 'GET', '/v2/courier/orders/', {}, 404, /^No order id was given: \/orders\/\{order_id\}$/],
   ['accept: unknown offer', 'POST', offer(UNKNOWN_OFFER, 'accept'), {}, 404, /^Offer off_0000000000000000 was not found$/],
   ["accept: another courier's offer", 'POST', offer(theirs.offerId, 'accept'), {}, 404, new RegExp(`^Offer ${theirs.offerId} was not found$`)],
   ['accept: malformed JSON', 'POST', offer(mine.offerId, 'accept'), { body: '{', contentType: 'application/json' }, 400, /^Malformed JSON in request body$/],
