@@ -81,11 +81,23 @@ export function startRider(client: CourierClient, options: RiderOptions) {
     const offer = event === 'offer' ? offerNotice.safeParse(data) : null
     if (offer?.success) void guarded(() => consider(offer.data))
     // Cancelled, or handed back by an operator: the order is no longer theirs to carry.
+    // Given an order by an operator: ridden like an accepted one, if the rider is free.
+    const given = event === 'order_assigned' ? orderNotice.safeParse(data) : null
+    if (given?.success) void guarded(() => takeOn(given.data.order_id))
     const gone = event === 'order_cancelled' || event === 'order_unassigned' ? orderNotice.safeParse(data) : null
     if (gone?.success && errand.kind !== 'idle' && errand.orderId === gone.data.order_id) {
       options.log(`${options.name}: ${errand.orderId} was ${event === 'order_cancelled' ? 'cancelled' : 'handed back'}`)
       errand = { kind: 'idle' }
     }
+  }
+
+  /** An order an operator gave the rider: read in full, then ridden from where the rider is. */
+  const takeOn = async (orderId: string) => {
+    if (errand.kind !== 'idle') return
+    const order = heldOrder.safeParse((await call('GET', `/orders/${orderId}`)).body)
+    if (!order.success) return
+    errand = rideOf(order.data)
+    options.log(`${options.name} was given ${orderId} by an operator`)
   }
 
   /** The token is revoked: said once, and the rider stops instead of knocking every tick for ever. */

@@ -6,10 +6,11 @@ import { resumeTrail } from './positions.js'
 
 /**
  * What a courier's stream says (DESIGN 14): a new offer, an offer taken back, an order cancelled;
- * and an order handed back to dispatch (an operator's unassign), which DESIGN 14 leaves unsaid but
- * an app showing the order as theirs must hear.
+ * and, which DESIGN 14 leaves unsaid but an app showing the courier's orders must hear, an order
+ * handed back to dispatch (an operator's unassign) and one given them by hand (an operator's
+ * assignment, not an offer they accepted).
  */
-export const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled', 'order_unassigned'] as const
+export const COURIER_NOTICE_EVENTS = ['offer', 'offer_withdrawn', 'order_cancelled', 'order_unassigned', 'order_assigned'] as const
 export type CourierNoticeEvent = (typeof COURIER_NOTICE_EVENTS)[number]
 
 /** Where a notice stands in its courier's log (a Redis stream entry id): the SSE event's `id`. */

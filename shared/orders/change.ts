@@ -162,8 +162,9 @@ export function closedOfferMessage(offer: Pick<Offer, 'id' | 'status' | 'expires
 }
 
 /**
- * What couriers hear of this change: offers withdrawn, a cancel of an order one of them holds, and
- * an order handed back from them to dispatch by someone else (an operator). A withdrawal says
+ * What couriers hear of this change: offers withdrawn, a cancel of an order one of them holds, an
+ * order handed back from them to dispatch by someone else (an operator), and an order given them
+ * by someone else (an operator's assignment; their own accept they know of). A withdrawal says
  * why, as the dispatcher's `expired` does: the order was `cancelled`, or an operator `assigned` it
  * to someone (the only moves out of `created` without the offer), or gave the courier another
  * order (`given another order`).
@@ -174,6 +175,9 @@ function noticesOf(before: Order, after: Order, withdrawn: Offer[]): CourierNoti
   if (after.status === 'cancelled' && before.courierId) notices.push({ courierId: before.courierId, event: 'order_cancelled', data: { order_id: before.id } })
   if (after.status === 'created' && before.courierId && isHeld(before) && after.history.at(-1)?.by !== 'courier') {
     notices.push({ courierId: before.courierId, event: 'order_unassigned', data: { order_id: before.id, reason: after.history.at(-1)?.reason ?? null } })
+  }
+  if (after.status === 'assigned' && after.courierId && before.status === 'created' && after.history.at(-1)?.by !== 'courier') {
+    notices.push({ courierId: after.courierId, event: 'order_assigned', data: { order_id: after.id } })
   }
   return notices
 }

@@ -162,6 +162,19 @@ t.test('npm run simulate -- --couriers 20 delivers 100 orders placed at once; ev
   t.ok(await waitFor(() => mending.closed(), 5000, 50), 'stopped')
   t.match(mending.lines.at(-1), /^simulate: stopped after \d+ s; 1 orders delivered, 1 failed, 1 returned; riders offline$/, 'the failed, returned and delivered orders counted')
 
+  // An order an operator gives a rider by hand (order:advance --courier): the rider hears
+  // order_assigned on its stream and rides it, though it declines every offer (--accept 0).
+  const byHand = runSimulator(t, 'node', ['--couriers', '1', '--speed', '3000', '--tick-ms', '1000', '--accept', '0', '--api', launched.baseUrl], launched.env)
+  t.ok((await waitForValue(async () => byHand.lines.some((line) => line.includes('riders available')), Boolean, 30_000, 100)).held, byHand.lines.join('\n'))
+  const [handed] = (await (await business('POST', 'order', [shipment()], { 'idempotency-key': 'simulator-by-hand' })).json()).orders
+  const given = spawnSync(process.execPath, [path.join(projectRoot, 'dist/services/operator-cli/main.js'), 'order:advance', '--order', handed.order_id, '--to', 'assigned', '--courier', rider!.id], { env: childEnv(launched.env), encoding: 'utf8', timeout: 20_000 })
+  t.equal(given.status, 0, given.stderr)
+  const handedDone = await waitForValue(async () => (await business('GET', `orders/${handed.order_id}`)).json(), (order) => order.status === 'delivered', 30_000, 250)
+  t.match(handedDone.value, { status: 'delivered', courier: { name: 'Sim Rider 001' } }, `given by hand, ridden and delivered: ${byHand.lines.join('\n')}`)
+  t.ok(byHand.lines.some((line) => line.includes(`Sim Rider 001 was given ${handed.order_id} by an operator`)), 'the rider says so')
+  byHand.child.kill('SIGTERM')
+  t.ok(await waitFor(() => byHand.closed(), 5000, 50), 'stopped')
+
   // SIGTERM through `npm run simulate` (npm → sh → node): the simulator itself stops, and soon.
   const viaNpm = runSimulator(t, 'npm', ['--couriers', '2', '--tick-ms', '1000', '--api', launched.baseUrl], launched.env)
   t.ok((await waitForValue(async () => viaNpm.lines.some((line) => line.includes('riders available')), Boolean, 30_000, 100)).held, viaNpm.lines.join('\n'))

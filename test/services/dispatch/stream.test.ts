@@ -332,6 +332,8 @@ t.test('an operator who gives a courier another order withdraws the offer they h
   t.equal(assigned.code, 0, assigned.stderr)
   const withdrawn = await stream.next('offer_withdrawn', offeredOrder!)
   t.same(withdrawn.value?.data, { offer_id: offerId, order_id: offeredOrder, reason: 'given another order' }, 'the rider hears why the offer went')
+  const given = await stream.next('order_assigned', handed!)
+  t.same(given.value?.data, { order_id: handed }, 'and that the operator gave them the other order')
   const accept = await fetch(`${base}/v2/courier/offers/${offerId}/accept`, { method: 'POST', headers: bearer(rider.token) })
   t.equal(accept.status, 409)
   t.equal((await accept.json()).message, `Offer ${offerId} was withdrawn`)
