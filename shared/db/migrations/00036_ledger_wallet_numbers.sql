@@ -27,3 +27,18 @@ drop index ledger_by_business;
 drop index ledger_credits_refunds;
 create index ledger_credits_refunds on ledger_entries (business_id, livemode, seq desc)
   where kind in ('credit', 'refund');
+
+-- The image before this one writes entries without a number. It runs beside the new one during a
+-- rolling deploy, and alone after a rollback: its entries are numbered here, under the wallet's
+-- row lock its statement already holds. Only those: the new code numbers its own, and the WHEN
+-- keeps this off its path. A later release, when no such image can run, drops it.
+create function ledger_entry_number() returns trigger language plpgsql as $$
+begin
+  update wallets set entries = entries + 1
+  where business_id = new.business_id and livemode = new.livemode
+  returning entries into new.seq;
+  return new;
+end
+$$;
+create trigger ledger_entry_number before insert on ledger_entries
+  for each row when (new.seq is null) execute function ledger_entry_number();

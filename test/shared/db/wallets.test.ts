@@ -120,6 +120,41 @@ t.test('the numbering migration numbers each wallet\'s entries in their order, a
   t.ok(names.every((row) => /^[0-9A-F]{16}$/.test(row.ledgerName)), 'sixteen hex digits')
 })
 
+// During a rolling deploy (and after a rollback) the image before migration 00036 runs on its
+// schema: its statements, as that image sends them, write entries without a number.
+t.test("the previous image's credit and debit still work, and their entries are numbered in turn (its refund is its debit's shape)", async (t) => {
+  const { sql } = await useTestDb(t)
+  const business = await createBusiness(sql, newUuid(), { name: 'Rolling', phone: '1', address: 'Yaba, Lagos', state: 'Lagos', currency: 'NGN' })
+  await createWallet(sql, business.id, 'NGN')
+  const id = business.id
+  // The previous image's credit: lock, insert, update.
+  await sql.begin(async (tx) => {
+    const [wallet] = await tx`select balance from wallets where business_id = ${id} and livemode for update`
+    await tx`insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after)
+      values (${id}, true, 'credit', 5000, 'OLD-1', ${Number(wallet!.balance) + 5000})
+      on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing returning id`
+    await tx`update wallets set balance = balance + 5000, updated_at = now() where business_id = ${id} and livemode`
+  })
+  // This image's credit between them.
+  await sql.begin((tx) => creditWallet(tx, id, 1000, 'NEW-1'))
+  // The previous image's debit: one statement, the wallet updated in its CTE.
+  await sql.begin((tx) => tx`
+    with wallet as (
+      update wallets set balance = balance - 700, updated_at = now() where business_id = ${id} and livemode = true returning balance)
+    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
+    select ${id}, true, 'debit', 700, ${randomUUID()}, wallet.balance from (values (1)) as one left join wallet on true`)
+  await sql.begin((tx) => debitWalletIfCovered(tx, id, 300, randomUUID(), true))
+  const entries = (await listLedger(sql, id, { kinds: null, beforeSeq: null, limit: 10 })).reverse()
+  t.same(entries.map((entry) => [entry.seq, entry.kind, entry.amount, entry.balanceAfter]), [[1, 'credit', 5000, 5000], [2, 'credit', 1000, 6000], [3, 'debit', 700, 5300], [4, 'debit', 300, 5000]], 'numbered 1 … 4 whichever image wrote them')
+  t.same((await walletsAgainstLedger(sql)).filter(walletIsBroken), [], 'and the wallet knows its last number')
+  // The previous image's debit of a wallet that is not there still fails in Postgres.
+  await t.rejects(sql.begin((tx) => tx`
+    with wallet as (
+      update wallets set balance = balance - 1 where business_id = ${randomUUID()} and livemode = true returning balance)
+    insert into ledger_entries (business_id, livemode, kind, amount, placement_id, balance_after)
+    select ${id}, true, 'debit', 1, ${randomUUID()}, wallet.balance from (values (1)) as one left join wallet on true`), { code: '23502' })
+})
+
 // GET /v2/business/wallet/transactions?type=… (migration 00031): credits and refunds, a few
 // among a placement's debit each, are read from their own index, even by a generic plan.
 t.test('a statement of credits only is read from their index, not found among the debits', async (t) => {
