@@ -724,7 +724,7 @@ t.test('deploy/k8s', async (t) => {
         t.ok(object, `a ScaledObject scales the ${role} Deployment`)
         t.same(object?.spec.scaleTargetRef, { apiVersion: 'apps/v1', kind: 'Deployment', name: deployment?.metadata.name }, 'by its Deployment')
         t.notOk(deployment?.spec.replicas, `the ${role} Deployment leaves replicas to KEDA`)
-        t.ok(object?.spec.minReplicaCount >= 1, `never scales the ${role} to zero`)
+        t.ok(object?.spec.minReplicaCount >= 2, `never fewer than two ${role}s: one evicted or lost leaves another`)
         const trigger = (object?.spec.triggers ?? []).find((entry: Doc) => String(entry.metadata?.listName).endsWith(':wait'))
         t.equal(trigger?.type, 'redis', 'redis list trigger')
         t.equal(trigger?.metadata?.listName, new QueueKeys(configPrefix).toKey(queue, 'wait'), `the list is BullMQ's wait list of the ${queue} queue`)
@@ -753,6 +753,26 @@ t.test('deploy/k8s', async (t) => {
       })
     }
   })
+  t.test('every service survives a node drain: a PodDisruptionBudget, at least two pods, spread over nodes and zones', async (t) => {
+    const budgets = ofKind('PodDisruptionBudget')
+    for (const deployment of ofKind('Deployment')) {
+      const labels = deployment.spec.selector.matchLabels
+      const name = deployment.metadata.name
+      const budget = budgets.find((doc) => JSON.stringify(doc.spec.selector.matchLabels) === JSON.stringify(labels))
+      t.ok(budget, `${name}: a PodDisruptionBudget selects its pods`)
+      t.ok(budget?.spec.maxUnavailable === 1 || budget?.spec.minAvailable === 1, `${name}: a drain takes one pod at a time`)
+      const least = deployment.spec.replicas ?? ofKind('HorizontalPodAutoscaler').find((doc) => doc.spec.scaleTargetRef.name === name)?.spec.minReplicas
+        ?? ofKind('ScaledObject').find((doc) => doc.spec.scaleTargetRef.name === name)?.spec.minReplicaCount
+      t.ok(least >= 2, `${name}: at least two pods (${String(least)}), so the budget never blocks a drain`)
+      const spread: Doc[] = deployment.spec.template.spec.topologySpreadConstraints ?? []
+      for (const key of ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']) {
+        const constraint = spread.find((entry) => entry.topologyKey === key)
+        t.same(constraint?.labelSelector?.matchLabels, labels, `${name}: spread over ${key}, by its own pods`)
+        t.equal(constraint?.whenUnsatisfiable, 'ScheduleAnyway', `${name}: never left unscheduled for it`)
+      }
+    }
+  })
+
   // BullMQ keeps a job added with a priority in `<prefix>:<queue>:prioritized` (a sorted set), never
   // in the wait list: a queue that takes such jobs is watched there too, or a backlog of them scales nothing.
   t.test('KEDA counts the dispatch queue\'s prioritized jobs', async (t) => {
@@ -912,7 +932,8 @@ t.test('deploy/k8s', async (t) => {
     const s3 = new URL(config.S3_ENDPOINT ?? 'https://s3.amazonaws.com')
     const s3Port = Number(s3.port || (s3.protocol === 'https:' ? 443 : 80))
     t.same(SERVICES.filter(opensPhotoStore), ['console', 'gateway', 'worker'], 'the gateway, the console and the worker open the photo store (the check below finds them)')
-    const dns = ['kube-system/kube-dns:53']
+    // kube-dns, or NodeLocal DNSCache's node-local address where the cluster runs it.
+    const dns = ['kube-system/kube-dns:53', 'ip:169.254.20.10/32-0:53']
     const data = ['any:5432', 'any:6379', 'any:6380', 'observability/*:4318']
     const scrape = (port: number) => `monitoring/*:${port}`
     // S3 (and STS for the pod role's credentials) over https, from any address: VPC endpoints are private.
