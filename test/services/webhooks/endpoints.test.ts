@@ -294,6 +294,19 @@ t.test('webhook endpoints through the gateway (URL rules relaxed, as under npm s
   })
 })
 
+t.test('URL rules relaxed (npm start, WEBHOOK_ALLOW_PRIVATE=true): a private host is taken, a host that does not resolve is not', async (t) => {
+  const { gateway, db } = await startStack(t, { worker: false, env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' } })
+  const account = await seedAccount(db.sql, { scopes: ['webhooks:write'] })
+  const post = (url: string) => gateway.inject({ method: 'POST', url: ENDPOINTS, headers: bearer(account.apiKey), payload: { url } })
+  t.equal((await post('http://127.0.0.1:9/hooks')).statusCode, 201, 'a local receiver')
+  t.equal((await post('http://localhost:9/hooks')).statusCode, 201, 'by name too')
+  for (const url of ['http://nonexistent.invalid/a', 'https://courier-webhooks-test.invalid:8443/x']) {
+    assertError(t, await post(url), { status: 400, path: ENDPOINTS, message: 'url host could not be resolved' })
+  }
+  const [{ count }] = await db.sql`select count(*)::int from webhook_endpoints`
+  t.equal(count, 2, 'the typo was not stored')
+})
+
 t.test('URL rules as in production (WEBHOOK_ALLOW_HTTP=false, WEBHOOK_ALLOW_PRIVATE=false)', async (t) => {
   const { gateway, db } = await startStack(t, { worker: false, env: { WEBHOOK_ALLOW_HTTP: 'false', WEBHOOK_ALLOW_PRIVATE: 'false' } })
   const account = await seedAccount(db.sql, { scopes: ['webhooks:write'] })
