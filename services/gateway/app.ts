@@ -12,7 +12,7 @@ import { createRedis } from '../../shared/redis.js'
 import { createPhotoStore, photoLinks } from '../../shared/storage/photos.js'
 import { createAuthFailureLimit } from './auth-failures.js'
 import { documentedScopes } from './access.js'
-import { createKeyCache, requireScope } from './auth.js'
+import { createKeyCache, requireKey, requireScope } from './auth.js'
 import { createCourierTokenCache, requireCourier } from './courier-auth.js'
 import { createCourierStreams } from './courier-streams.js'
 import courierRoutes from './routes/courier.js'
@@ -138,8 +138,13 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
       if (!taken) throw new Error(`${key} is not in the OpenAPI document (services/gateway/openapi/operations.ts)`)
       route.config = { ...route.config, scopes: taken }
     })
-    v2.addHook('onRequest', requireScope({ keys, failures }))
+    v2.addHook('onRequest', requireKey({ keys, failures }))
     await limitRequests(v2, config, redis, (request) => request.caller?.keyId ?? request.ip)
+    // Each route's own hook, after the limit's (which is each route's too): a call its scope
+    // refuses is counted against the key's budget like any other.
+    v2.addHook('onRoute', (route) => {
+      route.onRequest = [...(route.onRequest === undefined ? [] : [route.onRequest].flat()), requireScope]
+    })
     await v2.register(quoteRoutes, { pricing })
     await v2.register(rateCardRoutes, { pricing })
     await v2.register(placementRoutes, { sql, placements, idempotencyTtlHours: config.IDEMPOTENCY_TTL_H })

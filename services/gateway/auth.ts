@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Sql } from '../../shared/db/sql.js'
 import { findActiveKeyByHash, type ApiKeyScope } from '../../shared/db/api-keys.js'
 import { ApiError } from '../../shared/errors/api-error.js'
@@ -63,15 +64,22 @@ export function bearerKey(header: string | undefined): string | null {
  * from such an address is still the 429.
  * One hook for both credentials (`requireCredential`): the same as courier tokens get.
  */
-export function requireScope({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
+export function requireKey({ keys, failures }: { keys: KeyCache; failures: AuthFailureLimit }) {
   return requireCredential({
     failures, cache: keys, credentialOf: bearerKey, refusal: 'Invalid API key',
     admit: (request, caller) => {
-      // A path no route serves (its 404) is held to the strictest business scope.
-      const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
-      if (!caller.scopes.some((scope) => accepted.includes(scope))) return new ApiError(403, 'Insufficient API key scope')
       request.caller = caller
       return null
     },
   })
+}
+
+/**
+ * The key's scopes against the route's: after the rate limit, so a key's refused calls count
+ * against its budget (and carry its RateLimit headers) as its others do.
+ */
+export function requireScope(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  // A path no route serves (its 404) is held to the strictest business scope.
+  const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
+  done(request.caller.scopes.some((scope) => accepted.includes(scope)) ? undefined : new ApiError(403, 'Insufficient API key scope'))
 }

@@ -146,6 +146,14 @@ t.test('rate limit per key, shared through Redis, failing open', async (t) => {
   t.equal(limited.headers['ratelimit-limit'], '3')
   t.equal(limited.headers['ratelimit-remaining'], '0')
   t.equal((await quote(other.apiKey)).statusCode, 200, 'another key has its own budget')
+  // A key's calls its scope refuses count against its budget too, and say so.
+  const readOnly = await seedAccount(db.sql, { scopes: ['orders:read'] })
+  const forbidden = await quote(readOnly.apiKey)
+  t.equal(forbidden.statusCode, 403)
+  t.equal(forbidden.headers['ratelimit-remaining'], '2', 'a 403 carries the key\'s budget')
+  for (let i = 0; i < 2; i++) t.equal((await quote(readOnly.apiKey)).statusCode, 403)
+  t.equal((await quote(readOnly.apiKey)).statusCode, 429, 'and spends it: a loop of refused calls is limited like any other')
+  t.equal((await gateway.inject({ method: 'GET', url: '/v2/business/orders', headers: bearer(readOnly.apiKey) })).statusCode, 429, 'the key\'s allowed routes wait for the window too')
 
   await redis.stop()
   t.equal((await quote(account.apiKey)).statusCode, 200, 'without Redis the limiter lets quotes through')

@@ -53,7 +53,8 @@ export type RefusalStatus = keyof typeof refusals
 export function refusalResponses() {
   return Object.fromEntries(Object.entries(refusals).map(([status, { name, description, example }]) => [name, {
     description,
-    headers: status === '429' ? { ...commonHeaders, 'retry-after': headerRef('RetryAfter') } : commonHeaders,
+    // A refused credential names no caller whose budget it could count against.
+    headers: status === '429' ? { ...commonHeaders, 'retry-after': headerRef('RetryAfter') } : status === '401' ? requestIdHeader : commonHeaders,
     content: { 'application/json': { schema: ref('Error'), example } },
   }]))
 }
