@@ -54,7 +54,8 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   app.removeContentTypeParser('text/plain')
   // `Content-Type: application/json` with an empty body is no body, as many clients send it on a
   // body-less POST or DELETE (cancel, pickup, rotate-secret): a route that needs one says what.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
+  // `__proto__` and `constructor` keys are removed, as any unknown field is ignored (DESIGN 2), never refused as bad JSON.
+  const parseJson = app.getDefaultJsonParser('remove', 'remove')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString()

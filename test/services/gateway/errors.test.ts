@@ -18,13 +18,22 @@ t.test('gateway errors and request ids', async (t) => {
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: '{"weight": ' }), { ...malformed, path: QUOTE })
     assertError(t, await gateway.inject({ method: 'POST', url: `${QUOTE}?debug=1`, headers: json, payload: "{'weight': 2}" }), { ...malformed, path: QUOTE })
     assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: '[{"weight": 2},]' }), { ...malformed, path: PLACE })
+    // `__proto__` and `constructor` are JSON like any key: unknown fields, ignored (DESIGN 2), never
+    // an object's prototype.
+    const withProto = JSON.stringify(quoteBody()).replace(/^\{/, '{"__proto__":{"weight":500},"constructor":{"prototype":{"x":1}},')
+    const quoted = await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: withProto })
+    t.equal(quoted.statusCode, 200, quoted.body)
+    const plain = await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: JSON.stringify(quoteBody()) })
+    const { quote_id: _one, expires_at: _at, ...priced } = quoted.json()
+    const { quote_id: _two, expires_at: _at2, ...plainPriced } = plain.json()
+    t.same(priced, plainPriced, 'priced as without them: the weight under __proto__ was no weight')
 
     // An empty body sent as JSON is no body: a route that needs one says what it needs, and a
     // body-less POST or DELETE (as many clients send it, with the JSON header) goes through.
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: json, payload: '' }), { status: 400, path: QUOTE, message: 'body must be a JSON object', errors: 'listed' })
     assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: json, payload: '' }), { status: 400, path: PLACE, message: 'body must be an array of 1 to 100 shipments', errors: 'listed' })
     const hooks = { ...bearer((await seedAccount(sql, { scopes: ['webhooks:write'], name: 'Hooks Ltd' })).apiKey), 'content-type': 'application/json' }
-    const endpoint = await gateway.inject({ method: 'POST', url: '/v2/business/webhook-endpoints', headers: hooks, payload: { url: 'https://example.com/hooks' } })
+    const endpoint = await gateway.inject({ method: 'POST', url: '/v2/business/webhook-endpoints', headers: hooks, payload: { url: 'http://127.0.0.1:9/hooks' } })
     t.equal(endpoint.statusCode, 201, endpoint.body)
     const endpointUrl = `/v2/business/webhook-endpoints/${endpoint.json().id}`
     t.equal((await gateway.inject({ method: 'POST', url: `${endpointUrl}/rotate-secret`, headers: hooks, payload: '' })).statusCode, 200, 'rotate-secret with an empty JSON body')
