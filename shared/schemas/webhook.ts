@@ -17,6 +17,8 @@ export const endpointRequestSchema = z.object({
     .min(1, { error: 'event_types should not be empty' })
     .max(ORDER_EVENT_TYPES.length, { error: `event_types must contain no more than ${ORDER_EVENT_TYPES.length} elements` })
     .pipe(z.array(eventType).refine((types) => new Set(types).size === types.length, { error: "All event_types's elements must be unique" }))
+    // The document shows what the pipe checks, which the input side alone (any array) does not say.
+    .meta({ items: { type: 'string', enum: [...ORDER_EVENT_TYPES] }, uniqueItems: true })
     .optional(),
   description: optionalText('description'),
 }, { error: 'body must be a JSON object' })

@@ -119,6 +119,17 @@ t.test('the request schemas say what the service refuses: every cross-field rule
     const validationRefusal = response.statusCode === 400 && Array.isArray(response.json().errors)
     t.equal(fitsDocument, !validationRefusal, `${name}: the document ${fitsDocument ? 'accepts' : 'refuses'} it, the service ${validationRefusal ? 'refuses' : 'accepts'} it`)
   }
+
+  // A webhook endpoint's event types: the document refuses what the service does.
+  const hooks = bearer((await seedAccount(db.sql, { scopes: ['webhooks:write'], name: 'Hooks' })).apiKey)
+  const endpointRequest = await validate(`${documentUrl}#/components/schemas/WebhookEndpointRequest`)
+  const eventTypeCases: Array<[string, string[]]> = [['known types', ['order.created']], ['an unknown type', ['order.lost']], ['a type twice', ['order.created', 'order.created']]]
+  for (const [name, eventTypes] of eventTypeCases) {
+    const body = { url: 'http://127.0.0.1:9/hooks', event_types: eventTypes }
+    const fitsDocument = endpointRequest(body).valid
+    const response = await gateway.inject({ method: 'POST', url: '/v2/business/webhook-endpoints', headers: hooks, payload: body })
+    t.equal(fitsDocument, response.statusCode === 201, `event_types ${name}: the document ${fitsDocument ? 'accepts' : 'refuses'} it, the service answers ${response.statusCode}`)
+  }
 })
 
 t.test('the response check itself: a wrong body or an undocumented status is a problem', async (t) => {
