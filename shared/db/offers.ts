@@ -47,6 +47,12 @@ export async function lockOffer(tx: Tx, id: string, courierId: string): Promise<
   return row ?? null
 }
 
+/** Locks the courier's pending offers until the transaction ends (an operator giving them another order withdraws them). */
+export async function lockPendingOffersOfCourier(tx: Tx, courierId: string): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`select id from dispatch_offers where courier_id = ${courierId} and status = 'pending' for update`
+  return rows.map((row) => row.id)
+}
+
 export async function findOffer(db: Db, id: string): Promise<Offer | null> {
   const [row] = await db<Offer[]>`select ${db.unsafe(COLUMNS)} from dispatch_offers where id = ${id}`
   return row ?? null

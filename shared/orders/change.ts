@@ -4,7 +4,7 @@ import { HELD_STATUSES, type Courier, type CourierFix, type OrderMover, type Ord
 import { COURIER_NOTICE_EVENTS, type CourierNotice } from '../couriers/stream.js'
 import { insertAudit } from '../db/audit.js'
 import { appendEvents } from '../db/events.js'
-import { closeOffer, lockOffer, withdrawOffersOfCourier, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
+import { closeOffer, lockOffer, lockPendingOffersOfCourier, withdrawOffersOfCourier, withdrawOffersOfOrder, type Offer } from '../db/offers.js'
 import { lockOrder, recordWrongPin, updateOrder, type Order, type OrderAccess } from '../db/orders.js'
 import { getPlatformRates } from '../db/platform-rates.js'
 import { pipelined } from '../db/pipelined.js'
@@ -91,12 +91,17 @@ export function changeOrder(sql: Sql, target: { orderId: string; scope: OrderAcc
   const attributes = { 'courier.order_id': target.orderId, 'courier.change': change.kind === 'cancel' ? `cancel by ${change.by}` : change.to }
   return inSpan('order.change', attributes, (span) => pipelined(sql, async (tx, commit) => {
     const accepting = change.kind === 'advance' ? change.offer ?? null : null
-    // One round trip, run in this order: the order's lock first, then the accepted offer's (the lock order).
+    // A registered courier given this order by hand: the pending offers of others they hold are
+    // withdrawn at commit, so they are locked now, in the lock order (orders, then offers). Taken
+    // there, behind the event counter, they would wait on an accept of one that waits on it.
+    const assigning = change.kind === 'advance' && change.to === 'assigned' && !accepting ? change.courier?.id ?? null : null
+    // One round trip, run in this order: the order's lock first, then the offers' (the lock order).
     const [order, rates, now, offer] = await Promise.all([
       sqlSpan('lock order', () => lockOrder(tx, target.orderId, target.scope)),
       sqlSpan('load platform rates', () => getPlatformRates(tx)),
       transactionNow(tx),
       accepting && sqlSpan('lock offer', () => lockOffer(tx, accepting.id, accepting.courierId)),
+      assigning && sqlSpan('lock their offers', () => lockPendingOffersOfCourier(tx, assigning)),
     ])
     if (!order) return { kind: 'not_found', orderId: target.orderId } satisfies OrderChangeOutcome
     const by = moverOf(target.scope, change, audit)

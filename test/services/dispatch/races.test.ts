@@ -1,6 +1,9 @@
 import t from 'tap'
 import { disableCourier } from '../../../shared/couriers/accounts.js'
+import { findCourier } from '../../../shared/db/couriers.js'
 import { closeOffer, insertOffer } from '../../../shared/db/offers.js'
+import { courierOnOrder } from '../../../shared/dispatch/views.js'
+import { changeOrder } from '../../../shared/orders/change.js'
 import { offerNext, type DispatchSettings } from '../../../shared/dispatch/dispatch.js'
 import { newOfferId } from '../../../shared/ids.js'
 import { createRedis } from '../../../shared/redis.js'
@@ -190,4 +193,35 @@ t.test('one order looked at twice at once (a wake read it just before its offer 
   const [offers] = await db.sql`select count(*)::int as count from dispatch_offers where order_id = any(${ids})`
   t.equal(offers!.count, ROUNDS, 'one offer an order')
   for (const rider of riders) await offDuty(rider)
+})
+
+t.test('an operator giving a courier an order while they accept another of the same business: no deadlock, each order assigned once', async (t) => {
+  const rider = await onShift(gateway, db.sql, 'Hand and offer', kmNorth(ISLAND, 0.4))
+  const row = await findCourier(db.sql, rider.id)
+  if (!row) throw new Error('the rider was not made')
+  const outcomes = new Map<string, number>()
+  const ids = await orders(ROUNDS * 2)
+  for (let round = 0; round < ROUNDS; round++) {
+    const [handed, offered] = [ids[2 * round]!, ids[2 * round + 1]!]
+    const offer = await insertOffer(db.sql, { id: newOfferId(), orderId: offered, courierId: rider.id, offerS: 600 })
+    // The operator's assignment (the CLI's step) and the rider's accept, at once: both take the
+    // business's event counter at commit, and the assignment withdraws the rider's offer.
+    const [given, accepted] = await Promise.all([
+      changeOrder(db.sql, { orderId: handed, scope: null }, { kind: 'advance', to: 'assigned', courier: courierOnOrder(row), reason: null }, { actor: 'race-test' }),
+      accept(rider, offer!.id),
+    ])
+    const key = `assignment ${given.kind}, accept ${accepted.statusCode}`
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1)
+    const held = await db.sql<{ id: string }[]>`select id from orders where courier_id = ${rider.id} and status = 'assigned' order by id`
+    // The accept won the offer before the assignment could withdraw it: the rider holds both, by
+    // the operator's choice; else the offer was withdrawn and the rider holds the one given.
+    const expected = accepted.statusCode === 200 ? [handed, offered].sort() : [handed]
+    if (given.kind !== 'changed' || JSON.stringify(held.map((order) => order.id)) !== JSON.stringify(expected)) {
+      t.fail(`round ${round}: ${key}, holds ${JSON.stringify(held)}: ${accepted.body}`)
+    }
+    for (const orderId of [handed, offered]) await cancel(orderId)
+  }
+  t.pass(`outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`)
+  t.notOk([...outcomes.keys()].some((key) => key.includes('accept 5')), 'no accept failed on a deadlock')
+  await offDuty(rider)
 })
