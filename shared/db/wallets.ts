@@ -41,8 +41,9 @@ export async function lockWallet(tx: Tx, businessId: string, livemode = true): P
 }
 
 /**
- * The most a wallet holds, in kobo (ten trillion naira), held by a check in the database too
- * (migration 00037): every balance, and each entry's balance_after, stays exact as a JSON number.
+ * The most a credit takes a wallet to, in kobo (ten trillion naira): every balance, and each
+ * entry's balance_after, stays exact as a JSON number. A refund may take it past (it returns what
+ * was debited, and never fails); the database holds 2^53 − 1, where exactness ends (migration 00037).
  */
 export const WALLET_MAX_KOBO = MAX_EXACT_KOBO
 

@@ -6,7 +6,7 @@ import shift from 'postgres-shift'
 import type { Test } from 'tap'
 import { commonEnv, loadConfig, type CommonConfig } from '../../shared/config.js'
 import { ensureDatabase, migrate, migrationsDir } from '../../shared/db/migrate.js'
-import { createSql, type Sql, type Tx } from '../../shared/db/sql.js'
+import { createSql, type Db, type Sql, type Tx } from '../../shared/db/sql.js'
 
 /** The internal token of every test file's services: the gateway and pricing must share one. */
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789'
@@ -78,6 +78,20 @@ export async function schemaAt(t: Test, upTo: number | null): Promise<{ sql: Sql
   }
   await shift({ sql, path: dir })
   return { sql, migrateRest: () => shift({ sql, path: migrationsDir }) }
+}
+
+/**
+ * Sets a live wallet's balance by hand with the ledger entry that explains it (a credit or a
+ * debit of the difference), numbered in its wallet as the repositories number theirs, so the
+ * invariant every file ends on holds. For a test that needs a balance no placement made.
+ */
+export async function setBalanceWithEntry(db: Db, businessId: string, entry: { kind: 'credit' | 'debit'; amount: number; reference: string; balanceAfter: number }): Promise<void> {
+  const [wallet] = await db<{ entries: number }[]>`
+    update wallets set balance = ${entry.balanceAfter}, entries = entries + 1, updated_at = now()
+    where business_id = ${businessId} and livemode returning entries`
+  if (!wallet) throw new Error(`business ${businessId} has no live wallet`)
+  await db`insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after, seq)
+    values (${businessId}, true, ${entry.kind}, ${entry.amount}, ${entry.reference}, ${entry.balanceAfter}, ${wallet.entries})`
 }
 
 interface WalletAgainstLedger {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Sql } from '../../shared/db/sql.js'
+import { setBalanceWithEntry } from './db.js'
 
 /** What one client ended with: a final answer (201 or 400), or none before its deadline. */
 export interface ClientOutcome {
@@ -77,9 +78,7 @@ export async function fundFor(sql: Sql, businessId: string, priceKobo: number, c
     const [wallet] = await tx`select balance from wallets where business_id = ${businessId} and livemode for update`
     const difference = Number(wallet!.balance) - target
     if (difference <= 0) throw new Error(`the wallet holds ${String(wallet!.balance)} kobo, less than ${target}`)
-    await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq)
-      select ${businessId}, 'debit', ${difference}, 'fault-test:set-balance', ${target}, entries + 1 from wallets where business_id = ${businessId} and livemode`
-    await tx`update wallets set balance = ${target}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode`
+    await setBalanceWithEntry(tx, businessId, { kind: 'debit', amount: difference, reference: 'fault-test:set-balance', balanceAfter: target })
   })
   return target
 }

@@ -7,7 +7,7 @@ import { PLACEMENT_QUEUE } from '../../shared/placement-queue.js'
 import { releaseExpiredKeys } from '../../shared/db/placements.js'
 import { drainInBatches } from '../../shared/drain.js'
 import { seedAccount } from '../helpers/accounts.js'
-import { walletsAgainstLedger } from '../helpers/db.js'
+import { setBalanceWithEntry, walletsAgainstLedger } from '../helpers/db.js'
 import { IKEJA, ISLAND, shipment } from '../helpers/shipments.js'
 import { bearer, startStack } from '../helpers/stack.js'
 
@@ -229,9 +229,7 @@ t.test('placement', async (t) => {
     const poor = await seedAccount(sql, { balance: 10 })
     const refused = await place(poor.apiKey, [shipment()], key)
     t.equal(refused.statusCode, 400)
-    await sql`update wallets set balance = 100000000, entries = entries + 1 where business_id = ${poor.businessId} and livemode`
-    await sql`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq)
-      select ${poor.businessId}, 'credit', ${100000000 - 1000}, 'top-up', 100000000, entries from wallets where business_id = ${poor.businessId} and livemode`
+    await sql.begin((tx) => setBalanceWithEntry(tx, poor.businessId, { kind: 'credit', amount: 100000000 - 1000, reference: 'top-up', balanceAfter: 100000000 }))
     const again = await place(poor.apiKey, [shipment()], key)
     t.equal(again.statusCode, 400)
     t.equal(again.json().message, 'Insufficient wallet balance')

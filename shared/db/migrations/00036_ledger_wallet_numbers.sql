@@ -31,9 +31,17 @@ create index ledger_credits_refunds on ledger_entries (business_id, livemode, se
 -- The image before this one writes entries without a number. It runs beside the new one during a
 -- rolling deploy, and alone after a rollback: its entries are numbered here, under the wallet's
 -- row lock its statement already holds. Only those: the new code numbers its own, and the WHEN
--- keeps this off its path. A later release, when no such image can run, drops it.
+-- keeps this off its path. A later release, when no such image can run, drops it. A BEFORE
+-- trigger runs before ON CONFLICT is looked at, so a credit whose reference was credited before
+-- (that image's retry) is skipped here, as its ON CONFLICT DO NOTHING would skip it, and takes
+-- no number.
 create function ledger_entry_number() returns trigger language plpgsql as $$
 begin
+  if new.kind = 'credit' and new.reference is not null and exists (
+    select 1 from ledger_entries
+    where business_id = new.business_id and livemode = new.livemode and kind = 'credit' and reference = new.reference) then
+    return null;
+  end if;
   update wallets set entries = entries + 1
   where business_id = new.business_id and livemode = new.livemode
   returning entries into new.seq;

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis'
 import { findActiveKeyByHash } from '../../../shared/db/api-keys.js'
 import { openBusiness } from '../../../shared/accounts/operator-actions.js'
 import { invalidationChannel } from '../../../shared/invalidation.js'
-import { useTestDb } from '../../helpers/db.js'
+import { setBalanceWithEntry, useTestDb } from '../../helpers/db.js'
 import { runOperatorCli, type CliRun } from '../../helpers/operator-cli.js'
 import { waitFor } from '../../helpers/processes.js'
 import { secretHash } from '../../../shared/secret-hash.js'
@@ -170,10 +170,7 @@ t.test('operator CLI: businesses, keys and wallets', async (t) => {
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '1.234'], /at most 2 decimals/)
     await refuses(t, ['wallet:credit', '--business', '00000000-0000-4000-8000-000000000000', '--amount', '10'], /does not exist/)
     // A wallet full to its limit (10^15 kobo) takes no more: set by hand, with its ledger entry.
-    await sql.begin(async (tx) => {
-      const [wallet] = await tx`update wallets set balance = 1000000000000000, entries = entries + 1 where business_id = ${businessId} and livemode returning balance, entries`
-      await tx`insert into ledger_entries (business_id, kind, amount, reference, balance_after, seq) values (${businessId}, 'credit', ${1e15 - 5010025}, 'FILL', ${wallet!.balance}, ${wallet!.entries})`
-    })
+    await sql.begin((tx) => setBalanceWithEntry(tx, businessId, { kind: 'credit', amount: 1e15 - 5010025, reference: 'FILL', balanceAfter: 1e15 }))
     await refuses(t, ['wallet:credit', '--business', businessId, '--amount', '0.01', '--reference', 'TRF-OVER'], /^--amount would take the balance \(10000000000000\) past the most a wallet holds, 10000000000000 NGN; nothing was credited$/)
     await refuses(t, ['wallet:show', '--business', 'abc'], /--business must be a UUID/)
   })

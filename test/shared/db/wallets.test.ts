@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createBusiness } from '../../../shared/db/businesses.js'
-import { createWallet, creditWallet, dailySpend, debitWalletIfCovered, findWallet, listLedger, WALLET_MAX_KOBO, type LedgerEntry } from '../../../shared/db/wallets.js'
+import { createWallet, creditWallet, dailySpend, debitWalletIfCovered, findWallet, listLedger, refundWallet, WALLET_MAX_KOBO, type LedgerEntry } from '../../../shared/db/wallets.js'
+import { seedOrder } from '../../helpers/console.js'
 import { WalletNotCoveredError } from '../../../shared/errors/wallet-not-covered-error.js'
 import { genericPlanOf, schemaAt, useTestDb, walletIsBroken, walletsAgainstLedger } from '../../helpers/db.js'
 import { newUuid } from '../../../shared/ids.js'
@@ -54,9 +55,13 @@ t.test('a wallet holds at most WALLET_MAX_KOBO: a credit past it changes nothing
   t.match(await sql.begin((tx) => creditWallet(tx, business.id, 100, 'TO-THE-BRIM')), { kind: 'credited', balance: WALLET_MAX_KOBO }, 'up to the limit itself')
   t.match(await sql.begin((tx) => creditWallet(tx, business.id, 1, 'ONE-MORE')), { kind: 'over_limit', balance: WALLET_MAX_KOBO }, 'one kobo more is refused')
   t.match(await sql.begin((tx) => creditWallet(tx, business.id, 100, 'TO-THE-BRIM')), { kind: 'repeated', earlier: { amount: 100 } }, 'a retry of a credit made is answered as one')
-  await t.rejects(sql`update wallets set balance = balance + 1 where business_id = ${business.id}`, { code: '23514' }, 'the database holds the limit too')
+  await t.rejects(sql`update wallets set balance = 9007199254740992 where business_id = ${business.id}`, { code: '23514' }, 'the database holds 2^53 − 1, where a balance stops being exact')
   t.equal((await findWallet(sql, business.id))!.balance, WALLET_MAX_KOBO)
   t.equal((await listLedger(sql, business.id, { kinds: null, beforeSeq: null, limit: 10 })).length, 2, 'two entries, no more')
+  // A refund returns what was debited, and never fails for the credit's ceiling.
+  const orderId = await seedOrder(sql, business.id)
+  await sql.begin((tx) => refundWallet(tx, business.id, 100, orderId, true))
+  t.equal((await findWallet(sql, business.id))!.balance, WALLET_MAX_KOBO + 100, 'a refund may take the balance past it')
 })
 
 // A transaction's id is its number in its wallet (migration 00036): the ledger's global row number
@@ -135,6 +140,14 @@ t.test("the previous image's credit and debit still work, and their entries are 
       on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing returning id`
     await tx`update wallets set balance = balance + 5000, updated_at = now() where business_id = ${id} and livemode`
   })
+  // Its retry of that credit: nothing inserted, no number taken, as its ON CONFLICT had it.
+  const retried = await sql.begin(async (tx) => {
+    await tx`select balance from wallets where business_id = ${id} and livemode for update`
+    return tx`insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after)
+      values (${id}, true, 'credit', 5000, 'OLD-1', 10000)
+      on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing returning id`
+  })
+  t.equal(retried.length, 0, 'the repeated reference inserts nothing, as that image expects')
   // This image's credit between them.
   await sql.begin((tx) => creditWallet(tx, id, 1000, 'NEW-1'))
   // The previous image's debit: one statement, the wallet updated in its CTE.
