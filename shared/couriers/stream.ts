@@ -52,7 +52,8 @@ function courierNoticeLog(prefix: string, courierId: string): string {
 export async function tellCourier(redis: RedisClient, prefix: string, notice: CourierNotice): Promise<void> {
   const message: CourierNoticeMessage = { event: notice.event, data: notice.data }
   const log = courierNoticeLog(prefix, notice.courierId)
-  const id = await redis.xadd(log, 'MAXLEN', '~', NOTICE_LOG_MAX, '*', 'notice', JSON.stringify(message))
+  // Trimmed exactly, so the log holds the last NOTICE_LOG_MAX and a replay returns them all.
+  const id = await redis.xadd(log, 'MAXLEN', NOTICE_LOG_MAX, '*', 'notice', JSON.stringify(message))
   await Promise.all([redis.expire(log, NOTICE_LOG_TTL_S), redis.publish(courierChannel(prefix, notice.courierId), JSON.stringify({ ...message, id: id ?? undefined }))])
 }
 
@@ -73,13 +74,19 @@ export function noticeIdAfter(a: string, b: string): boolean {
   return aMs > bMs || (aMs === bMs && aSeq > bSeq)
 }
 
-/** The courier's notices kept after `after`, oldest first: what a reconnecting stream missed. */
-export async function noticesSince(redis: RedisClient, prefix: string, courierId: string, after: string): Promise<CourierNoticeMessage[]> {
-  const entries = await redis.xrange(courierNoticeLog(prefix, courierId), `(${after}`, '+', 'COUNT', NOTICE_LOG_MAX)
-  return entries.flatMap(([id, fields]) => {
+/**
+ * The courier's notices kept after `after`, oldest first: what a reconnecting stream missed.
+ * `complete`: the log still holds `after` itself, so nothing between it and the first returned
+ * was trimmed or expired.
+ */
+export async function noticesSince(redis: RedisClient, prefix: string, courierId: string, after: string): Promise<{ notices: CourierNoticeMessage[]; complete: boolean }> {
+  const entries = await redis.xrange(courierNoticeLog(prefix, courierId), after, '+', 'COUNT', NOTICE_LOG_MAX + 1)
+  const complete = entries[0]?.[0] === after
+  const notices = entries.filter(([id]) => id !== after).flatMap(([id, fields]) => {
     const notice = readCourierNotice(fields[1] ?? '')
     return notice ? [{ ...notice, id }] : []
   })
+  return { notices, complete }
 }
 
 /**

@@ -119,6 +119,7 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     let stop: (() => void) | null = null
     let closed = false
     const write = (text: string) => {
+      if (raw.destroyed) return
       if (raw.writableLength > STREAM_BACKLOG_BYTES) {
         request.log.warn({ courierId: request.courier.id, unsent: raw.writableLength }, 'courier stream not read; ended for the app to reconnect')
         raw.destroy()
@@ -134,9 +135,15 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
       stop?.()
     })
     // A notice's `id` is its place in the courier's log: the app's EventSource sends the last one
-    // back as Last-Event-ID when it reconnects, and is told what it missed.
-    const send = ({ event, data, id }: CourierNoticeMessage) => write(`${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    // back as Last-Event-ID when it reconnects, and is told what it missed. Ids only grow, so one
+    // at or before the last sent (replayed from the log, then heard live) is not sent again.
     const missedSince = noticeIdOf(request.headers['last-event-id'])
+    let lastSent = missedSince
+    const send = ({ event, data, id }: CourierNoticeMessage) => {
+      if (id && lastSent && !noticeIdAfter(id, lastSent)) return
+      if (id) lastSent = id
+      write(`${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    }
     // Notices that come while the pending offers are read wait for them, so a withdrawal always
     // follows the offer it withdraws.
     let held: CourierNoticeMessage[] | null = []
@@ -158,18 +165,19 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     }
     // Then what was told since the last notice this app heard (withdrawals, cancels, hand-backs
     // while it was away), and only after it what came while these were read: each notice once.
-    let lastSent = missedSince
+    // When the log no longer holds that notice (away too long, or too much told), what came in
+    // between is not all there: `resync` tells the app to read its orders and offers again.
     if (missedSince) {
       try {
-        for (const notice of await noticesSince(redis, prefix, request.courier.id, missedSince)) {
-          send(notice)
-          lastSent = notice.id ?? lastSent
-        }
+        const missed = await noticesSince(redis, prefix, request.courier.id, missedSince)
+        if (!missed.complete) write('event: resync\ndata: {}\n\n')
+        for (const notice of missed.notices) send(notice)
       } catch (err) {
         request.log.warn({ err }, 'missed notices not replayed on the stream; GET /v2/courier/me and /offers show the truth')
+        write('event: resync\ndata: {}\n\n')
       }
     }
-    for (const notice of held) if (!lastSent || !notice.id || noticeIdAfter(notice.id, lastSent)) send(notice)
+    for (const notice of held) send(notice)
     held = null
     // Only now: a client that waits for this line misses no notice sent after it.
     write(': connected\n\n')

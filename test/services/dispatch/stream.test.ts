@@ -197,6 +197,12 @@ t.test('a stream that reconnects with Last-Event-ID is told first what it missed
   t.ok((await again.next('order_cancelled', 'ORD-0000000004')).held, 'and then what comes, live')
   t.equal(again.events.length, 3, 'each once')
 
+  // Away longer than the log keeps (or from a place it never held): told to read everything again.
+  const stale = await openStream(rider.token, base, '1-0')
+  t.teardown(stale.close)
+  t.ok((await waitForValue(async () => stale.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.same(stale.events.map((event) => event.event), ['resync', 'order_cancelled', 'order_cancelled', 'order_unassigned', 'order_cancelled'], 'resync first, then what the log still holds')
+
   const fresh = await openStream(rider.token, base, 'not-an-id')
   t.teardown(fresh.close)
   t.ok((await waitForValue(async () => fresh.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
