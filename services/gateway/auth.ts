@@ -79,7 +79,8 @@ export function requireKey({ keys, failures }: { keys: KeyCache; failures: AuthF
  * against its budget (and carry its RateLimit headers) as its others do.
  */
 export function requireScope(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  // A path no route serves (its 404) is held to the strictest business scope.
+  // Every /v2 route has its scopes from the document (the onRoute hook of app.ts); the strictest
+  // business scope stands in only where a route would have none.
   const accepted: readonly string[] = request.routeOptions.config.scopes ?? SCOPES_FOR.write
   done(request.caller.scopes.some((scope) => accepted.includes(scope)) ? undefined : new ApiError(403, 'Insufficient API key scope'))
 }

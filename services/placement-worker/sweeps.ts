@@ -22,11 +22,15 @@ export async function settleOrphans(sql: Sql, queue: Queue<PlacementJob>, orphan
   let after: PendingCursor | null = null
   do {
     const page = await findStalePending(sql, orphanAfterS, pageSize, after)
-    for (const { id } of page) {
+    // A page's jobs and their states asked for at once: two round trips a page, however long a
+    // backlog it walks (the settler runs every few seconds on every worker).
+    const jobs = await Promise.all(page.map(({ id }) => queue.getJob(id)))
+    const states = await Promise.all(jobs.map((job) => job?.getState()))
+    for (const [i, { id }] of page.entries()) {
       // BullMQ moves a job to `failed` only once no retry is left; a job already `completed`
       // while its row is pending settled nothing (its row was not its business's).
-      const job = await queue.getJob(id)
-      if (job && !FINISHED.includes(await job.getState())) continue
+      const state = states[i]
+      if (state !== undefined && !FINISHED.includes(state)) continue
       if (await settleNotProcessed(sql, id, NOT_PROCESSED)) settled.push(id)
     }
     after = page.length === pageSize ? page.at(-1) ?? null : null

@@ -85,9 +85,10 @@ ${rows.length > STATEMENT_PAGE && last ? html`<p><a rel="next" href="/console/wa
       yield stringify([CSV_COLUMNS])
       for (let afterSeq = 0; ;) {
         const batch = await ledgerAfter(reads, businessId, livemode, afterSeq, CSV_BATCH)
-        if (batch.length > 0) yield rows(batch)
-        if (batch.length < CSV_BATCH) return
-        afterSeq = batch[batch.length - 1]!.seq
+        const last = batch.at(-1)
+        if (last) yield rows(batch)
+        if (!last || batch.length < CSV_BATCH) return
+        afterSeq = last.seq
       }
     }
     return reply
