@@ -47,16 +47,19 @@ export function watchWorker(worker: Worker, queue: Queue, stuckMs: number): Work
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const
 
 /**
- * `courier_queue_jobs{queue, state}`: the queue's jobs by state, read from Redis when Prometheus
- * scrapes. `waiting` is every job ready for a worker, prioritized ones included (BullMQ keeps
- * those apart: the dispatcher's wakes), so backlog alerts see them.
+ * `courier_queue_jobs{queue, state}`: the jobs of each queue a process consumes by state, read
+ * from Redis when Prometheus scrapes (one gauge for them all). `waiting` is every job ready for a
+ * worker, prioritized ones included (BullMQ keeps those apart: the dispatcher's wakes), so
+ * backlog alerts see them.
  */
-export function observeQueueJobs(queue: Queue): void {
+export function observeQueueJobs(...queues: Queue[]): void {
   instruments().meter.createObservableGauge('courier_queue_jobs', { description: 'Jobs by queue and state' }).addCallback(async (result) => {
-    const counts = await readForScrape(() => queue.getJobCounts(...QUEUE_STATES, 'prioritized'))
-    for (const state of QUEUE_STATES) {
-      const count = counts === null ? UNREAD : (counts[state] ?? 0) + (state === 'waiting' ? counts.prioritized ?? 0 : 0)
-      result.observe(count, { queue: queue.name, state })
-    }
+    await Promise.all(queues.map(async (queue) => {
+      const counts = await readForScrape(() => queue.getJobCounts(...QUEUE_STATES, 'prioritized'))
+      for (const state of QUEUE_STATES) {
+        const count = counts === null ? UNREAD : (counts[state] ?? 0) + (state === 'waiting' ? counts.prioritized ?? 0 : 0)
+        result.observe(count, { queue: queue.name, state })
+      }
+    }))
   })
 }

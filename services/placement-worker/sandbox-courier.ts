@@ -67,6 +67,8 @@ export function startSandboxCourier(app: FastifyInstance, options: { sql: Sql; c
   }, (err) => app.log.warn({ err: errorMessage(err) }, 'sandbox sweep failed'))
 
   return {
+    /** Its queue, for the depth gauge the worker reports with its own. */
+    queue,
     /** The first step of each new test order, one step from now. */
     async start(orders: Order[]): Promise<void> {
       const moving = orders.filter((order) => nextSandboxStep({ status: order.status, history: order.history, scenario: sandboxScenarioOf(order) }) !== null)

@@ -88,7 +88,7 @@ async function placementWorker(app: FastifyInstance, { config }: { config: Worke
 
   // Queue depth for dashboards and autoscaling, read from Redis when Prometheus scrapes.
   const queue = new Queue<PlacementJob>(PLACEMENT_QUEUE, { connection, prefix: config.QUEUE_PREFIX })
-  observeQueueJobs(queue)
+  observeQueueJobs(queue, sandbox.queue)
 
   // Orders not yet at rest, by status, counted on the partial index when Prometheus scrapes.
   // Every replica reports the same figure: dashboards take max() across them.

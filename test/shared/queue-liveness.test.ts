@@ -83,6 +83,22 @@ t.test('courier_queue_jobs: waiting counts the jobs ready for a worker, prioriti
   t.notOk(/state="prioritized"/.test(text), 'no state of its own: the alerts and dashboards read waiting')
 })
 
+t.test('courier_queue_jobs: every queue a process consumes, on one gauge (the worker: placements and the sandbox courier)', async (t) => {
+  const queues = ['gauge-first', 'gauge-second'].map((name) => new Queue(name, { connection, prefix: db.env.QUEUE_PREFIX }))
+  t.teardown(async () => {
+    for (const queue of queues) {
+      await queue.obliterate({ force: true })
+      await queue.close()
+    }
+  })
+  observeQueueJobs(...queues)
+  await queues[0]!.add('one', {}, { jobId: 'one-1' })
+  for (const id of ['two-1', 'two-2']) await queues[1]!.add('two', {}, { jobId: id, delay: 600_000 })
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
+  const gauge = (queue: string, state: string) => new RegExp(`courier_queue_jobs\\{[^}]*queue="${queue}"[^}]*state="${state}"[^}]*\\} (\\d+)`).exec(text)?.[1]
+  t.same([gauge('gauge-first', 'waiting'), gauge('gauge-second', 'delayed')], ['1', '2'], 'each queue its own series')
+})
+
 t.test("courier_queue_jobs with the queue's Redis down: the scrape still answers, within its bound", async (t) => {
   const own = await startOwnRedis(t)
   // As the services make BullMQ's connection: commands wait for Redis to come back, however long.
