@@ -75,6 +75,29 @@ t.test('every alert: severity, summary, description and a runbook_url to an anch
   t.equal(bases.size, 1, 'one runbook base URL, replaced in one place')
 })
 
+// deploy/observability/alertmanager.yml: an example, so what it names must exist.
+t.test('the Alertmanager example routes both severities and silences only alerts the rules have', async (t) => {
+  type Matchers = { source_matchers: string[]; target_matchers: string[]; equal: string[] }
+  const config = parse(readFileSync(path.join(OBSERVABILITY_DIR, 'alertmanager.yml'), 'utf8')) as {
+    route: { receiver: string; group_by: string[]; routes: { matchers: string[]; receiver: string }[] }
+    inhibit_rules: Matchers[]
+    receivers: { name: string }[]
+  }
+  const receivers = config.receivers.map((receiver) => receiver.name)
+  t.ok(receivers.includes(config.route.receiver), 'the default route has a receiver')
+  for (const route of config.route.routes) t.ok(receivers.includes(route.receiver), `${route.matchers.join(',')}: its receiver exists`)
+  const severities = new Set(alerts.map((alert) => String(alert.labels?.severity)))
+  t.same([...severities].sort(), ['page', 'ticket'], 'the rules use two severities')
+  t.same(config.route.routes.map((route) => route.matchers), [['severity="page"']], 'pages have a route of their own; tickets the default')
+  t.ok(config.route.group_by.includes('alertname') && !config.route.group_by.includes('instance'), 'grouped by alert, not by replica')
+  const names = new Set(alerts.map((alert) => String(alert.alert)))
+  const named = (matcher: string) => /^alertname=~?"(.+)"$/.exec(matcher)?.[1]?.split('|') ?? []
+  for (const rule of config.inhibit_rules) {
+    for (const name of [...rule.source_matchers, ...rule.target_matchers].flatMap(named)) t.ok(names.has(name), `inhibit rule names ${name}, an alert of the rules`)
+    t.notOk(rule.target_matchers.flatMap(named).some((name) => name.endsWith('Burn')), 'no SLO alert is ever silenced')
+  }
+})
+
 t.test('the PrometheusRule of deploy/k8s/observability holds the same groups, and promtool accepts them', async (t) => {
   const prometheusRule = parse(readFileSync(path.join(projectRoot, 'deploy/k8s/observability/prometheusrule.yaml'), 'utf8')) as { kind: string; spec: { groups: RuleGroup[] } }
   t.equal(prometheusRule.kind, 'PrometheusRule')
