@@ -21,12 +21,20 @@ export default async function healthRoutes(
   app: FastifyInstance,
   { sql, reads, redis, needsRedis, taking }: { sql: Sql; reads?: Sql; redis: RedisClient; needsRedis: boolean; taking?: () => boolean },
 ) {
-  const check = async () => {
+  const look = async () => {
     const [postgres, redisUp] = await Promise.all([
       withDeadline(sql`select 1`.then(() => true), CHECK_MS).catch(() => false),
       withDeadline(redis.ping().then(() => true), CHECK_MS).catch(() => false),
     ])
     return { ready: postgres && (redisUp || !needsRedis), postgres, redis: redisUp }
+  }
+  // One look a second at most, shared by whoever asks meanwhile: /readyz is reachable wherever the
+  // service's port is (the gateway's Ingress serves its root), and a flood of it must not become
+  // a flood of queries. Probes, every few seconds, always get a look at most a second old.
+  let last: { at: number; state: ReturnType<typeof look> } | null = null
+  const check = () => {
+    if (last === null || Date.now() - last.at >= CHECK_MS) last = { at: Date.now(), state: look() }
+    return last.state
   }
 
   // Alive, unless a queue worker has stopped taking due jobs (shared/queue-liveness.ts): then a
