@@ -12,6 +12,7 @@ import { createRedis } from '../../shared/redis.js'
 import { createPhotoStore, photoLinks } from '../../shared/storage/photos.js'
 import { createAuthFailureLimit } from './auth-failures.js'
 import { documentedScopes } from './access.js'
+import { ApiError } from '../../shared/errors/api-error.js'
 import { createKeyCache, requireKey, requireScope } from './auth.js'
 import { createCourierTokenCache, requireCourier } from './courier-auth.js'
 import { createCourierStreams } from './courier-streams.js'
@@ -58,6 +59,9 @@ async function gatewayApp(app: FastifyInstance, { config }: GatewayOptions) {
   const parseJson = app.getDefaultJsonParser('remove', 'remove')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // JSON is UTF-8 (RFC 8259): a body declared in another charset would be read as something else.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (charset && !/^utf-?8$/i.test(charset)) return done(new ApiError(415, 'Content-Type must be application/json, in UTF-8'), undefined)
     const text = body.toString()
     if (text === '') return done(null, undefined)
     return parseJson(request, text, done)

@@ -40,6 +40,11 @@ t.test('gateway errors and request ids', async (t) => {
     t.equal((await gateway.inject({ method: 'DELETE', url: endpointUrl, headers: hooks, payload: '' })).statusCode, 204, 'delete with an empty JSON body')
 
     const unsupported = { status: 415, message: 'Content-Type must be application/json' }
+    // JSON is UTF-8: another charset declared is refused, not read as UTF-8; UTF-8 by any spelling is JSON.
+    assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'application/json; charset=utf-16' }, payload: JSON.stringify(quoteBody()) }), { status: 415, path: QUOTE, message: 'Content-Type must be application/json, in UTF-8' })
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+      t.equal((await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': type }, payload: JSON.stringify(quoteBody()) })).statusCode, 200, type)
+    }
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'text/plain' }, payload: JSON.stringify(quoteBody()) }), { ...unsupported, path: QUOTE })
     assertError(t, await gateway.inject({ method: 'POST', url: PLACE, headers: { ...key, 'content-type': 'text/plain' }, payload: JSON.stringify([shipment()]) }), { ...unsupported, path: PLACE })
     assertError(t, await gateway.inject({ method: 'POST', url: QUOTE, headers: { ...key, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'weight=2' }), { ...unsupported, path: QUOTE })
