@@ -51,16 +51,33 @@ function valueOf<T>(reading: FilterReading<T>): T {
 }
 
 /**
- * Opaque page cursors: the position of the last item of a page, as base64url JSON. Decoding
- * checks the shape with `schema`, so a cursor edited by hand is a 400, never a query error.
+ * How a list's cursor is written and read: base64url JSON by default; sealed (encrypted and
+ * authenticated) where the position would tell a caller more than its own data (a row number
+ * every business's rows share).
  */
-export function encodeCursor(position: unknown): string {
-  return Buffer.from(JSON.stringify(position)).toString('base64url')
+export interface CursorCodec {
+  encode(json: string): string
+  /** The JSON again, or null when the value is not a cursor this codec wrote. */
+  decode(value: string): string | null
 }
 
-export function decodeCursor<S extends z.ZodType>(value: string | undefined, schema: S): z.infer<S> | null {
+const plainCursors: CursorCodec = {
+  encode: (json) => Buffer.from(json).toString('base64url'),
+  decode: (value) => Buffer.from(value, 'base64url').toString('utf8'),
+}
+
+/**
+ * Opaque page cursors: the position of the last item of a page. Decoding checks the shape with
+ * `schema`, so a cursor edited by hand is a 400, never a query error.
+ */
+export function encodeCursor(position: unknown, codec: CursorCodec = plainCursors): string {
+  return codec.encode(JSON.stringify(position))
+}
+
+export function decodeCursor<S extends z.ZodType>(value: string | undefined, schema: S, codec: CursorCodec = plainCursors): z.infer<S> | null {
   if (value === undefined) return null
-  const decoded = parseJsonAs(schema, Buffer.from(value, 'base64url').toString('utf8'))
+  const json = codec.decode(value)
+  const decoded = json === null ? null : parseJsonAs(schema, json)
   if (decoded === null) throw new ApiError(400, 'cursor is not valid')
   return decoded
 }
@@ -69,9 +86,9 @@ export function decodeCursor<S extends z.ZodType>(value: string | undefined, sch
  * A page of a keyset list read with `limit + 1` rows: the extra row only says whether there is
  * more, and the cursor is the position of the last row shown.
  */
-export function keysetPage<R, T>(rows: R[], limit: number, show: (row: R) => T, position: (row: R) => unknown) {
+export function keysetPage<R, T>(rows: R[], limit: number, show: (row: R) => T, position: (row: R) => unknown, codec: CursorCodec = plainCursors) {
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   const hasMore = rows.length > limit
-  return { data: page.map(show), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(position(last)) : null }
+  return { data: page.map(show), has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(position(last), codec) : null }
 }

@@ -10,7 +10,7 @@ import { createEndpoint, rotateSecret } from '../../../shared/webhooks/endpoints
 import type { SecretBox } from '../../../shared/webhooks/secret-box.js'
 import { toAttemptResource, toEndpointResource } from '../../../shared/webhooks/resource.js'
 import type { UrlRules } from '../../../shared/webhooks/url-rules.js'
-import { decodeCursor, keysetPage, limitParam, readQuery } from '../query.js'
+import { decodeCursor, keysetPage, limitParam, readQuery, type CursorCodec } from '../query.js'
 
 interface WebhookEndpointRouteOptions {
   sql: Sql
@@ -28,6 +28,19 @@ function endpointNotFound(id: string): ApiError {
 
 /** Webhook endpoints and their delivery log (docs/contracts.md section 7); every route needs `webhooks:write` (its operations in the OpenAPI document say so). */
 export default async function webhookEndpointRoutes(app: FastifyInstance, { sql, reads, rules, secrets }: WebhookEndpointRouteOptions) {
+  // The delivery log pages by the attempt's row number, which every business's attempts share:
+  // its cursor is sealed under the webhook key ring, so it says nothing of other businesses'
+  // volume, and it stays readable across a key rotation (the ring opens any of its keys).
+  const sealedCursors: CursorCodec = {
+    encode: (json) => secrets.seal(json),
+    decode: (value) => {
+      try {
+        return value.startsWith('v1.') ? secrets.open(value) : null
+      } catch {
+        return null
+      }
+    },
+  }
   app.post('/business/webhook-endpoints', async (request, reply) => {
     const body = parseBody(endpointRequestSchema, request.body)
     const created = await createEndpoint(sql, request.caller, body, rules, secrets)
@@ -65,10 +78,10 @@ export default async function webhookEndpointRoutes(app: FastifyInstance, { sql,
     const { id } = request.params
     const query = readQuery(request.query, ['limit', 'cursor'])
     const limit = limitParam(query.limit)
-    const cursor = decodeCursor(query.cursor, attemptCursor)
+    const cursor = decodeCursor(query.cursor, attemptCursor, sealedCursors)
     const endpoint = isWebhookEndpointId(id) ? await findEndpoint(sql, id, request.caller) : null
     if (!endpoint) throw endpointNotFound(id)
     const rows = await listAttempts(reads, endpoint.id, { beforeId: cursor?.id ?? null, limit: limit + 1 })
-    return keysetPage(rows, limit, toAttemptResource, (attempt) => ({ id: attempt.id }))
+    return keysetPage(rows, limit, toAttemptResource, (attempt) => ({ id: attempt.id }), sealedCursors)
   })
 }

@@ -206,6 +206,14 @@ t.test('signed webhooks, delivered to a real receiver', async (t) => {
     t.type(first.next_cursor, 'string')
     const second = (await call(account.apiKey, 'GET', `${ENDPOINTS}/${flaky.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`)).json()
     t.strictSame(second, { data: [rows[2]], has_more: false, next_cursor: null }, 'the second page holds the first attempt')
+    // The log pages by a row number every business's attempts share: its cursor never shows it.
+    const [{ id: attemptId }] = await sql<{ id: number }[]>`select min(id)::int as id from webhook_attempts where endpoint_id = ${flaky.id}`
+    t.throws(() => JSON.parse(Buffer.from(first.next_cursor, 'base64url').toString('utf8')), 'sealed: no JSON of the position to read')
+    for (const forged of [Buffer.from(JSON.stringify({ id: attemptId + 1 })).toString('base64url'), `${first.next_cursor.slice(0, -2)}AA`]) {
+      const refused = await call(account.apiKey, 'GET', `${ENDPOINTS}/${flaky.id}/deliveries?limit=2&cursor=${encodeURIComponent(forged)}`)
+      t.equal(refused.statusCode, 400, 'a cursor it did not seal, or one altered, is refused')
+      t.equal(refused.json().message, 'cursor is not valid')
+    }
   })
 
   t.test('410 Gone disables the endpoint at once: no further deliveries', async (t) => {
