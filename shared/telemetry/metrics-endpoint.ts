@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { metrics } from '@opentelemetry/api'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
-import { resourceFromAttributes } from '@opentelemetry/resources'
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { SECONDS_BUCKETS } from './metrics.js'
 import { RequestDurations } from './request-durations.js'
@@ -9,6 +10,12 @@ import { observeRuntime } from './runtime.js'
 
 /** Request count and latency per route, method and status, in every service; kept outside the SDK (request-durations.ts). */
 export const requestDurations = new RequestDurations('http_server_request_duration_seconds', 'HTTP requests by route, method and status', SECONDS_BUCKETS)
+
+/** The version in package.json, read once: the same file in a checkout and in the image. */
+const PACKAGE_VERSION = ((): string => {
+  const manifest: unknown = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'))
+  return typeof manifest === 'object' && manifest !== null && 'version' in manifest ? String(manifest.version) : 'unknown'
+})()
 
 export interface MetricsEndpoint {
   /** The ops port listened on: the one asked for, or the one the system chose for `0`. */
@@ -39,7 +46,11 @@ export async function startMetrics(port: number, host: string, serviceName = 'co
     })
   })
   server.unref()
-  const provider = new MeterProvider({ readers: [exporter], resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName }) })
+  // `target_info{service_version}`: which release each replica runs, for a dashboard to mark a
+  // deploy. The package's version, or what OTEL_RESOURCE_ATTRIBUTES says (an image tag, a commit).
+  const resource = resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName, 'service.version': PACKAGE_VERSION })
+    .merge(detectResources({ detectors: [envDetector] }))
+  const provider = new MeterProvider({ readers: [exporter], resource })
   metrics.setGlobalMeterProvider(provider)
   const runtime = observeRuntime(metrics.getMeter('courier'))
   const address = server.address()

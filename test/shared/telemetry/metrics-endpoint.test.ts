@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import t, { type Test } from 'tap'
 import { startMetrics } from '../../../shared/telemetry/metrics-endpoint.js'
@@ -31,6 +32,21 @@ t.test('an ops port of 0 is a free port of its own: two endpoints in one process
     t.match(await scrape.text(), /^# HELP /m, 'in the exposition format')
     t.equal((await fetch(`http://127.0.0.1:${endpoint.port}/`)).status, 404, 'and nothing else')
   }
+})
+
+t.test('target_info names the release each replica runs: the package version, or the one the deployment sets', async (t) => {
+  const version = /"version":\s*"([^"]+)"/.exec(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8'))?.[1]
+  const targetInfo = async (endpoint: { port: number }) => /^target_info\{(.*)\} 1$/m.exec(await (await fetch(`http://127.0.0.1:${endpoint.port}/metrics`)).text())?.[1] ?? ''
+  const plain = await startMetrics(0, '127.0.0.1', 'courier-test')
+  t.teardown(() => plain.close())
+  const labels = await targetInfo(plain)
+  t.ok(version && labels.includes(`service_version="${version}"`), `service_version ${String(version)}: ${labels}`)
+  t.ok(labels.includes('service_name="courier-test"'), 'beside its service name')
+  process.env.OTEL_RESOURCE_ATTRIBUTES = 'service.version=0.1.0+abc1234'
+  t.teardown(() => { delete process.env.OTEL_RESOURCE_ATTRIBUTES })
+  const tagged = await startMetrics(0, '127.0.0.1', 'courier-test')
+  t.teardown(() => tagged.close())
+  t.match(await targetInfo(tagged), /service_version="0\.1\.0\+abc1234"/, 'OTEL_RESOURCE_ATTRIBUTES wins')
 })
 
 t.test('a port another process holds is refused, not served in silence', async (t) => {
