@@ -1,10 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-// The project root sits above both shared/ (ts) and dist/shared/ (js).
-const here = fileURLToPath(import.meta.url)
-const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..')
+import { projectRoot } from './project-root.js'
 
 /** Where development secrets that must outlive a run are kept (git-ignored, readable by their owner only). */
 export const DEV_SECRETS_DIR = path.join(projectRoot, '.dev-secrets')

@@ -1,10 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-// package.json sits at the project root, above both services/ (ts) and dist/services/ (js).
-const here = fileURLToPath(import.meta.url)
-export const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
+import { projectRoot } from '../../shared/project-root.js'
 
 /**
  * The node arguments of a service's npm script (`start:gateway` is `node <args>`). The launcher

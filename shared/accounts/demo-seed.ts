@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { CommonConfig } from '../config.js'
 import { createApiKey } from './api-keys.js'
 import { openSandbox } from './sandbox.js'
@@ -11,10 +10,9 @@ import { createWallet, creditWallet } from '../db/wallets.js'
 import { toMajor, toMinor } from '../money.js'
 import type { Invalidation } from '../invalidation.js'
 import { newUuid } from '../ids.js'
+import { projectRoot } from '../project-root.js'
 
 // The JSON file is not compiled, so both src and dist resolve it from the project root.
-const here = fileURLToPath(import.meta.url)
-const projectRoot = path.resolve(path.dirname(here), here.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
 export const demoRateCardPath = path.join(projectRoot, 'shared', 'pricing', 'demo-rate-card.json')
 
 const DEMO_BUSINESS = {

@@ -1,13 +1,12 @@
 import { readdirSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import postgres from 'postgres'
 import shift from 'postgres-shift'
 import type { CommonConfig } from '../config.js'
+import { projectRoot } from '../project-root.js'
 import { createSql } from './sql.js'
 
 // The SQL files are not compiled, so both src and dist resolve them from the project root.
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..')
 export const migrationsDir = path.join(projectRoot, 'shared', 'db', 'migrations')
 
 /** Creates the database named in DATABASE_URL when it does not exist yet. */

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
+import path from 'node:path'
 import { metrics } from '@opentelemetry/api'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
+import { projectRoot } from '../project-root.js'
 import { SECONDS_BUCKETS } from './metrics.js'
 import { RequestDurations } from './request-durations.js'
 import { observeRuntime } from './runtime.js'
@@ -13,7 +15,7 @@ export const requestDurations = new RequestDurations('http_server_request_durati
 
 /** The version in package.json, read once: the same file in a checkout and in the image. */
 const PACKAGE_VERSION = ((): string => {
-  const manifest: unknown = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'))
+  const manifest: unknown = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8'))
   return typeof manifest === 'object' && manifest !== null && 'version' in manifest ? String(manifest.version) : 'unknown'
 })()
 
