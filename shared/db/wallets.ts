@@ -58,29 +58,22 @@ export type WalletCredit = Wallet & (
 /**
  * Credits `amount` kobo and writes its ledger entry in the caller's transaction, so
  * `balance = credits − debits + refunds` holds at every commit. A reference already credited to
- * this wallet credits nothing and returns the current balance (the ledger's unique index
- * decides), and so does a credit past WALLET_MAX_KOBO. Null when the business has no wallet.
+ * this wallet credits nothing and returns the current balance, and so does a credit past
+ * WALLET_MAX_KOBO. Null when the business has no wallet.
  */
 export async function creditWallet(tx: Tx, businessId: string, amount: number, reference: string | null = null, livemode = true): Promise<WalletCredit | null> {
   const wallet = await lockWallet(tx, businessId, livemode)
   if (!wallet) return null
-  if (wallet.balance + amount > WALLET_MAX_KOBO) {
-    // A retry of a credit that was made is still a retry, however full the wallet is now.
-    const earlier = reference === null ? null : await earlierCredit(tx, businessId, livemode, reference)
-    return earlier ? { ...wallet, kind: 'repeated', earlier } : { ...wallet, kind: 'over_limit' }
-  }
-  const inserted = await tx`
+  // Under the wallet's lock, a credit of the same reference made at the same time has committed
+  // and is found here (the ledger's unique index stands behind it). A retry of a credit that was
+  // made is a retry, however full the wallet is now.
+  const earlier = reference === null ? null : await earlierCredit(tx, businessId, livemode, reference)
+  if (earlier) return { ...wallet, kind: 'repeated', earlier }
+  if (wallet.balance + amount > WALLET_MAX_KOBO) return { ...wallet, kind: 'over_limit' }
+  await tx`
     insert into ledger_entries (business_id, livemode, kind, amount, reference, balance_after, seq)
     select ${businessId}, ${livemode}, 'credit', ${amount}, ${reference}, ${wallet.balance + amount}, entries + 1
-    from wallets where business_id = ${businessId} and livemode = ${livemode}
-    on conflict (business_id, livemode, reference) where kind = 'credit' and reference is not null do nothing
-    returning id`
-  if (inserted.length === 0) {
-    const earlier = reference === null ? null : await earlierCredit(tx, businessId, livemode, reference)
-    // Only a reference can conflict, and the credit it names is not removed.
-    if (!earlier) throw new Error(`credit of reference ${String(reference)} conflicted but was not found`)
-    return { ...wallet, kind: 'repeated', earlier }
-  }
+    from wallets where business_id = ${businessId} and livemode = ${livemode}`
   const [row] = await tx<Wallet[]>`
     update wallets set balance = balance + ${amount}, entries = entries + 1, updated_at = now() where business_id = ${businessId} and livemode = ${livemode}
     returning ${tx.unsafe(WALLET_COLUMNS)}`
