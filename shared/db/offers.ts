@@ -48,9 +48,8 @@ export async function lockOffer(tx: Tx, id: string, courierId: string): Promise<
 }
 
 /** Locks the courier's pending offers until the transaction ends (an operator giving them another order withdraws them). */
-export async function lockPendingOffersOfCourier(tx: Tx, courierId: string): Promise<string[]> {
-  const rows = await tx<{ id: string }[]>`select id from dispatch_offers where courier_id = ${courierId} and status = 'pending' for update`
-  return rows.map((row) => row.id)
+export async function lockPendingOffersOfCourier(tx: Tx, courierId: string): Promise<void> {
+  await tx`select 1 from dispatch_offers where courier_id = ${courierId} and status = 'pending' for update`
 }
 
 export async function findOffer(db: Db, id: string): Promise<Offer | null> {

@@ -21,9 +21,10 @@ const handedBack = ({ row }: Changed): boolean => row.status === 'created' && ro
 /**
  * After an order change commits, whoever made it (a courier, a business, an operator in the
  * console or the CLI): the couriers it concerns hear of it on their stream, an order handed back
- * (or one whose offer it withdrew from the courier it assigned) is offered again, and each courier it left free (an offer withdrawn, an order cancelled, handed
- * back or delivered) has the orders waiting near them looked at now, not at their next retry. A
- * lost notice or job costs a delay, never the change: the sweep and the retries find the rows.
+ * (or one whose offer it withdrew from the courier it assigned) is offered again, and each courier
+ * it left free (an offer withdrawn, an order cancelled, handed back or delivered) has the orders
+ * waiting near them looked at now, not at their next retry. A lost notice or job costs a delay,
+ * never the change: the sweep and the retries find the rows.
  */
 export async function afterOrderChange(deps: AfterChangeDeps, change: Changed, onError: (err: unknown) => void): Promise<void> {
   await tellCouriers(deps.redis, deps.prefix, change, onError)

@@ -36,6 +36,8 @@ const HEARTBEAT_MS = 15_000
  * reader this far behind is not reading, and the gateway would otherwise buffer for it without end.
  */
 const STREAM_BACKLOG_BYTES = 1024 * 1024
+/** Told first to a stream whose Last-Event-ID the courier's log no longer holds: read the orders and offers again. */
+const RESYNC = 'event: resync\ndata: {}\n\n'
 /** The 503 of a stream asked for while this gateway stops. */
 export const STREAM_STOPPING = 'This gateway is stopping; reconnect, another instance serves the stream'
 
@@ -170,11 +172,11 @@ export default async function courierRoutes(app: FastifyInstance, { sql, redis, 
     if (missedSince) {
       try {
         const missed = await noticesSince(redis, prefix, request.courier.id, missedSince)
-        if (!missed.complete) write('event: resync\ndata: {}\n\n')
+        if (!missed.complete) write(RESYNC)
         for (const notice of missed.notices) send(notice)
       } catch (err) {
         request.log.warn({ err }, 'missed notices not replayed on the stream; GET /v2/courier/me and /offers show the truth')
-        write('event: resync\ndata: {}\n\n')
+        write(RESYNC)
       }
     }
     for (const notice of held) send(notice)

@@ -75,6 +75,8 @@ async function openStream(token: string, from = base, lastEventId?: string) {
   })()
   return {
     response, events, comments, state,
+    /** Waits for the `connected` comment: from then on the stream hears every notice. */
+    connected: () => waitForValue(async () => comments, (seen) => seen.includes('connected'), WAIT_MS, 20),
     /** Waits for an event of this name about the order. */
     next: (event: string, orderId: string) => waitForValue(async () => events.find((seen) => seen.event === event && seen.data?.order_id === orderId), (found) => found !== undefined, WAIT_MS, 20),
     close: async () => {
@@ -123,7 +125,7 @@ t.test('offer, then offer_withdrawn when the business cancels the offered order,
   t.match(stream.response.headers.get('content-type'), /^text\/event-stream/)
   t.equal(stream.response.headers.get('x-accel-buffering'), 'no', 'an nginx in front passes each event on at once')
   t.equal(stream.response.headers.get('cache-control'), 'no-store, no-transform', 'nor does a compressing proxy hold events back')
-  const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
+  const connected = await stream.connected()
   t.ok(connected.held, 'the stream says it is connected')
   // Connected means listening: a notice published from now on reaches this courier.
   const [, subscribers] = (await redis.pubsub('NUMSUB', courierChannel(db.config.QUEUE_PREFIX, rider.id))) as [string, number]
@@ -162,7 +164,7 @@ t.test('a notice the gateway cannot read is dropped; the stream and the gateway 
   const rider = await onShift(gateway, db.sql, 'Garbled', kmNorth(ISLAND, 5))
   const stream = await openStream(rider.token)
   t.teardown(stream.close)
-  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await stream.connected()).held)
   const channel = courierChannel(db.config.QUEUE_PREFIX, rider.id)
   // Garbled, another version's event, and a known event without its data: none is a notice.
   for (const message of ['not json', '{"event":"offer_renewed","data":{"order_id":"ORD-X"}}', '{"event":"offer"}']) await redis.publish(channel, message)
@@ -180,7 +182,7 @@ t.test('a stream that reconnects with Last-Event-ID is told first what it missed
   const tell = (orderId: string, event: 'order_cancelled' | 'order_unassigned' = 'order_cancelled') =>
     tellCourier(redis, db.config.QUEUE_PREFIX, { courierId: rider.id, event, data: { order_id: orderId } })
   const first = await openStream(rider.token)
-  t.ok((await waitForValue(async () => first.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await first.connected()).held)
   await tell('ORD-0000000001')
   const heard = await first.next('order_cancelled', 'ORD-0000000001')
   t.match(heard.value?.id, /^\d+-\d+$/, 'each notice carries its place in the courier\'s log')
@@ -191,7 +193,7 @@ t.test('a stream that reconnects with Last-Event-ID is told first what it missed
   await tell('ORD-0000000003', 'order_unassigned')
   const again = await openStream(rider.token, base, heard.value?.id)
   t.teardown(again.close)
-  t.ok((await waitForValue(async () => again.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await again.connected()).held)
   t.same(again.events.map((event) => `${event.event} ${String(event.data.order_id)}`), ['order_cancelled ORD-0000000002', 'order_unassigned ORD-0000000003'], 'what it missed, in order, before connected: not what it had heard')
   await tell('ORD-0000000004')
   t.ok((await again.next('order_cancelled', 'ORD-0000000004')).held, 'and then what comes, live')
@@ -200,12 +202,12 @@ t.test('a stream that reconnects with Last-Event-ID is told first what it missed
   // Away longer than the log keeps (or from a place it never held): told to read everything again.
   const stale = await openStream(rider.token, base, '1-0')
   t.teardown(stale.close)
-  t.ok((await waitForValue(async () => stale.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await stale.connected()).held)
   t.same(stale.events.map((event) => event.event), ['resync', 'order_cancelled', 'order_cancelled', 'order_unassigned', 'order_cancelled'], 'resync first, then what the log still holds')
 
   const fresh = await openStream(rider.token, base, 'not-an-id')
   t.teardown(fresh.close)
-  t.ok((await waitForValue(async () => fresh.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await fresh.connected()).held)
   t.same(fresh.events, [], 'without a place it gave (none, or one it never gave), a stream starts from now')
 })
 
@@ -240,7 +242,7 @@ t.test('an offer made while the courier had no stream open comes first when they
 
   const stream = await openStream(rider.token)
   t.teardown(stream.close)
-  const connected = await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)
+  const connected = await stream.connected()
   t.ok(connected.held)
   t.same(stream.events.map((event) => `${event.event} ${String(event.data.order_id)}`), [`offer ${orderId}`], 'the pending offer was sent before the stream said connected')
   t.match(stream.events[0]?.data, { offer_id: offer?.id, order_id: orderId, expires_at: String }, 'as GET /v2/courier/offers shows it')
@@ -260,7 +262,7 @@ t.test('a cancel or an assignment made in the console tells the courier on the s
   const rider = await onShift(gateway, db.sql, 'Console streamer', kmNorth(ISLAND, 0.01))
   const stream = await openStream(rider.token)
   t.teardown(stream.close)
-  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await stream.connected()).held)
 
   // Offered, then assigned by hand to a courier outside the system: the offer is withdrawn.
   const [handed] = await placeOrders(gateway, account.apiKey, [shipment()])
@@ -324,7 +326,7 @@ t.test('an operator who gives a courier another order withdraws the offer they h
   const rider = await onShift(gateway, db.sql, 'Given another', kmNorth(ISLAND, 0.005))
   const stream = await openStream(rider.token)
   t.teardown(stream.close)
-  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await stream.connected()).held)
   const [offeredOrder] = await placeOrders(gateway, account.apiKey, [shipment()])
   const offered = await stream.next('offer', offeredOrder!)
   t.ok(offered.held, 'the rider is offered the order')
@@ -374,7 +376,7 @@ t.test('disabling a courier ends their open streams, and only theirs; a new phon
   const [gone, kept] = [await openStream(leaving.token), await openStream(staying.token)]
   t.teardown(gone.close)
   t.teardown(kept.close)
-  for (const stream of [gone, kept]) t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  for (const stream of [gone, kept]) t.ok((await stream.connected()).held)
   // What courier:phone announces, on the same channel ahead of the disable's: heard first.
   await publishInvalidation(redis, db.config.QUEUE_PREFIX, { kind: 'courier', courierId: staying.id })
   await disableCourierAndAnnounce(db.sql, 'test', leaving.id, { announce: (message) => publishInvalidation(redis, db.config.QUEUE_PREFIX, message), redispatch: async () => {} })
@@ -398,7 +400,7 @@ t.test('a revocation not heard while the invalidation channel was away still end
   const [gone, kept] = [await openStream(leaving.token, from), await openStream(staying.token, from)]
   t.teardown(gone.close)
   t.teardown(kept.close)
-  for (const stream of [gone, kept]) t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  for (const stream of [gone, kept]) t.ok((await stream.connected()).held)
   // Disabled, and the announcement lost (published nowhere): the stream does not hear of it.
   await disableCourierAndAnnounce(db.sql, 'test', leaving.courier.id, { announce: async () => {}, redispatch: async () => {} })
   const admin = new Redis(own.url)
@@ -418,7 +420,7 @@ t.test('a gateway that stops ends its streams first: the couriers reconnect to a
   const rider = await onShift(gateway, db.sql, 'Rolling deploy', kmNorth(ISLAND, 0.4))
   const stream = await openStream(rider.token, `http://127.0.0.1:${typeof at === 'object' && at ? at.port : 0}`)
   t.teardown(stream.close)
-  t.ok((await waitForValue(async () => stream.comments, (comments) => comments.includes('connected'), WAIT_MS, 20)).held)
+  t.ok((await stream.connected()).held)
 
   const stopping = leaving.close()
   const ended = await waitForValue(async () => stream.state.ended, (done) => done, WAIT_MS, 20)
